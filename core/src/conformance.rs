@@ -1,0 +1,320 @@
+//! Replays conformance vectors (`tests/vectors/README.md`): one JSON case in, the decision out
+//! in the `expect` shape. Every language binding calls this, so all of them decide alike.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::address::Address;
+use crate::allocation::{AllocationState, ShardId};
+use crate::cluster::{ClusterView, Member, MemberStatus};
+use crate::jvm::compare_utf16;
+use crate::strategy::{AkkaOptions, Allocation, AllocationStrategy, Explanation, StrategyConfig};
+use crate::version::Version;
+use crate::{Error, ErrorKind, Result};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VectorDoc {
+    #[serde(default)]
+    id: Option<String>,
+    strategy: Value,
+    op: Op,
+    #[serde(default)]
+    cluster: Option<ClusterDoc>,
+    #[serde(default)]
+    regions: Vec<RegionDoc>,
+    #[serde(default)]
+    candidates: Option<Vec<String>>,
+    #[serde(default)]
+    rebalance_in_progress: Vec<String>,
+    #[serde(default)]
+    shard_id: Option<String>,
+    #[serde(default)]
+    requester: Option<String>,
+    #[serde(default)]
+    then: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Op {
+    Allocate,
+    Rebalance,
+    Rank,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ClusterDoc {
+    #[serde(rename = "self")]
+    self_address: String,
+    members: Vec<MemberDoc>,
+    #[serde(default)]
+    unreachable: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MemberDoc {
+    address: String,
+    #[serde(default = "up")]
+    status: String,
+    #[serde(default = "zero_version")]
+    app_version: String,
+    #[serde(default = "default_dc")]
+    data_center: String,
+    #[serde(default)]
+    up_number: Option<i32>,
+}
+
+fn up() -> String {
+    "Up".into()
+}
+fn zero_version() -> String {
+    "0.0.0".into()
+}
+fn default_dc() -> String {
+    "default".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegionDoc {
+    region: String,
+    address: String,
+    #[serde(default)]
+    shards: Vec<String>,
+    #[serde(default)]
+    local: bool,
+}
+
+/// Decides one vector (an object) or each of an array of vectors.
+///
+/// Malformed input is an `InvalidArgument` error whose message names the vector and field.
+/// A decision that fails the way the reference fails (no candidates) is a result:
+/// `{"error": "no-candidates"}`.
+pub fn decide(input: &Value, explain: bool) -> Result<Value> {
+    match input {
+        Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, v) in items.iter().enumerate() {
+                out.push(
+                    decide_one(v, explain)
+                        .map_err(|e| e.context(format!("vector [{i}]")))
+                        .map_err(|e| with_id(e, v))?,
+                );
+            }
+            Ok(Value::Array(out))
+        }
+        Value::Object(_) => decide_one(input, explain).map_err(|e| with_id(e, input)),
+        _ => Err(Error::invalid_argument(
+            "expected a vector object or an array of vectors",
+        )),
+    }
+}
+
+/// [`decide`] on JSON text; returns JSON text.
+pub fn decide_json(text: &str, explain: bool) -> Result<String> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Error::invalid_argument(format!("not valid JSON: {e}")))?;
+    Ok(decide(&value, explain)?.to_string())
+}
+
+fn with_id(e: Error, v: &Value) -> Error {
+    match v.get("id").and_then(Value::as_str) {
+        Some(id) => e.context(format!("vector {id:?}")),
+        None => e,
+    }
+}
+
+fn decide_one(input: &Value, explain: bool) -> Result<Value> {
+    let doc: VectorDoc = serde_path_to_error::deserialize(input)
+        .map_err(|e| Error::invalid_argument(format!("field {}: {}", e.path(), e.inner())))?;
+    let _ = &doc.id;
+    let config = StrategyConfig::from_json(&doc.strategy)?;
+    let mut strategy = config.build()?;
+    let mut state = build_state(&doc)?;
+    let in_progress: HashSet<ShardId> = doc
+        .rebalance_in_progress
+        .iter()
+        .map(|s| ShardId::from(s.as_str()))
+        .collect();
+    let mut explanation = explain.then(Explanation::default);
+
+    let mut out = Map::new();
+    match doc.op {
+        Op::Allocate => {
+            let shard = doc
+                .shard_id
+                .as_deref()
+                .ok_or_else(|| Error::invalid_argument("field shardId: required for allocate"))?;
+            match strategy.allocate(
+                &state,
+                doc.requester.as_deref(),
+                shard,
+                explanation.as_mut(),
+            ) {
+                Ok(Allocation::Region(r)) => out.insert("region".into(), json!(&*r)),
+                Ok(Allocation::Pending) => out.insert("pending".into(), json!(true)),
+                Err(e) if e.kind() == ErrorKind::NoCandidates => {
+                    out.insert("error".into(), json!("no-candidates"))
+                }
+                Err(e) => return Err(e),
+            };
+        }
+        Op::Rebalance => {
+            let picked = strategy.rebalance(&state, &in_progress, explanation.as_mut())?;
+            let mut sorted: Vec<&str> = picked.iter().map(|s| &**s).collect();
+            sorted.sort_unstable();
+            out.insert("shards".into(), json!(sorted));
+            out.insert(
+                "shardsInOrder".into(),
+                json!(picked.iter().map(|s| &**s).collect::<Vec<_>>()),
+            );
+            if doc.then.is_some() {
+                out.insert(
+                    "then".into(),
+                    reallocate(&mut *strategy, &mut state, &picked)?,
+                );
+            }
+        }
+        Op::Rank => {
+            let akka = match config {
+                StrategyConfig::LeastShard {
+                    tie_break_by_age, ..
+                }
+                | StrategyConfig::LeastShardLegacy {
+                    tie_break_by_age, ..
+                } => AkkaOptions {
+                    tie_break_by_age,
+                    ..Default::default()
+                },
+                _ => AkkaOptions::default(),
+            };
+            let order = crate::strategy::rank(&state, akka).ok_or_else(|| {
+                Error::invalid_state(
+                    "the region ordering is inconsistent (Pekko's sort would throw)",
+                )
+            })?;
+            out.insert(
+                "order".into(),
+                json!(order.iter().map(|r| &**r).collect::<Vec<_>>()),
+            );
+        }
+    }
+    if let Some(e) = explanation {
+        out.insert(
+            "explanation".into(),
+            serde_json::to_value(e).expect("explanations serialize"),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+/// Pekko's spec helper `afterRebalance`: deallocate, then re-allocate one by one in `String` order.
+fn reallocate(
+    strategy: &mut dyn AllocationStrategy,
+    state: &mut AllocationState,
+    picked: &[ShardId],
+) -> Result<Value> {
+    for s in picked {
+        state.remove_shard(s)?;
+    }
+    let mut order: Vec<&ShardId> = picked.iter().collect();
+    order.sort_by(|a, b| compare_utf16(a, b));
+    for s in order {
+        match strategy.allocate(state, None, s, None)? {
+            Allocation::Region(r) => state.add_shard(&r, s)?,
+            Allocation::Pending => {
+                return Err(Error::invalid_state(format!(
+                    "re-allocating shard {s:?}: no region"
+                )))
+            }
+        }
+    }
+    let counts: Vec<usize> = state.regions().map(|r| r.shard_count()).collect();
+    let regions: Vec<Value> = state
+        .regions()
+        .map(|r| json!({"region": &**r.id(), "shards": r.shards().map(|s| &**s).collect::<Vec<_>>()}))
+        .collect();
+    Ok(json!({"counts": counts, "regions": regions}))
+}
+
+fn build_state(doc: &VectorDoc) -> Result<AllocationState> {
+    let addr =
+        |s: &str, field: String| Address::parse(s).map_err(|e| e.context(format!("field {field}")));
+    let self_address = match &doc.cluster {
+        Some(c) => addr(&c.self_address, "cluster.self".into())?,
+        None => match doc.regions.first() {
+            Some(r) => addr(&r.address, "regions[0].address".into())?,
+            None => Address::parse("shardline://self").expect("valid"),
+        },
+    };
+    let mut state = AllocationState::new(ClusterView::new(self_address));
+    match &doc.cluster {
+        Some(c) => {
+            for (i, m) in c.members.iter().enumerate() {
+                let at = |f: &str| format!("field cluster.members[{i}].{f}");
+                let mut member =
+                    Member::new(addr(&m.address, format!("cluster.members[{i}].address"))?);
+                member.status = m
+                    .status
+                    .parse::<MemberStatus>()
+                    .map_err(|e| e.context(at("status")))?;
+                member.app_version =
+                    Version::parse(&m.app_version).map_err(|e| e.context(at("appVersion")))?;
+                member.data_center = m.data_center.clone();
+                member.up_number = m.up_number.unwrap_or(i as i32 + 1);
+                state.upsert_member(member);
+            }
+            for (i, u) in c.unreachable.iter().enumerate() {
+                let a = addr(u, format!("cluster.unreachable[{i}]"))?;
+                state.set_reachable(a.as_str(), false);
+            }
+        }
+        None => {
+            let all = doc
+                .regions
+                .iter()
+                .map(|r| r.address.as_str())
+                .chain(doc.candidates.iter().flatten().map(String::as_str));
+            for (i, a) in all.enumerate() {
+                let a = Address::parse(a).map_err(|e| e.context("field regions/candidates"))?;
+                if state.cluster().member(a.as_str()).is_none() {
+                    let mut m = Member::new(a);
+                    m.up_number = i as i32 + 1;
+                    state.upsert_member(m);
+                }
+            }
+        }
+    }
+    for (i, r) in doc.regions.iter().enumerate() {
+        let a = addr(&r.address, format!("regions[{i}].address"))?;
+        state
+            .add_region(&r.region, a, r.local)
+            .map_err(|e| e.context(format!("field regions[{i}].region")))?;
+        for (j, s) in r.shards.iter().enumerate() {
+            state
+                .add_shard(&r.region, s)
+                .map_err(|e| e.context(format!("field regions[{i}].shards[{j}]")))?;
+        }
+    }
+    if let Some(cands) = &doc.candidates {
+        for (i, c) in cands.iter().enumerate() {
+            if state.region(c).is_none() {
+                let a = addr(c, format!("candidates[{i}]"))?;
+                state.add_region(c, a, false)?;
+            }
+        }
+        let ids: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
+        for id in ids {
+            state.set_eligible(&id, false)?;
+        }
+        for c in cands {
+            state.set_eligible(c, true)?;
+        }
+    }
+    Ok(state)
+}

@@ -1,0 +1,12 @@
+//! Bit-exact hash functions of the systems shardline interoperates with.
+//!
+//! Placement must agree with a running Pekko/Akka or actor-ts cluster, so each function
+//! reproduces its original's integer arithmetic exactly, quirks included.
+
+pub mod entity;
+pub mod murmur;
+pub mod ring;
+
+pub use entity::{actor_ts_shard_id, pekko_shard_id};
+pub use murmur::string_hash;
+pub use ring::Ring;

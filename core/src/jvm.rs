@@ -1,0 +1,60 @@
+//! JVM `String` semantics that placement depends on.
+//!
+//! Java strings are sequences of UTF-16 code units, and both `hashCode` and `compareTo` are
+//! defined over those units. Rust strings are UTF-8, so the two disagree whenever a character
+//! lies outside the Basic Multilingual Plane; shard ids and addresses may contain anything.
+
+use std::cmp::Ordering;
+
+/// `java.lang.String.hashCode`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, wrapping.
+pub fn string_hash_code(s: &str) -> i32 {
+    // Byte-wise is exact for ASCII (one unit per byte) and skips UTF-16 encoding.
+    if s.is_ascii() {
+        return s
+            .bytes()
+            .fold(0i32, |h, b| h.wrapping_mul(31).wrapping_add(i32::from(b)));
+    }
+    s.encode_utf16()
+        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)))
+}
+
+/// `java.lang.String.compareTo`: lexicographic order of UTF-16 code units.
+///
+/// UTF-8 byte order equals code-point order, and UTF-16 order differs from that in one place
+/// only: a supplementary character (encoded with surrogates U+D800..U+DFFF) sorts *before*
+/// U+E000..U+FFFF. So the strings are compared as bytes and only the first differing byte pair
+/// is inspected for that case; no transcoding happens.
+pub fn compare_utf16(a: &str, b: &str) -> Ordering {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    match first_mismatch(x, y) {
+        None => x.len().cmp(&y.len()),
+        Some(i) => {
+            let (p, q) = (x[i], y[i]);
+            // Both strings agree up to `i`, so `i` is a character boundary in both or in neither;
+            // an inversion needs lead bytes 0xEE/0xEF (U+E000..U+FFFF) against 0xF0..=0xF4
+            // (supplementary), which can only meet at a boundary.
+            if p.min(q) >= 0xEE && (p >= 0xF0) != (q >= 0xF0) {
+                q.cmp(&p)
+            } else {
+                p.cmp(&q)
+            }
+        }
+    }
+}
+
+/// Index of the first differing byte within the common length.
+fn first_mismatch(x: &[u8], y: &[u8]) -> Option<usize> {
+    const W: usize = 8;
+    let n = x.len().min(y.len());
+    let mut i = 0;
+    // Word-sized steps over the (usually long) shared prefix such as `pekko://sys@host:`.
+    while i + W <= n {
+        let a = u64::from_ne_bytes(x[i..i + W].try_into().expect("8-byte slice"));
+        let b = u64::from_ne_bytes(y[i..i + W].try_into().expect("8-byte slice"));
+        if a != b {
+            break;
+        }
+        i += W;
+    }
+    (i..n).find(|&j| x[j] != y[j])
+}

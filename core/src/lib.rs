@@ -1,0 +1,20 @@
+//! shardline-core: the placement brain for sharded actor systems.
+//!
+//! Everything here is sans-IO: no threads, no sleeping, no clock reads. Hosts feed inputs
+//! (messages, membership, time) and carry out the outputs.
+
+pub mod address;
+pub mod allocation;
+pub mod cluster;
+pub mod conformance;
+pub mod error;
+pub mod hashing;
+pub mod javasort;
+pub mod jvm;
+pub mod strategy;
+pub mod version;
+
+pub use error::{Error, ErrorKind, Result};
+
+/// Crate version, as `shardline/<semver>`.
+pub const VERSION: &str = concat!("shardline/", env!("CARGO_PKG_VERSION"));

@@ -1,0 +1,163 @@
+//! Pekko/Akka `ConsistentHashingShardAllocationStrategy(rebalanceLimit)`: shards follow Pekko's
+//! hash ring over node addresses, bit for bit.
+
+use std::collections::HashMap;
+
+use super::least_shard::{good_time, sort_failed, sorted_entries, AkkaOptions};
+use super::{note, Allocation, AllocationStrategy, Explanation, InProgress};
+use crate::allocation::{AllocationState, Region, ShardId};
+use crate::hashing::Ring;
+use crate::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct ConsistentHashing {
+    rebalance_limit: i32,
+    virtual_nodes: u32,
+    eligible_ring: Option<CachedRing>,
+    full_ring: Option<CachedRing>,
+}
+
+/// A ring over the sorted node addresses of one state at one topology stamp.
+#[derive(Debug, Clone)]
+struct CachedRing {
+    stamp: (u64, u64),
+    nodes: Vec<String>,
+    ring: Ring,
+}
+
+impl ConsistentHashing {
+    /// `rebalance_limit` <= 0 means unlimited (as in Pekko); `virtual_nodes` >= 1 (Pekko: 10).
+    pub fn new(rebalance_limit: i32, virtual_nodes: u32) -> Result<ConsistentHashing> {
+        if virtual_nodes == 0 {
+            return Err(Error::invalid_argument(
+                "virtualNodesFactor must be >= 1, got 0",
+            ));
+        }
+        Ok(ConsistentHashing {
+            rebalance_limit,
+            virtual_nodes,
+            eligible_ring: None,
+            full_ring: None,
+        })
+    }
+
+    fn ring<'a>(
+        cache: &'a mut Option<CachedRing>,
+        state: &AllocationState,
+        vnodes: u32,
+        eligible_only: bool,
+    ) -> &'a CachedRing {
+        let stamp = state.topology_stamp();
+        if cache.as_ref().map(|c| c.stamp) != Some(stamp) {
+            let mut nodes: Vec<&crate::address::Address> = state
+                .regions()
+                .filter(|r| !eligible_only || r.is_eligible())
+                .map(|r| state.node_of(r))
+                .collect();
+            nodes.sort_by(|a, b| a.pekko_cmp(b));
+            nodes.dedup_by(|a, b| a.as_str() == b.as_str());
+            let nodes: Vec<String> = nodes.into_iter().map(|a| a.as_str().to_owned()).collect();
+            let reuse = cache.as_ref().is_some_and(|c| c.nodes == nodes);
+            if reuse {
+                cache.as_mut().expect("checked").stamp = stamp;
+            } else {
+                let ring = Ring::new(&nodes, vnodes);
+                *cache = Some(CachedRing { stamp, nodes, ring });
+            }
+        }
+        cache.as_ref().expect("just filled")
+    }
+}
+
+impl AllocationStrategy for ConsistentHashing {
+    fn name(&self) -> &str {
+        "consistent-hashing"
+    }
+
+    fn allocate(
+        &mut self,
+        state: &AllocationState,
+        _requester: Option<&str>,
+        shard: &str,
+        mut explain: Option<&mut Explanation>,
+    ) -> Result<Allocation> {
+        note(&mut explain, |e| {
+            *e = Explanation::new("consistent-hashing", "allocate")
+        });
+        let ring = Self::ring(&mut self.eligible_ring, state, self.virtual_nodes, true);
+        let Some(i) = ring.ring.node_for(shard) else {
+            note(&mut explain, |e| {
+                e.summary = "no eligible region; retry later".into()
+            });
+            return Ok(Allocation::Pending);
+        };
+        let node = &ring.nodes[i];
+        let region = state
+            .regions_on(node)
+            .find(|r| r.is_eligible())
+            .ok_or_else(|| {
+                Error::invalid_state(format!("ring node {node} has no eligible region"))
+            })?;
+        note(&mut explain, |e| {
+            e.summary = format!(
+                "shard {shard:?} hashes to node {node}, served by region {}",
+                region.id()
+            );
+        });
+        Ok(Allocation::Region(region.id().clone()))
+    }
+
+    fn rebalance(
+        &mut self,
+        state: &AllocationState,
+        in_progress: &InProgress,
+        mut explain: Option<&mut Explanation>,
+    ) -> Result<Vec<ShardId>> {
+        note(&mut explain, |e| {
+            *e = Explanation::new("consistent-hashing", "rebalance")
+        });
+        let Some(sorted) = sorted_entries(state, AkkaOptions::default(), false) else {
+            return sort_failed(&mut explain);
+        };
+        if !good_time(state, &sorted, &mut explain) {
+            return Ok(Vec::new());
+        }
+        let ring = Self::ring(&mut self.full_ring, state, self.virtual_nodes, false);
+        // Later regions win when several share a node (Pekko builds a Map from the keys).
+        let mut region_by_node: HashMap<&str, &Region> = HashMap::new();
+        for r in state.regions() {
+            region_by_node.insert(state.node_of(r).as_str(), r);
+        }
+        let mut by_address: Vec<&Region> = state.regions().collect();
+        by_address.sort_by(|a, b| state.node_of(a).pekko_cmp(state.node_of(b)));
+        let limit = usize::try_from(self.rebalance_limit)
+            .ok()
+            .filter(|&l| l > 0);
+        let mut picked = Vec::new();
+        'regions: for r in by_address {
+            for s in r.shards() {
+                if limit.is_some_and(|l| picked.len() >= l) {
+                    break 'regions;
+                }
+                if in_progress.contains(s) {
+                    continue;
+                }
+                let Some(i) = ring.ring.node_for(s) else {
+                    continue;
+                };
+                let target = region_by_node[ring.nodes[i].as_str()];
+                if target.id() != r.id() {
+                    picked.push(s.clone());
+                }
+            }
+        }
+        note(&mut explain, |e| {
+            e.limit = limit;
+            e.summary = format!(
+                "{} shard(s) are not on the region their ring position names",
+                picked.len()
+            );
+        });
+        Ok(picked)
+    }
+}

@@ -1,0 +1,116 @@
+//! Structured explanations of decisions: which candidates were ranked how, which limit
+//! applied, and why a rebalance was skipped.
+
+use serde::Serialize;
+
+use crate::allocation::{AllocationState, Region};
+
+/// How many ranked candidates an explanation lists; enough to see why the winner won.
+pub const MAX_CANDIDATES: usize = 10;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    pub strategy: String,
+    pub op: String,
+    /// One line for people.
+    pub summary: String,
+    /// Best first, at most [`MAX_CANDIDATES`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<Candidate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub optimal: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Skip>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    pub region: String,
+    pub address: String,
+    pub shards: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+}
+
+impl Candidate {
+    pub fn of(state: &AllocationState, r: &Region) -> Candidate {
+        let m = state.member_of(r);
+        Candidate {
+            region: r.id().to_string(),
+            address: state.node_of(r).to_string(),
+            shards: r.shard_count(),
+            status: m.map(|m| m.status.to_string()),
+            app_version: m.map(|m| m.app_version.to_string()),
+        }
+    }
+}
+
+/// Why a rebalance returned nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "camelCase")]
+pub enum Skip {
+    /// The new least-shard strategy waits for the previous round to finish.
+    ShardsInProgress {
+        count: usize,
+    },
+    /// Legacy: as many hand-offs as allowed are running.
+    TooManyInProgress {
+        in_progress: usize,
+        max: usize,
+    },
+    /// Members run different app versions (a rolling upgrade).
+    MixedVersions {
+        versions: Vec<String>,
+    },
+    /// Members of the coordinator's data center are unreachable.
+    UnreachableMembers {
+        members: Vec<String>,
+    },
+    /// Members of the coordinator's data center are joining.
+    JoiningMembers {
+        members: Vec<String>,
+    },
+    NoRegions,
+    NoShards,
+    /// Every region is within the strategy's tolerance.
+    Balanced,
+    /// The spread between most and least loaded is not above the threshold.
+    BelowThreshold {
+        difference: usize,
+        threshold: usize,
+    },
+    /// The external location source did not answer.
+    LookupUnavailable,
+    /// Fewer than two candidates.
+    NotEnoughCandidates,
+}
+
+impl Explanation {
+    pub fn new(strategy: &str, op: &str) -> Explanation {
+        Explanation {
+            strategy: strategy.into(),
+            op: op.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn rank<'a>(
+        &mut self,
+        state: &AllocationState,
+        ranked: impl IntoIterator<Item = &'a Region>,
+    ) {
+        self.candidates = ranked
+            .into_iter()
+            .take(MAX_CANDIDATES)
+            .map(|r| Candidate::of(state, r))
+            .collect();
+    }
+}

@@ -1,0 +1,297 @@
+//! Pekko/Akka `LeastShardAllocationStrategy` (the "new" algorithm with absolute and relative
+//! limits) and the allocate rule it shares with the legacy strategy.
+
+use std::cmp::Ordering;
+
+use super::{note, Allocation, AllocationStrategy, Explanation, InProgress, Skip};
+use crate::allocation::{AllocationState, RebalanceBlocker, Region, ShardId};
+use crate::javasort;
+use crate::jvm::compare_utf16;
+use crate::{Error, Result};
+
+/// Behaviour of newer Akka releases; both off reproduces Pekko and Akka 2.6.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AkkaOptions {
+    /// Akka >= 2.9.4: after the shard count, prefer the older member (upNumber), then the
+    /// lower address (host, then port), instead of map order.
+    pub tie_break_by_age: bool,
+    /// Akka >= 2.10.19: phase 1 takes shards from the most loaded region first.
+    pub phase1_from_most_loaded: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct LeastShard {
+    absolute_limit: i32,
+    relative_limit: f64,
+    akka: AkkaOptions,
+}
+
+impl LeastShard {
+    /// `absolute_limit` >= 0 (0 behaves as 1, as in Pekko), `relative_limit` in (0, 1].
+    pub fn new(absolute_limit: i32, relative_limit: f64) -> Result<LeastShard> {
+        if absolute_limit < 0 {
+            return Err(Error::invalid_argument(format!(
+                "absoluteLimit must be >= 0, got {absolute_limit}"
+            )));
+        }
+        if !(relative_limit > 0.0 && relative_limit <= 1.0) {
+            return Err(Error::invalid_argument(format!(
+                "relativeLimit must be in (0, 1], got {relative_limit}"
+            )));
+        }
+        Ok(LeastShard {
+            absolute_limit,
+            relative_limit,
+            akka: AkkaOptions::default(),
+        })
+    }
+
+    pub fn with_akka_options(mut self, akka: AkkaOptions) -> LeastShard {
+        self.akka = akka;
+        self
+    }
+
+    /// `max(1, min((relativeLimit * N).toInt, absoluteLimit))` with JVM `d2i` truncation.
+    pub fn limit(&self, shards: usize) -> usize {
+        let n = i32::try_from(shards).unwrap_or(i32::MAX);
+        // `as i32` is the JVM d2i: truncates toward zero, saturates, NaN -> 0.
+        let relative = (self.relative_limit * f64::from(n)) as i32;
+        relative.min(self.absolute_limit).max(1) as usize
+    }
+}
+
+/// Pekko's comparator, optionally extended with newer Akka's age/address tie-break.
+pub(crate) fn compare(
+    state: &AllocationState,
+    akka: AkkaOptions,
+    x: &Region,
+    y: &Region,
+) -> Ordering {
+    let c = state.pekko_compare(x, y);
+    if c != Ordering::Equal || !akka.tie_break_by_age {
+        return c;
+    }
+    let (Some(mx), Some(my)) = (state.member_of(x), state.member_of(y)) else {
+        return c;
+    };
+    if mx.status != my.status {
+        return c;
+    }
+    mx.up_number.cmp(&my.up_number).then_with(|| {
+        compare_utf16(
+            mx.address.host().unwrap_or(""),
+            my.address.host().unwrap_or(""),
+        )
+        .then_with(|| {
+            mx.address
+                .port()
+                .unwrap_or(0)
+                .cmp(&my.address.port().unwrap_or(0))
+        })
+    })
+}
+
+/// Regions with a member, in suitability order; `None` where Pekko's sort would throw.
+pub(crate) fn sorted_entries<'a>(
+    state: &'a AllocationState,
+    akka: AkkaOptions,
+    eligible_only: bool,
+) -> Option<Vec<&'a Region>> {
+    if !akka.tie_break_by_age {
+        return state.pekko_sorted(eligible_only).ok();
+    }
+    let mut v: Vec<&Region> = state
+        .regions()
+        .filter(|r| state.member_of(r).is_some() && (!eligible_only || r.is_eligible()))
+        .collect();
+    javasort::sort_by(&mut v, |a, b| compare(state, akka, a, b)).ok()?;
+    Some(v)
+}
+
+/// `AbstractLeastShardAllocationStrategy.allocateShard`: the most suitable eligible region.
+pub(crate) fn allocate_least(
+    state: &AllocationState,
+    akka: AkkaOptions,
+    mut explain: Option<&mut Explanation>,
+) -> Result<Allocation> {
+    let best = if akka.tie_break_by_age {
+        let mut best: Option<&Region> = None;
+        for r in state
+            .regions()
+            .filter(|r| r.is_eligible() && state.member_of(r).is_some())
+        {
+            best = match best {
+                Some(b) if compare(state, akka, b, r) != Ordering::Greater => Some(b),
+                _ => Some(r),
+            };
+        }
+        best
+    } else {
+        state.pekko_min(true)
+    };
+    note(&mut explain, |e| {
+        if let Some(sorted) = sorted_entries(state, akka, true) {
+            e.rank(state, sorted);
+        }
+        e.summary = match best {
+            Some(r) => format!(
+                "region {} ranks first: not leaving, newest app version, fewest shards",
+                r.id()
+            ),
+            None => "no eligible region is on a known cluster member; retry later".into(),
+        };
+    });
+    Ok(best.map_or(Allocation::Pending, |r| Allocation::Region(r.id().clone())))
+}
+
+/// Explains and reports `isAGoodTimeToRebalance` failures; true when rebalancing may go on.
+pub(crate) fn good_time(
+    state: &AllocationState,
+    sorted: &[&Region],
+    explain: &mut Option<&mut Explanation>,
+) -> bool {
+    let blockers = state.pekko_rebalance_blockers(sorted);
+    if let Some(b) = blockers.into_iter().next() {
+        note(explain, |e| {
+            e.skipped = Some(match b {
+                RebalanceBlocker::NoRegions => Skip::NoRegions,
+                RebalanceBlocker::MixedVersions(versions) => Skip::MixedVersions { versions },
+                RebalanceBlocker::Unreachable(members) => Skip::UnreachableMembers { members },
+                RebalanceBlocker::Joining(members) => Skip::JoiningMembers { members },
+            });
+            e.summary = "not a good time to rebalance".into();
+        });
+        return false;
+    }
+    true
+}
+
+/// Pekko answers an empty rebalance when its sort throws on an inconsistent comparator.
+pub(crate) fn sort_failed(explain: &mut Option<&mut Explanation>) -> Result<Vec<ShardId>> {
+    note(explain, |e| {
+        e.summary =
+            "the region ordering is inconsistent; Pekko's sort throws, so nothing moves".into()
+    });
+    Ok(Vec::new())
+}
+
+impl AllocationStrategy for LeastShard {
+    fn name(&self) -> &str {
+        "least-shard"
+    }
+
+    fn allocate(
+        &mut self,
+        state: &AllocationState,
+        _requester: Option<&str>,
+        _shard: &str,
+        mut explain: Option<&mut Explanation>,
+    ) -> Result<Allocation> {
+        note(&mut explain, |e| {
+            *e = Explanation::new(self.name(), "allocate")
+        });
+        allocate_least(state, self.akka, explain)
+    }
+
+    fn rebalance(
+        &mut self,
+        state: &AllocationState,
+        in_progress: &InProgress,
+        mut explain: Option<&mut Explanation>,
+    ) -> Result<Vec<ShardId>> {
+        note(&mut explain, |e| {
+            *e = Explanation::new(self.name(), "rebalance")
+        });
+        if !in_progress.is_empty() {
+            note(&mut explain, |e| {
+                e.skipped = Some(Skip::ShardsInProgress {
+                    count: in_progress.len(),
+                });
+                e.summary = "waiting for the previous round of hand-offs to finish".into();
+            });
+            return Ok(Vec::new());
+        }
+        let Some(sorted) = sorted_entries(state, self.akka, false) else {
+            return sort_failed(&mut explain);
+        };
+        if !good_time(state, &sorted, &mut explain) {
+            return Ok(Vec::new());
+        }
+        let total: usize = sorted.iter().map(|r| r.shard_count()).sum();
+        if total == 0 {
+            note(&mut explain, |e| {
+                e.skipped = Some(Skip::NoShards);
+                e.summary = "no shards are allocated".into();
+            });
+            return Ok(Vec::new());
+        }
+        let regions = sorted.len();
+        let optimal = total.div_ceil(regions);
+        let limit = self.limit(total);
+        note(&mut explain, |e| {
+            e.rank(state, sorted.iter().copied());
+            e.optimal = Some(optimal);
+            e.limit = Some(limit);
+        });
+
+        // Phase 1: shards above optimal, oldest first.
+        let mut picked: Vec<ShardId> = Vec::new();
+        let walk: Box<dyn Iterator<Item = &&Region>> = if self.akka.phase1_from_most_loaded {
+            Box::new(sorted.iter().rev())
+        } else {
+            Box::new(sorted.iter())
+        };
+        for r in walk {
+            if picked.len() >= limit {
+                break;
+            }
+            let n = r.shard_count();
+            if n > optimal {
+                picked.extend(
+                    r.shards()
+                        .take((n - optimal).min(limit - picked.len()))
+                        .cloned(),
+                );
+            }
+        }
+        if !picked.is_empty() {
+            note(&mut explain, |e| {
+                e.phase = Some(1);
+                e.summary = format!(
+                    "{} shard(s) from regions above the optimal {optimal} per region",
+                    picked.len()
+                );
+            });
+            return Ok(picked);
+        }
+
+        // Phase 2: only when some region is at least two below optimal.
+        let below: usize = sorted
+            .iter()
+            .map(|r| (optimal - 1).saturating_sub(r.shard_count()))
+            .sum();
+        if below == 0 {
+            note(&mut explain, |e| {
+                e.skipped = Some(Skip::Balanced);
+                e.summary =
+                    format!("balanced: every region is within one of the optimal {optimal}");
+            });
+            return Ok(Vec::new());
+        }
+        let take = below.min(limit);
+        let picked: Vec<ShardId> = sorted
+            .iter()
+            .filter(|r| r.shard_count() >= optimal)
+            .filter_map(|r| r.shards().next().cloned())
+            .take(take)
+            .collect();
+        note(&mut explain, |e| {
+            e.phase = Some(2);
+            e.summary = format!(
+                "{} shard(s) from full regions toward regions two or more below optimal",
+                picked.len()
+            );
+        });
+        Ok(picked)
+    }
+}
