@@ -1,1 +1,41 @@
-fn main() {}
+//! `shardline`: the command-line front end of shardline-core.
+
+mod decide;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "shardline",
+    version,
+    about = "Placement brain for sharded actor systems"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Decide conformance vectors read from stdin (one object or an array); prints a JSON array.
+    Decide(decide::Args),
+}
+
+/// Exit code for input the command cannot use (bad JSON, bad vector, bad flag value).
+pub const EXIT_INVALID_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Decide(args) => decide::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, message)) => {
+            eprintln!("shardline: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
