@@ -278,13 +278,9 @@ impl AllocationState {
         let shard: ShardId = Arc::from(shard);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.unindex(slot);
-        self.slots[slot]
-            .as_mut()
-            .expect("live")
-            .shards
-            .insert(seq, shard.clone());
-        self.reindex(slot);
+        self.recount(slot, |shards| {
+            shards.insert(seq, shard.clone());
+        });
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
     }
@@ -295,12 +291,10 @@ impl AllocationState {
             .homes
             .remove(shard)
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
-        self.unindex(home.slot);
-        let region = self.slots[home.slot].as_mut().expect("live");
-        region.shards.remove(&home.seq);
-        let id = region.id.clone();
-        self.reindex(home.slot);
-        Ok(id)
+        self.recount(home.slot, |shards| {
+            shards.remove(&home.seq);
+        });
+        Ok(self.slots[home.slot].as_ref().expect("live").id.clone())
     }
 
     /// The region a shard is allocated to.
@@ -548,6 +542,31 @@ impl AllocationState {
         }
         self.reindex(slot);
         self.topology_gen += 1;
+    }
+
+    /// Changes a region's shards and moves it within the count-keyed indexes; its member is
+    /// unchanged, so the status and version tallies stay as they are.
+    fn recount(&mut self, slot: usize, change: impl FnOnce(&mut BTreeMap<u64, ShardId>)) {
+        let r = self.slots[slot].as_mut().expect("live");
+        let before = r.shards.len();
+        change(&mut r.shards);
+        let after = r.shards.len();
+        if let Some((key, _, _)) = r.rank.as_mut() {
+            let old = key.clone();
+            key.count = after;
+            let in_eligible = self.rank_eligible.remove(&old);
+            self.rank_all.remove(&old);
+            self.rank_all.insert(key.clone());
+            if in_eligible {
+                self.rank_eligible.insert(key.clone());
+            }
+        }
+        if r.eligible {
+            self.load_eligible
+                .remove(&(before, r.addr_key.clone(), r.candidate_pos, slot));
+            self.load_eligible
+                .insert((after, r.addr_key.clone(), r.candidate_pos, slot));
+        }
     }
 
     /// Takes a region out of the count-dependent indexes (before its shards or member change).

@@ -8,15 +8,17 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 use crate::jvm::compare_utf16;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Version {
-    text: String,
+    // Shared strings: versions are copied into index entries on membership changes.
+    text: Arc<str>,
     numbers: [i32; 4],
-    rest: String,
+    rest: Arc<str>,
 }
 
 const ORDERLY_LIMIT: i32 = 1 << 30;
@@ -27,7 +29,7 @@ impl Version {
         Version {
             text: "0.0.0".into(),
             numbers: [0; 4],
-            rest: String::new(),
+            rest: "".into(),
         }
     }
 
@@ -70,9 +72,9 @@ impl Version {
             _ => return Err(bad("only 3 numbers separated with '.' are supported")),
         };
         Ok(Version {
-            text: text.to_owned(),
+            text: text.into(),
             numbers: n,
-            rest,
+            rest: rest.into(),
         })
     }
 
@@ -135,7 +137,7 @@ impl fmt::Display for Version {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct VersionKey {
     numbers: [i32; 4],
-    rest: String,
+    rest: Arc<str>,
 }
 
 impl Ord for VersionKey {

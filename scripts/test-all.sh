@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The one test command: every language, every vector. Debug builds; fails fast.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+passed=()
+step() {
+  local name=$1
+  shift
+  echo
+  echo "=== $name"
+  "$@"
+  passed+=("$name")
+}
+
+step "rustfmt" cargo fmt --all -- --check
+step "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
+step "rust tests" cargo test --workspace
+step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
+step "differential vs Pekko and actor-ts" bash tests/differential.sh
+step "demo" bash -c './target/debug/shardline decide < examples/vectors/demo.json > /dev/null'
+
+echo
+echo "=== all steps passed: ${passed[*]}"
