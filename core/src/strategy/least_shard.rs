@@ -92,11 +92,11 @@ pub(crate) fn compare(
 }
 
 /// Regions with a member, in suitability order; `None` where Pekko's sort would throw.
-pub(crate) fn sorted_entries<'a>(
-    state: &'a AllocationState,
+pub(crate) fn sorted_entries(
+    state: &AllocationState,
     akka: AkkaOptions,
     eligible_only: bool,
-) -> Option<Vec<&'a Region>> {
+) -> Option<Vec<&Region>> {
     if !akka.tie_break_by_age {
         return state.pekko_sorted(eligible_only).ok();
     }

@@ -1,0 +1,1163 @@
+/*
+ * C host tests of libshardline: replays every conformance vector through shardline_decide and
+ * through the typed API, checks the entity hash vectors, and drives every error path, a custom
+ * strategy and the ownership rules. Run by scripts/test-c.sh under ASan/UBSan with leak checks.
+ *
+ * Usage: test_shardline <tests/vectors directory>
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <shardline.h>
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a tiny harness: a case fails when any of its checks fails ------------------------------ */
+
+static int g_passed;
+static int g_failed;
+static int g_case_failed;
+static char g_case[160];
+
+static void begin(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_case, sizeof g_case, fmt, ap);
+    va_end(ap);
+    g_case_failed = 0;
+}
+
+static void end(void) {
+    if (g_case_failed) {
+        g_failed++;
+    } else {
+        g_passed++;
+    }
+}
+
+static int check(int ok, int line, const char *fmt, ...) {
+    if (!ok) {
+        va_list ap;
+        g_case_failed = 1;
+        fprintf(stderr, "FAIL [%s] test_shardline.c:%d: ", g_case, line);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
+    return ok;
+}
+
+#define CHECK(ok, ...) check((ok) != 0, __LINE__, __VA_ARGS__)
+
+static const char *last_error(void) {
+    static char buf[2048];
+    buf[0] = '\0';
+    shardline_last_error_message(buf, sizeof buf, NULL);
+    return buf;
+}
+
+static int expect_status(shardline_status got, shardline_status want, const char *call, int line) {
+    return check(got == want, line, "%s returned %s, expected %s (last error: %s)", call,
+                 shardline_status_str(got), shardline_status_str(want), last_error());
+}
+
+#define EXPECT(call, want) expect_status((call), (want), #call, __LINE__)
+#define OK(call) EXPECT(call, SHARDLINE_STATUS_OK)
+
+static int contains(const char *haystack, const char *needle) {
+    return haystack != NULL && strstr(haystack, needle) != NULL;
+}
+
+static char *read_file(const char *dir, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "cannot open %s\n", path);
+        exit(2);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    if (text == NULL || fread(text, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static cJSON *parse_file(const char *dir, const char *name) {
+    char *text = read_file(dir, name);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    if (doc == NULL) {
+        fprintf(stderr, "%s is not JSON\n", name);
+        exit(2);
+    }
+    return doc;
+}
+
+static const char *str_field(const cJSON *obj, const char *key) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int list_equals(const struct shardline_shard_list *list, const cJSON *expected, int sorted) {
+    size_t n = shardline_shard_list_len(list);
+    if (!cJSON_IsArray(expected) || (size_t)cJSON_GetArraySize(expected) != n) {
+        return 0;
+    }
+    const char **got = malloc((n + 1) * sizeof *got);
+    for (size_t i = 0; i < n; i++) {
+        got[i] = shardline_shard_list_get(list, i);
+    }
+    if (sorted) {
+        qsort(got, n, sizeof *got, cmp_str);
+    }
+    int same = 1;
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, expected) {
+        if (!cJSON_IsString(e) || got[i] == NULL || strcmp(e->valuestring, got[i]) != 0) {
+            same = 0;
+        }
+        i++;
+    }
+    free(got);
+    return same;
+}
+
+/* ---- (a) vectors through shardline_decide --------------------------------------------------- */
+
+static const char *const DECISION_KEYS[] = {"region", "error", "pending", "order", "shards", "shardsInOrder"};
+
+static void compare_decision(const cJSON *vector, const cJSON *got) {
+    const cJSON *expect = cJSON_GetObjectItemCaseSensitive(vector, "expect");
+    for (size_t k = 0; k < sizeof DECISION_KEYS / sizeof DECISION_KEYS[0]; k++) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(expect, DECISION_KEYS[k]);
+        if (e != NULL) {
+            const cJSON *g = cJSON_GetObjectItemCaseSensitive(got, DECISION_KEYS[k]);
+            char *gs = g ? cJSON_PrintUnformatted(g) : NULL;
+            CHECK(g != NULL && cJSON_Compare(e, g, 1), "%s: got %s", DECISION_KEYS[k], gs ? gs : "nothing");
+            cJSON_free(gs);
+        }
+    }
+    const cJSON *then = cJSON_GetObjectItemCaseSensitive(vector, "then");
+    if (then == NULL) {
+        return;
+    }
+    const cJSON *got_then = cJSON_GetObjectItemCaseSensitive(got, "then");
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(got_then, "counts");
+    const cJSON *expect_counts = cJSON_GetObjectItemCaseSensitive(then, "expectCounts");
+    int n = cJSON_GetArraySize(expect_counts);
+    if (!CHECK(cJSON_GetArraySize(counts) == n, "then.counts has %d entries, expected %d",
+               cJSON_GetArraySize(counts), n)) {
+        return;
+    }
+    int *a = malloc(sizeof(int) * (size_t)(n + 1));
+    int *b = malloc(sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        a[i] = cJSON_GetArrayItem(counts, i)->valueint;
+        b[i] = cJSON_GetArrayItem(expect_counts, i)->valueint;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(then, "countsSorted"))) {
+        for (int i = 0; i < n; i++) {
+            for (int j = i + 1; j < n; j++) {
+                if (a[j] < a[i]) { int t = a[i]; a[i] = a[j]; a[j] = t; }
+                if (b[j] < b[i]) { int t = b[i]; b[i] = b[j]; b[j] = t; }
+            }
+        }
+    }
+    CHECK(memcmp(a, b, sizeof(int) * (size_t)n) == 0, "then: counts differ");
+    free(a);
+    free(b);
+    const cJSON *regions = cJSON_GetObjectItemCaseSensitive(then, "expectRegions");
+    if (regions != NULL) {
+        CHECK(cJSON_Compare(regions, cJSON_GetObjectItemCaseSensitive(got_then, "regions"), 1),
+              "then: regions differ");
+    }
+}
+
+static void replay_decide(const cJSON *vector, const char *id) {
+    char *text = cJSON_PrintUnformatted(vector);
+    for (int explain = 0; explain <= 1; explain++) {
+        begin("decide %s%s", id, explain ? " (explained)" : "");
+        char *out = NULL;
+        if (OK(shardline_decide(text, explain != 0, &out))) {
+            cJSON *got = cJSON_Parse(out);
+            if (CHECK(got != NULL, "output is not JSON: %s", out)) {
+                compare_decision(vector, got);
+                CHECK((cJSON_GetObjectItemCaseSensitive(got, "explanation") != NULL) == explain,
+                      "explanation present only when asked for");
+            }
+            cJSON_Delete(got);
+        }
+        shardline_string_free(out);
+        end();
+    }
+    cJSON_free(text);
+}
+
+static void replay_decide_file(const cJSON *vectors, const char *file) {
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vectors) {
+        replay_decide(v, str_field(v, "id"));
+    }
+    begin("decide the whole of %s as one array", file);
+    char *text = cJSON_PrintUnformatted(vectors);
+    char *out = NULL;
+    if (OK(shardline_decide(text, false, &out))) {
+        cJSON *got = cJSON_Parse(out);
+        CHECK(cJSON_GetArraySize(got) == cJSON_GetArraySize(vectors), "one result per vector");
+        int i = 0;
+        cJSON_ArrayForEach(v, vectors) {
+            compare_decision(v, cJSON_GetArrayItem(got, i++));
+        }
+        cJSON_Delete(got);
+    }
+    shardline_string_free(out);
+    cJSON_free(text);
+    end();
+}
+
+/* ---- (b) vectors through the typed API ------------------------------------------------------ */
+
+/* Strings seen so far (borrowed from the vector document). */
+struct names {
+    const char **items;
+    size_t len;
+};
+
+static int names_has(const struct names *n, const char *s) {
+    for (size_t i = 0; i < n->len; i++) {
+        if (strcmp(n->items[i], s) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Builds the state exactly as shardline_core::conformance does. */
+static struct shardline_state *build_state(const cJSON *v) {
+    const cJSON *cluster = cJSON_GetObjectItemCaseSensitive(v, "cluster");
+    const cJSON *regions = cJSON_GetObjectItemCaseSensitive(v, "regions");
+    const cJSON *candidates = cJSON_GetObjectItemCaseSensitive(v, "candidates");
+    const char *self_address = "shardline://self";
+    if (cluster != NULL) {
+        self_address = str_field(cluster, "self");
+    } else if (cJSON_GetArraySize(regions) > 0) {
+        self_address = str_field(cJSON_GetArrayItem(regions, 0), "address");
+    }
+    struct shardline_state *st = NULL;
+    if (!OK(shardline_state_new(self_address, &st))) {
+        return NULL;
+    }
+    size_t cap = (size_t)cJSON_GetArraySize(regions) + (size_t)cJSON_GetArraySize(candidates) + 1;
+    struct names seen = {malloc(cap * sizeof(char *)), 0};
+    struct names ids = {malloc(cap * sizeof(char *)), 0};
+    int ok = 1;
+    const cJSON *it;
+    if (cluster != NULL) {
+        int i = 0;
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(cluster, "members")) {
+            const cJSON *up = cJSON_GetObjectItemCaseSensitive(it, "upNumber");
+            ok &= OK(shardline_state_upsert_member(st, str_field(it, "address"), str_field(it, "status"),
+                                                   str_field(it, "appVersion"), str_field(it, "dataCenter"),
+                                                   cJSON_IsNumber(up) ? up->valueint : i + 1));
+            i++;
+        }
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(cluster, "unreachable")) {
+            ok &= OK(shardline_state_set_reachable(st, it->valuestring, false));
+        }
+    } else {
+        /* Absent cluster: every region and candidate address is an Up member. */
+        int i = 0;
+        cJSON_ArrayForEach(it, regions) {
+            const char *a = str_field(it, "address");
+            if (!names_has(&seen, a)) {
+                seen.items[seen.len++] = a;
+                ok &= OK(shardline_state_upsert_member(st, a, NULL, NULL, NULL, i + 1));
+            }
+            i++;
+        }
+        cJSON_ArrayForEach(it, candidates) {
+            if (!names_has(&seen, it->valuestring)) {
+                seen.items[seen.len++] = it->valuestring;
+                ok &= OK(shardline_state_upsert_member(st, it->valuestring, NULL, NULL, NULL, i + 1));
+            }
+            i++;
+        }
+    }
+    cJSON_ArrayForEach(it, regions) {
+        const char *id = str_field(it, "region");
+        ok &= OK(shardline_state_add_region(st, id, str_field(it, "address"),
+                                            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "local"))));
+        ids.items[ids.len++] = id;
+        const cJSON *shard;
+        cJSON_ArrayForEach(shard, cJSON_GetObjectItemCaseSensitive(it, "shards")) {
+            ok &= OK(shardline_state_add_shard(st, id, shard->valuestring));
+        }
+    }
+    if (candidates != NULL) {
+        cJSON_ArrayForEach(it, candidates) {
+            if (!names_has(&ids, it->valuestring)) {
+                ok &= OK(shardline_state_add_region(st, it->valuestring, it->valuestring, false));
+                ids.items[ids.len++] = it->valuestring;
+            }
+        }
+        for (size_t i = 0; i < ids.len; i++) {
+            ok &= OK(shardline_state_set_eligible(st, ids.items[i], false));
+        }
+        cJSON_ArrayForEach(it, candidates) {
+            ok &= OK(shardline_state_set_eligible(st, it->valuestring, true));
+        }
+    }
+    free(seen.items);
+    free(ids.items);
+    if (!ok) {
+        shardline_state_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+static void typed_allocate(struct shardline_strategy *s, struct shardline_state *st, const cJSON *v, int explain) {
+    const cJSON *expect = cJSON_GetObjectItemCaseSensitive(v, "expect");
+    const char *want_region = str_field(expect, "region");
+    const char *want_error = str_field(expect, "error");
+    char *region = NULL;
+    bool pending = false;
+    char *explanation = NULL;
+    shardline_status rc = shardline_allocate(s, st, str_field(v, "requester"), str_field(v, "shardId"), &region,
+                                             &pending, explain ? &explanation : NULL);
+    if (want_error != NULL) {
+        CHECK(strcmp(want_error, "no-candidates") == 0, "unknown expected error %s", want_error);
+        EXPECT(rc, SHARDLINE_STATUS_NO_CANDIDATES);
+        CHECK(region == NULL && explanation == NULL, "outputs untouched on failure");
+    } else if (OK(rc)) {
+        if (want_region != NULL) {
+            CHECK(!pending && region != NULL && strcmp(region, want_region) == 0, "allocated to %s, expected %s",
+                  region ? region : "(pending)", want_region);
+        } else {
+            CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(expect, "pending")), "expect has no answer");
+            CHECK(pending && region == NULL, "expected pending, got %s", region ? region : "NULL");
+        }
+        if (explain) {
+            cJSON *e = cJSON_Parse(explanation);
+            CHECK(str_field(e, "strategy") != NULL && str_field(e, "op") != NULL, "explanation: %s",
+                  explanation ? explanation : "NULL");
+            cJSON_Delete(e);
+        }
+    }
+    shardline_string_free(region);
+    shardline_string_free(explanation);
+}
+
+/* Pekko's afterRebalance: deallocate the picked shards, re-allocate them in String order. */
+static void typed_then(struct shardline_strategy *s, struct shardline_state *st, const struct shardline_shard_list *picked,
+                       const cJSON *then) {
+    size_t n = shardline_shard_list_len(picked);
+    const char **order = malloc((n + 1) * sizeof *order);
+    for (size_t i = 0; i < n; i++) {
+        order[i] = shardline_shard_list_get(picked, i);
+        char *from = NULL;
+        OK(shardline_state_remove_shard(st, order[i], &from));
+        CHECK(from != NULL, "remove_shard names the region");
+        shardline_string_free(from);
+    }
+    qsort(order, n, sizeof *order, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        char *region = NULL;
+        bool pending = true;
+        if (OK(shardline_allocate(s, st, NULL, order[i], &region, &pending, NULL)) &&
+            CHECK(!pending, "re-allocating %s: pending", order[i])) {
+            OK(shardline_state_add_shard(st, region, order[i]));
+        }
+        shardline_string_free(region);
+    }
+    free(order);
+
+    size_t regions = 0;
+    OK(shardline_state_region_count(st, &regions));
+    const cJSON *expect_counts = cJSON_GetObjectItemCaseSensitive(then, "expectCounts");
+    if (!CHECK((size_t)cJSON_GetArraySize(expect_counts) == regions, "region count")) {
+        return;
+    }
+    int sorted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(then, "countsSorted"));
+    int *got = calloc(regions + 1, sizeof(int));
+    int *want = calloc(regions + 1, sizeof(int));
+    for (size_t i = 0; i < regions; i++) {
+        size_t c = 0;
+        OK(shardline_state_region_shard_count(st, i, &c));
+        got[i] = (int)c;
+        want[i] = cJSON_GetArrayItem(expect_counts, (int)i)->valueint;
+    }
+    for (size_t i = 0; sorted && i < regions; i++) {
+        for (size_t j = i + 1; j < regions; j++) {
+            if (got[j] < got[i]) { int t = got[i]; got[i] = got[j]; got[j] = t; }
+            if (want[j] < want[i]) { int t = want[i]; want[i] = want[j]; want[j] = t; }
+        }
+    }
+    CHECK(memcmp(got, want, regions * sizeof(int)) == 0, "then: counts differ");
+    free(got);
+    free(want);
+    const cJSON *expect_regions = cJSON_GetObjectItemCaseSensitive(then, "expectRegions");
+    for (size_t i = 0; expect_regions != NULL && i < regions; i++) {
+        const cJSON *er = cJSON_GetArrayItem(expect_regions, (int)i);
+        char *id = NULL;
+        struct shardline_shard_list *shards = NULL;
+        OK(shardline_state_region_id(st, i, &id));
+        OK(shardline_state_region_shards(st, i, &shards));
+        CHECK(id != NULL && strcmp(id, str_field(er, "region")) == 0, "then: region %zu is %s", i, id);
+        CHECK(list_equals(shards, cJSON_GetObjectItemCaseSensitive(er, "shards"), 0), "then: shards of %s", id);
+        shardline_string_free(id);
+        shardline_shard_list_free(shards);
+    }
+}
+
+static void typed_rebalance(struct shardline_strategy *s, struct shardline_state *st, const cJSON *v, int explain) {
+    const cJSON *expect = cJSON_GetObjectItemCaseSensitive(v, "expect");
+    const cJSON *in_progress = cJSON_GetObjectItemCaseSensitive(v, "rebalanceInProgress");
+    size_t n = (size_t)cJSON_GetArraySize(in_progress);
+    const char **ip = n ? malloc(n * sizeof *ip) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        ip[i] = cJSON_GetArrayItem(in_progress, (int)i)->valuestring;
+    }
+    struct shardline_shard_list *picked = NULL;
+    char *explanation = NULL;
+    if (OK(shardline_rebalance(s, st, ip, n, &picked, explain ? &explanation : NULL))) {
+        CHECK(list_equals(picked, cJSON_GetObjectItemCaseSensitive(expect, "shards"), 1), "shards differ");
+        const cJSON *in_order = cJSON_GetObjectItemCaseSensitive(expect, "shardsInOrder");
+        if (in_order != NULL) {
+            CHECK(list_equals(picked, in_order, 0), "shardsInOrder differs");
+        }
+        CHECK(!explain || contains(explanation, "\"op\":\"rebalance\""), "explanation: %s",
+              explanation ? explanation : "NULL");
+        const cJSON *then = cJSON_GetObjectItemCaseSensitive(v, "then");
+        if (then != NULL) {
+            typed_then(s, st, picked, then);
+        }
+    }
+    shardline_shard_list_free(picked);
+    shardline_string_free(explanation);
+    free(ip);
+}
+
+static void replay_typed(const cJSON *v, const char *id, int explain) {
+    const char *op = str_field(v, "op");
+    if (strcmp(op, "rank") == 0) {
+        return; /* ranking has no typed entry point; shardline_decide covers it */
+    }
+    begin("typed %s", id);
+    char *config = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(v, "strategy"));
+    struct shardline_strategy *s = NULL;
+    struct shardline_state *st = NULL;
+    if (OK(shardline_strategy_new(config, &s)) && (st = build_state(v)) != NULL) {
+        if (strcmp(op, "allocate") == 0) {
+            typed_allocate(s, st, v, explain);
+        } else {
+            typed_rebalance(s, st, v, explain);
+        }
+    }
+    shardline_state_free(st);
+    shardline_strategy_free(s);
+    cJSON_free(config);
+    end();
+}
+
+static void replay_file(const char *dir, const char *file) {
+    cJSON *vectors = parse_file(dir, file);
+    replay_decide_file(vectors, file);
+    const cJSON *v;
+    int i = 0;
+    cJSON_ArrayForEach(v, vectors) {
+        replay_typed(v, str_field(v, "id"), i++ % 2);
+    }
+    cJSON_Delete(vectors);
+}
+
+/* ---- entity -> shard vectors ---------------------------------------------------------------- */
+
+static void hashing_vectors(const char *dir) {
+    cJSON *doc = parse_file(dir, "hashing.json");
+    const cJSON *e;
+    begin("hashing.json actorTsHashShardId");
+    int n = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "actorTsHashShardId"), "values")) {
+        uint32_t shard = 0;
+        const char *entity = str_field(e, "entityId");
+        uint32_t num = (uint32_t)cJSON_GetObjectItemCaseSensitive(e, "numShards")->valueint;
+        int want = cJSON_GetObjectItemCaseSensitive(e, "shard")->valueint;
+        if (OK(shardline_actor_ts_shard_id(entity, num, &shard))) {
+            CHECK((int)shard == want, "hashShardId(%s, %u) = %u, expected %d", entity, num, shard, want);
+        }
+        n++;
+    }
+    CHECK(n > 0, "no actorTsHashShardId values");
+    end();
+    begin("hashing.json pekkoHashCodeExtractor");
+    n = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "pekkoHashCodeExtractor"), "values")) {
+        char *shard = NULL;
+        const char *entity = str_field(e, "entityId");
+        int32_t num = (int32_t)cJSON_GetObjectItemCaseSensitive(e, "numShards")->valueint;
+        const char *want = str_field(e, "shard");
+        if (OK(shardline_pekko_shard_id(entity, num, &shard))) {
+            CHECK(strcmp(shard, want) == 0, "shardId(%s, %d) = %s, expected %s", entity, num, shard, want);
+        }
+        shardline_string_free(shard);
+        n++;
+    }
+    CHECK(n > 0, "no pekkoHashCodeExtractor values");
+    end();
+    cJSON_Delete(doc);
+}
+
+/* ---- error paths ---------------------------------------------------------------------------- */
+
+static const char BAD_UTF8[] = "bad\xff\xfe";
+static const char *const LEAST_SHARD = "{\"kind\":\"least-shard\",\"absoluteLimit\":1,\"relativeLimit\":1.0}";
+
+/* Two Up members, each with a region; r1 holds s1 and s2. */
+static struct shardline_state *small_state(void) {
+    struct shardline_state *st = NULL;
+    OK(shardline_state_new("pekko://app@10.0.0.1:2552", &st));
+    OK(shardline_state_upsert_member(st, "pekko://app@10.0.0.1:2552", "Up", "1.0.0", "default", 1));
+    OK(shardline_state_upsert_member(st, "pekko://app@10.0.0.2:2552", NULL, "1.0.0", NULL, 2));
+    OK(shardline_state_add_region(st, "r1", "pekko://app@10.0.0.1:2552", true));
+    OK(shardline_state_add_region(st, "r2", "pekko://app@10.0.0.2:2552", false));
+    OK(shardline_state_add_shard(st, "r1", "s1"));
+    OK(shardline_state_add_shard(st, "r1", "s2"));
+    return st;
+}
+
+static void test_versions(void) {
+    begin("version and ABI");
+    char want[64];
+    snprintf(want, sizeof want, "shardline/%d.%d.%d", SHARDLINE_VERSION_MAJOR, SHARDLINE_VERSION_MINOR,
+             SHARDLINE_VERSION_PATCH);
+    CHECK(strcmp(shardline_version(), want) == 0, "version %s, expected %s", shardline_version(), want);
+    CHECK(shardline_abi_version() == SHARDLINE_ABI_VERSION, "ABI %u", shardline_abi_version());
+    end();
+}
+
+static void test_status_names(void) {
+    static const char *const names[] = {
+        "SHARDLINE_STATUS_OK",           "SHARDLINE_STATUS_INVALID_ARGUMENT", "SHARDLINE_STATUS_NULL_POINTER",
+        "SHARDLINE_STATUS_INVALID_STATE", "SHARDLINE_STATUS_NO_CANDIDATES",   "SHARDLINE_STATUS_CALLBACK_FAILED",
+        "SHARDLINE_STATUS_REENTRANT_CALL", "SHARDLINE_STATUS_PANIC",          "SHARDLINE_STATUS_INTERNAL",
+    };
+    static const shardline_status codes[] = {
+        SHARDLINE_STATUS_OK,           SHARDLINE_STATUS_INVALID_ARGUMENT, SHARDLINE_STATUS_NULL_POINTER,
+        SHARDLINE_STATUS_INVALID_STATE, SHARDLINE_STATUS_NO_CANDIDATES,   SHARDLINE_STATUS_CALLBACK_FAILED,
+        SHARDLINE_STATUS_REENTRANT_CALL, SHARDLINE_STATUS_PANIC,          SHARDLINE_STATUS_INTERNAL,
+    };
+    begin("status_str names every code");
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        CHECK(codes[i] == i, "codes are dense from 0");
+        CHECK(strcmp(shardline_status_str(codes[i]), names[i]) == 0, "%s", shardline_status_str(codes[i]));
+    }
+    CHECK(strcmp(shardline_status_str(9), "SHARDLINE_STATUS_UNKNOWN") == 0, "unknown code");
+    CHECK(strcmp(shardline_status_str(0xFFFFFFFFu), "SHARDLINE_STATUS_UNKNOWN") == 0, "unknown code");
+    end();
+}
+
+static void test_last_error(void) {
+    begin("last error: set, cleared, truncated");
+    struct shardline_strategy *s = NULL;
+    EXPECT(shardline_strategy_new(NULL, &s), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "config_json is NULL") == 0, "%s", last_error());
+
+    EXPECT(shardline_strategy_new("{\"kind\":\"least-shard\",\"relativeLimit\":1.5}", &s),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    char full[1024];
+    size_t n = 0;
+    OK(shardline_last_error_message(full, sizeof full, &n));
+    CHECK(n == strlen(full) && n > 10, "out_n is the message length");
+    size_t query = 0;
+    OK(shardline_last_error_message(NULL, 0, &query));
+    CHECK(query == n, "length query");
+    char small[6];
+    memset(small, 'x', sizeof small);
+    OK(shardline_last_error_message(small, sizeof small, &query));
+    CHECK(small[5] == '\0' && strncmp(small, full, 5) == 0 && query == n, "truncated to 5 bytes + NUL");
+    char one[1] = {'x'};
+    OK(shardline_last_error_message(one, 1, NULL));
+    CHECK(one[0] == '\0', "a 1-byte buffer gets just the NUL");
+    EXPECT(shardline_last_error_message(NULL, 8, &query), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), full) == 0, "reading never clears the message");
+
+    /* A two-byte character is never split. */
+    EXPECT(shardline_strategy_new("{\"kind\":\"\xc3\xbc\"}", &s), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    OK(shardline_last_error_message(full, sizeof full, &n));
+    const char *u = strstr(full, "\xc3\xbc");
+    if (CHECK(u != NULL, "message quotes the kind: %s", full)) {
+        size_t cut = (size_t)(u - full) + 1; /* room for the first byte of the character only */
+        char *buf = malloc(cut + 1);
+        OK(shardline_last_error_message(buf, cut + 1, NULL));
+        CHECK(strlen(buf) == cut - 1, "cut before the character");
+        free(buf);
+    }
+    uint32_t shard = 0;
+    OK(shardline_actor_ts_shard_id("x", 3, &shard));
+    CHECK(strcmp(last_error(), "") == 0, "a successful call clears it");
+    end();
+}
+
+static void test_strategy_errors(void) {
+    static const struct {
+        const char *json;
+        const char *mentions;
+    } invalid[] = {
+        {"{", "not valid JSON"},
+        {"[]", "strategy"},
+        {"{\"kind\":\"least-shard\",\"relativeLimit\":0}", "relativeLimit"},
+        {"{\"kind\":\"least-shard\",\"absoluteLimit\":-1}", "absoluteLimit"},
+        {"{\"kind\":\"least-shard-legacy\",\"rebalanceThreshold\":-1}", "rebalanceThreshold"},
+        {"{\"kind\":\"consistent-hashing\",\"virtualNodesFactor\":0}", "virtualNodesFactor"},
+        {"{\"kind\":\"external\",\"lookup\":\"sometimes\"}", "lookup"},
+        {"{\"kind\":\"external\",\"locations\":{\"s1\":\"://x\"}}", "locations.s1"},
+        {"{\"kind\":\"actor-ts-least-shard\",\"rebalanceThreshold\":0}", "rebalanceThreshold"},
+        {"{\"kind\":\"round-robin\"}", "round-robin"},
+        {"{\"kind\":\"least-shard\",\"absolutLimit\":3}", "absolutLimit"},
+    };
+    begin("strategy_new rejects bad input");
+    struct shardline_strategy *s = NULL;
+    EXPECT(shardline_strategy_new(LEAST_SHARD, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "out is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_strategy_new(BAD_UTF8, &s), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "config_json is not valid UTF-8"), "%s", last_error());
+    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+        EXPECT(shardline_strategy_new(invalid[i].json, &s), SHARDLINE_STATUS_INVALID_ARGUMENT);
+        CHECK(contains(last_error(), invalid[i].mentions), "%s: %s", invalid[i].json, last_error());
+    }
+    CHECK(s == NULL, "out untouched by every failure");
+    shardline_strategy_free(NULL);
+    end();
+}
+
+static void test_state_errors(void) {
+    begin("state functions reject bad input");
+    struct shardline_state *st = NULL;
+    EXPECT(shardline_state_new(NULL, &st), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_new("pekko://app@h:1", NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_new("no address", &st), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "self_address"), "%s", last_error());
+    EXPECT(shardline_state_new(BAD_UTF8, &st), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "self_address is not valid UTF-8"), "%s", last_error());
+    CHECK(st == NULL, "out untouched");
+
+    st = small_state();
+    /* NULL handles */
+    EXPECT(shardline_state_add_region(NULL, "r", "pekko://app@h:1", false), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "state is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_state_add_shard(NULL, "r1", "s9"), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_upsert_member(NULL, "pekko://app@h:1", NULL, NULL, NULL, 1), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_remove_member(NULL, "pekko://app@h:1"), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_set_reachable(NULL, "pekko://app@h:1", false), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_remove_region(NULL, "r1", NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_set_eligible(NULL, "r1", true), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_remove_shard(NULL, "s1", NULL), SHARDLINE_STATUS_NULL_POINTER);
+    /* NULL strings and out-pointers */
+    EXPECT(shardline_state_add_region(st, NULL, "pekko://app@h:1", false), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "id is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_state_add_shard(st, "r1", NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "shard is NULL") == 0, "%s", last_error());
+    char *home = (char *)"untouched";
+    EXPECT(shardline_state_home_of(st, "s1", NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_home_of(NULL, "s1", &home), SHARDLINE_STATUS_NULL_POINTER);
+    size_t count = 0;
+    EXPECT(shardline_state_region_count(st, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_region_count(NULL, &count), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_state_region_id(st, 0, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    /* bad UTF-8 */
+    EXPECT(shardline_state_add_shard(st, "r1", BAD_UTF8), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "shard is not valid UTF-8"), "%s", last_error());
+    EXPECT(shardline_state_upsert_member(st, "pekko://app@h:1", NULL, BAD_UTF8, NULL, 1),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "app_version is not valid UTF-8"), "%s", last_error());
+    /* malformed values */
+    EXPECT(shardline_state_upsert_member(st, "pekko://app@h:1", "Sleeping", NULL, NULL, 1),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "status_name"), "%s", last_error());
+    EXPECT(shardline_state_add_region(st, "r3", "::", false), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    EXPECT(shardline_state_add_region(st, "", "pekko://app@h:1", false), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    /* unknown or duplicate things */
+    EXPECT(shardline_state_add_shard(st, "nowhere", "s9"), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "\"nowhere\" is not registered"), "%s", last_error());
+    EXPECT(shardline_state_add_shard(st, "r2", "s1"), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "already allocated"), "%s", last_error());
+    EXPECT(shardline_state_add_region(st, "r1", "pekko://app@h:1", false), SHARDLINE_STATUS_INVALID_STATE);
+    EXPECT(shardline_state_set_eligible(st, "nowhere", true), SHARDLINE_STATUS_INVALID_STATE);
+    EXPECT(shardline_state_remove_region(st, "nowhere", NULL), SHARDLINE_STATUS_INVALID_STATE);
+    EXPECT(shardline_state_remove_shard(st, "s9", NULL), SHARDLINE_STATUS_INVALID_STATE);
+    EXPECT(shardline_state_remove_member(st, "pekko://app@10.0.0.9:2552"), SHARDLINE_STATUS_INVALID_STATE);
+    EXPECT(shardline_state_region_id(st, 2, &home), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "out of range"), "%s", last_error());
+    CHECK(strcmp(home, "untouched") == 0, "out untouched");
+
+    /* and the successful paths of what the vectors do not exercise */
+    OK(shardline_state_home_of(st, "s2", &home));
+    CHECK(home != NULL && strcmp(home, "r1") == 0, "home of s2");
+    shardline_string_free(home);
+    OK(shardline_state_home_of(st, "s9", &home));
+    CHECK(home == NULL, "an unallocated shard has no home");
+    char *address = NULL;
+    OK(shardline_state_region_address(st, 1, &address));
+    CHECK(address != NULL && strcmp(address, "pekko://app@10.0.0.2:2552") == 0, "address %s", address);
+    shardline_string_free(address);
+    bool eligible = false;
+    OK(shardline_state_set_eligible(st, "r2", false));
+    OK(shardline_state_region_is_eligible(st, 1, &eligible));
+    CHECK(!eligible, "r2 is not eligible");
+    OK(shardline_state_set_eligible(st, "r2", true));
+    char *from = NULL;
+    OK(shardline_state_remove_shard(st, "s2", &from));
+    CHECK(from != NULL && strcmp(from, "r1") == 0, "s2 came from r1");
+    shardline_string_free(from);
+    struct shardline_shard_list *orphans = NULL;
+    OK(shardline_state_remove_region(st, "r1", &orphans));
+    CHECK(shardline_shard_list_len(orphans) == 1 && strcmp(shardline_shard_list_get(orphans, 0), "s1") == 0,
+          "r1's shards");
+    CHECK(shardline_shard_list_get(orphans, 1) == NULL, "out of range");
+    shardline_shard_list_free(orphans);
+    OK(shardline_state_set_reachable(st, "pekko://app@10.0.0.2:2552", false));
+    OK(shardline_state_set_reachable(st, "pekko://app@10.0.0.2:2552", true));
+    OK(shardline_state_remove_member(st, "pekko://app@10.0.0.2:2552"));
+    OK(shardline_state_region_count(st, &count));
+    CHECK(count == 1, "one region left");
+    CHECK(shardline_shard_list_len(NULL) == 0 && shardline_shard_list_get(NULL, 0) == NULL, "NULL lists");
+    shardline_shard_list_free(NULL);
+    shardline_string_free(NULL);
+    shardline_state_free(NULL);
+    shardline_state_free(st);
+    end();
+}
+
+static void test_decision_errors(void) {
+    begin("allocate and rebalance reject bad input");
+    struct shardline_state *st = small_state();
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    char *region = (char *)"untouched";
+    bool pending = true;
+    char *explanation = (char *)"untouched";
+    EXPECT(shardline_allocate(NULL, st, NULL, "s3", &region, &pending, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "strategy is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_allocate(s, NULL, NULL, "s3", &region, &pending, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_allocate(s, st, NULL, NULL, &region, &pending, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_allocate(s, st, NULL, "s3", NULL, &pending, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_allocate(s, st, NULL, "s3", &region, NULL, &explanation), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "out_pending is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_allocate(s, st, BAD_UTF8, "s3", &region, &pending, NULL), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "requester is not valid UTF-8"), "%s", last_error());
+    EXPECT(shardline_allocate(s, st, NULL, BAD_UTF8, &region, &pending, NULL), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(strcmp(region, "untouched") == 0 && pending && strcmp(explanation, "untouched") == 0,
+          "outputs untouched by failures");
+    OK(shardline_allocate(s, st, "r1", "s3", &region, &pending, &explanation));
+    CHECK(!pending && strcmp(region, "r2") == 0, "least-shard picks r2");
+    CHECK(contains(explanation, "\"strategy\":\"least-shard\""), "%s", explanation);
+    shardline_string_free(region);
+    shardline_string_free(explanation);
+
+    struct shardline_shard_list *list = NULL;
+    const char *holes[] = {"s1", NULL};
+    EXPECT(shardline_rebalance(s, st, NULL, 0, NULL, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_rebalance(NULL, st, NULL, 0, &list, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_rebalance(s, st, NULL, 2, &list, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "in_progress is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_rebalance(s, st, holes, 2, &list, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "in_progress[1] is NULL") == 0, "%s", last_error());
+    holes[1] = BAD_UTF8;
+    EXPECT(shardline_rebalance(s, st, holes, 2, &list, NULL), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "in_progress[1] is not valid UTF-8"), "%s", last_error());
+    CHECK(list == NULL, "out untouched");
+    OK(shardline_rebalance(s, st, NULL, 0, &list, NULL));
+    CHECK(shardline_shard_list_len(list) == 1 && strcmp(shardline_shard_list_get(list, 0), "s1") == 0,
+          "least-shard hands off s1");
+    shardline_shard_list_free(list);
+    shardline_strategy_free(s);
+
+    /* actor-ts strategies need numeric shard ids and candidates */
+    OK(shardline_strategy_new("{\"kind\":\"actor-ts-hash\"}", &s));
+    EXPECT(shardline_allocate(s, st, NULL, "s3", &region, &pending, NULL), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "integer shard ids"), "%s", last_error());
+    struct shardline_state *empty = NULL;
+    OK(shardline_state_new("sys@h:1", &empty));
+    EXPECT(shardline_allocate(s, empty, NULL, "7", &region, &pending, NULL), SHARDLINE_STATUS_NO_CANDIDATES);
+    shardline_state_free(empty);
+    shardline_strategy_free(s);
+    shardline_state_free(st);
+    end();
+
+    begin("decide and entity functions reject bad input");
+    char *out = (char *)"untouched";
+    EXPECT(shardline_decide(NULL, false, &out), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_decide("[]", false, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_decide(BAD_UTF8, false, &out), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "vectors_json is not valid UTF-8"), "%s", last_error());
+    EXPECT(shardline_decide("{\"op\":", false, &out), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "not valid JSON"), "%s", last_error());
+    EXPECT(shardline_decide("[{\"id\":\"mine\",\"strategy\":{\"kind\":\"actor-ts-hash\"},\"op\":\"allocate\","
+                            "\"regions\":[{\"region\":\"a\",\"address\":\"not an address\"}]}]",
+                            false, &out),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "mine") && contains(last_error(), "regions[0].address"), "%s", last_error());
+    EXPECT(shardline_decide("42", true, &out), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(strcmp(out, "untouched") == 0, "out untouched");
+    uint32_t n = 7;
+    EXPECT(shardline_actor_ts_shard_id("x", 0, &n), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    EXPECT(shardline_actor_ts_shard_id(NULL, 4, &n), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_actor_ts_shard_id("x", 4, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_actor_ts_shard_id(BAD_UTF8, 4, &n), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "entity is not valid UTF-8"), "%s", last_error());
+    CHECK(n == 7, "out untouched");
+    EXPECT(shardline_pekko_shard_id("x", 0, &out), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "numberOfShards"), "%s", last_error());
+    EXPECT(shardline_pekko_shard_id("x", -3, &out), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    EXPECT(shardline_pekko_shard_id("x", 4, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    end();
+}
+
+/* ---- custom strategies ---------------------------------------------------------------------- */
+
+enum host_mode { LEAST_LOADED, FAIL, UNKNOWN_REGION, NO_ANSWER, PENDING, REENTER };
+
+struct host {
+    enum host_mode mode;
+    int frees;
+    int allocations;
+    int rebalances;
+    struct shardline_strategy *self;
+    struct shardline_state *owned;
+    shardline_status reentry;
+    shardline_status owned_mutation;
+    shardline_status view_mutation;
+    size_t in_progress_seen;
+    int in_progress_sorted;
+    int saw_requester;
+};
+
+/* The eligible region with the fewest shards, first in map order on ties. */
+static int least_loaded(const struct shardline_state *st, char **out_id) {
+    size_t n = 0;
+    if (shardline_state_region_count(st, &n) != SHARDLINE_STATUS_OK) {
+        return 0;
+    }
+    size_t best = n, best_count = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool eligible = false;
+        size_t c = 0;
+        if (shardline_state_region_is_eligible(st, i, &eligible) != SHARDLINE_STATUS_OK ||
+            shardline_state_region_shard_count(st, i, &c) != SHARDLINE_STATUS_OK) {
+            return 0;
+        }
+        if (eligible && (best == n || c < best_count)) {
+            best = i;
+            best_count = c;
+        }
+    }
+    return best < n && shardline_state_region_id(st, best, out_id) == SHARDLINE_STATUS_OK;
+}
+
+static shardline_status host_allocate(void *userdata, const struct shardline_state *state, const char *requester,
+                                      const char *shard, struct shardline_decision *out) {
+    struct host *h = userdata;
+    h->allocations++;
+    h->saw_requester = requester != NULL;
+    switch (h->mode) {
+    case FAIL:
+        return SHARDLINE_STATUS_INTERNAL;
+    case UNKNOWN_REGION:
+        return shardline_decision_set_region(out, "nowhere");
+    case NO_ANSWER:
+        return SHARDLINE_STATUS_OK;
+    case PENDING:
+        return shardline_decision_set_pending(out);
+    case REENTER: {
+        char *r = NULL;
+        bool p = false;
+        h->reentry = shardline_allocate(h->self, state, NULL, shard, &r, &p, NULL);
+        shardline_string_free(r);
+        h->owned_mutation = shardline_state_add_shard(h->owned, "r1", shard);
+        h->view_mutation = shardline_state_add_shard((struct shardline_state *)state, "r1", shard);
+        break;
+    }
+    case LEAST_LOADED:
+        break;
+    }
+    /* Rebalance answers are refused in an allocate decision. */
+    if (shardline_decision_add_shard(out, shard) != SHARDLINE_STATUS_INVALID_STATE) {
+        return SHARDLINE_STATUS_INTERNAL;
+    }
+    char *home = NULL;
+    if (shardline_state_home_of(state, "s1", &home) != SHARDLINE_STATUS_OK || home == NULL) {
+        return SHARDLINE_STATUS_INTERNAL;
+    }
+    shardline_string_free(home);
+    char *id = NULL;
+    if (!least_loaded(state, &id)) {
+        return SHARDLINE_STATUS_INTERNAL;
+    }
+    shardline_status rc = shardline_decision_set_region(out, id);
+    shardline_string_free(id);
+    if (rc == SHARDLINE_STATUS_OK && shardline_decision_set_pending(out) != SHARDLINE_STATUS_INVALID_STATE) {
+        return SHARDLINE_STATUS_INTERNAL; /* a decision is made once */
+    }
+    return rc;
+}
+
+/* Hands off the oldest shard of the most loaded region when it has 2+ more than the least. */
+static shardline_status host_rebalance(void *userdata, const struct shardline_state *state,
+                                       const char *const *in_progress, size_t n_in_progress,
+                                       struct shardline_decision *out) {
+    struct host *h = userdata;
+    h->rebalances++;
+    h->in_progress_seen = n_in_progress;
+    h->in_progress_sorted = 1;
+    for (size_t i = 1; i < n_in_progress; i++) {
+        h->in_progress_sorted &= strcmp(in_progress[i - 1], in_progress[i]) < 0;
+    }
+    if (h->mode == FAIL) {
+        return 77;
+    }
+    if (h->mode == UNKNOWN_REGION) {
+        return shardline_decision_add_shard(out, "never-allocated");
+    }
+    size_t n = 0, most = 0, most_count = 0, least_count = (size_t)-1;
+    shardline_state_region_count(state, &n);
+    for (size_t i = 0; i < n; i++) {
+        size_t c = 0;
+        shardline_state_region_shard_count(state, i, &c);
+        if (c > most_count) { most = i; most_count = c; }
+        if (c < least_count) { least_count = c; }
+    }
+    if (n == 0 || most_count < least_count + 2) {
+        return SHARDLINE_STATUS_OK;
+    }
+    struct shardline_shard_list *shards = NULL;
+    shardline_status rc = shardline_state_region_shards(state, most, &shards);
+    if (rc == SHARDLINE_STATUS_OK) {
+        rc = shardline_decision_add_shard(out, shardline_shard_list_get(shards, 0));
+    }
+    if (rc == SHARDLINE_STATUS_OK &&
+        shardline_decision_add_shard(out, shardline_shard_list_get(shards, 0)) != SHARDLINE_STATUS_INVALID_STATE) {
+        rc = SHARDLINE_STATUS_INTERNAL; /* duplicates are refused */
+    }
+    if (rc == SHARDLINE_STATUS_OK && shardline_decision_set_region(out, "r1") != SHARDLINE_STATUS_INVALID_STATE) {
+        rc = SHARDLINE_STATUS_INTERNAL; /* allocate answers are refused */
+    }
+    shardline_shard_list_free(shards);
+    return rc;
+}
+
+static void host_free(void *userdata) {
+    ((struct host *)userdata)->frees++;
+}
+
+static struct shardline_custom_strategy host_vtable(struct host *h) {
+    struct shardline_custom_strategy c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = (uint32_t)sizeof c;
+    c.userdata = h;
+    c.allocate = host_allocate;
+    c.rebalance = host_rebalance;
+    c.userdata_free = host_free;
+    return c;
+}
+
+static void test_custom_strategy(void) {
+    struct host h;
+    memset(&h, 0, sizeof h);
+    begin("custom strategy: construction is checked");
+    struct shardline_custom_strategy c = host_vtable(&h);
+    struct shardline_strategy *s = NULL;
+    c.struct_size = 4;
+    EXPECT(shardline_strategy_new_custom(&c, "mine", &s), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "struct_size"), "%s", last_error());
+    c = host_vtable(&h);
+    c.allocate = NULL;
+    EXPECT(shardline_strategy_new_custom(&c, "mine", &s), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "custom.allocate is NULL"), "%s", last_error());
+    c = host_vtable(&h);
+    EXPECT(shardline_strategy_new_custom(NULL, "mine", &s), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_strategy_new_custom(&c, "mine", NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_strategy_new_custom(&c, BAD_UTF8, &s), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "name is not valid UTF-8"), "%s", last_error());
+    CHECK(s == NULL && h.frees == 0, "failed constructions keep the userdata the caller's");
+    end();
+
+    begin("custom strategy: decisions through callbacks");
+    OK(shardline_strategy_new_custom(&c, "mine", &s));
+    struct shardline_state *st = small_state();
+    char *region = NULL;
+    bool pending = true;
+    char *explanation = NULL;
+    OK(shardline_allocate(s, st, "r1", "s3", &region, &pending, &explanation));
+    CHECK(!pending && region != NULL && strcmp(region, "r2") == 0, "least loaded is r2, got %s", region);
+    CHECK(h.saw_requester, "requester passed through");
+    CHECK(contains(explanation, "\"strategy\":\"mine\""), "%s", explanation);
+    shardline_string_free(explanation);
+    OK(shardline_state_add_shard(st, region, "s3"));
+    shardline_string_free(region);
+    region = NULL;
+    OK(shardline_allocate(s, st, NULL, "s4", &region, &pending, NULL));
+    CHECK(!h.saw_requester, "NULL requester passed through");
+    CHECK(region != NULL && strcmp(region, "r2") == 0, "r2 again (1 vs 2 shards)");
+    OK(shardline_state_add_shard(st, region, "s4"));
+    shardline_string_free(region);
+    h.mode = PENDING;
+    OK(shardline_allocate(s, st, NULL, "s5", &region, &pending, NULL));
+    CHECK(pending && region == NULL, "pending");
+    h.mode = LEAST_LOADED;
+
+    struct shardline_shard_list *list = NULL;
+    OK(shardline_rebalance(s, st, NULL, 0, &list, NULL));
+    CHECK(shardline_shard_list_len(list) == 0, "balanced: nothing to hand off");
+    shardline_shard_list_free(list);
+    OK(shardline_state_add_shard(st, "r1", "s5"));
+    OK(shardline_state_add_shard(st, "r1", "s6"));
+    const char *ip[] = {"s6", "s5"};
+    list = NULL;
+    OK(shardline_rebalance(s, st, ip, 2, &list, &explanation));
+    CHECK(h.in_progress_seen == 2 && h.in_progress_sorted, "in-progress shards passed, sorted");
+    CHECK(shardline_shard_list_len(list) == 1 && strcmp(shardline_shard_list_get(list, 0), "s1") == 0,
+          "hands off r1's oldest shard");
+    CHECK(contains(explanation, "\"op\":\"rebalance\""), "%s", explanation);
+    shardline_string_free(explanation);
+    shardline_shard_list_free(list);
+    end();
+
+    begin("custom strategy: failing and invalid callbacks");
+    region = (char *)"untouched";
+    h.mode = FAIL;
+    EXPECT(shardline_allocate(s, st, NULL, "s7", &region, &pending, NULL), SHARDLINE_STATUS_CALLBACK_FAILED);
+    CHECK(contains(last_error(), "SHARDLINE_STATUS_INTERNAL") && contains(last_error(), "mine"), "%s",
+          last_error());
+    list = NULL;
+    EXPECT(shardline_rebalance(s, st, NULL, 0, &list, NULL), SHARDLINE_STATUS_CALLBACK_FAILED);
+    CHECK(contains(last_error(), "unknown status 77"), "%s", last_error());
+    h.mode = UNKNOWN_REGION;
+    EXPECT(shardline_allocate(s, st, NULL, "s7", &region, &pending, NULL), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "\"nowhere\", which is not registered"), "%s", last_error());
+    EXPECT(shardline_rebalance(s, st, NULL, 0, &list, NULL), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "not allocated"), "%s", last_error());
+    h.mode = NO_ANSWER;
+    EXPECT(shardline_allocate(s, st, NULL, "s7", &region, &pending, NULL), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "without deciding"), "%s", last_error());
+    CHECK(strcmp(region, "untouched") == 0 && list == NULL, "outputs untouched by failures");
+    end();
+
+    begin("custom strategy: re-entrant calls are refused");
+    h.mode = REENTER;
+    h.self = s;
+    h.owned = st;
+    region = NULL;
+    OK(shardline_allocate(s, st, NULL, "s7", &region, &pending, NULL));
+    EXPECT(h.reentry, SHARDLINE_STATUS_REENTRANT_CALL);
+    EXPECT(h.owned_mutation, SHARDLINE_STATUS_REENTRANT_CALL);
+    EXPECT(h.view_mutation, SHARDLINE_STATUS_REENTRANT_CALL);
+    CHECK(strcmp(last_error(), "") == 0, "the outer call succeeded, so no error is left");
+    CHECK(region != NULL && strcmp(region, "r2") == 0, "still decides");
+    shardline_string_free(region);
+    char *home = NULL;
+    OK(shardline_state_home_of(st, "s7", &home));
+    CHECK(home == NULL, "the callback could not change the state");
+    /* A built-in strategy may be used from inside a callback, on the same state. */
+    end();
+
+    begin("custom strategy: userdata_free runs once");
+    CHECK(h.frees == 0, "not before free");
+    shardline_strategy_free(s);
+    CHECK(h.frees == 1, "once on free, got %d", h.frees);
+    shardline_state_free(st);
+    end();
+}
+
+/* A custom strategy that delegates to a built-in one from inside its callback. */
+struct delegate {
+    struct shardline_strategy *inner;
+    int frees;
+};
+
+static shardline_status delegate_allocate(void *userdata, const struct shardline_state *state, const char *requester,
+                                          const char *shard, struct shardline_decision *out) {
+    struct delegate *d = userdata;
+    char *region = NULL;
+    bool pending = false;
+    shardline_status rc = shardline_allocate(d->inner, state, requester, shard, &region, &pending, NULL);
+    if (rc == SHARDLINE_STATUS_OK) {
+        rc = pending ? shardline_decision_set_pending(out) : shardline_decision_set_region(out, region);
+    }
+    shardline_string_free(region);
+    return rc;
+}
+
+static void delegate_free(void *userdata) {
+    struct delegate *d = userdata;
+    shardline_strategy_free(d->inner);
+    d->frees++;
+}
+
+static void test_delegating_strategy(void) {
+    begin("custom strategy delegating to a built-in one");
+    struct delegate d = {NULL, 0};
+    OK(shardline_strategy_new(LEAST_SHARD, &d.inner));
+    struct shardline_custom_strategy c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = (uint32_t)sizeof c;
+    c.userdata = &d;
+    c.allocate = delegate_allocate;
+    c.userdata_free = delegate_free;
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new_custom(&c, NULL, &s));
+    struct shardline_state *st = small_state();
+    char *region = NULL;
+    bool pending = true;
+    char *explanation = NULL;
+    OK(shardline_allocate(s, st, NULL, "s3", &region, &pending, &explanation));
+    CHECK(region != NULL && strcmp(region, "r2") == 0, "delegated decision");
+    CHECK(contains(explanation, "\"strategy\":\"custom\""), "default name: %s", explanation);
+    shardline_string_free(region);
+    shardline_string_free(explanation);
+    struct shardline_shard_list *list = NULL;
+    OK(shardline_rebalance(s, st, NULL, 0, &list, NULL));
+    CHECK(shardline_shard_list_len(list) == 0, "no rebalance callback: nothing handed off");
+    shardline_shard_list_free(list);
+    shardline_strategy_free(s);
+    CHECK(d.frees == 1, "userdata_free once");
+    shardline_state_free(st);
+    end();
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "tests/vectors";
+    if (shardline_abi_version() != SHARDLINE_ABI_VERSION) {
+        fprintf(stderr, "loaded ABI %u, compiled against %u\n", shardline_abi_version(), SHARDLINE_ABI_VERSION);
+        return 2;
+    }
+    test_versions();
+    test_status_names();
+    test_last_error();
+    test_strategy_errors();
+    test_state_errors();
+    test_decision_errors();
+    test_custom_strategy();
+    test_delegating_strategy();
+    hashing_vectors(dir);
+    replay_file(dir, "pekko-strategies.json");
+    replay_file(dir, "actor-ts-strategies.json");
+    printf("C tests: %d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}
