@@ -130,3 +130,29 @@ fn malformed_vectors_name_the_field() {
         .to_string();
     assert!(e.contains("vector [0]") && e.contains("strategy"), "{e}");
 }
+
+/// Minimal cases where the randomized differential test once caught shardline disagreeing
+/// with the real Pekko; their `expect` is Pekko's answer.
+#[test]
+fn differential_findings() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/differential/findings");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("findings directory") {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let cases = match value {
+            Value::Array(v) => v,
+            v => vec![v],
+        };
+        for v in &cases {
+            let got = decide(v, false).unwrap();
+            assert_eq!(check(v, &got), None, "{}", path.display());
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no findings replayed");
+}

@@ -91,6 +91,19 @@ pub(crate) fn compare(
     })
 }
 
+/// Scala's `Iterable.min`: a left fold that replaces the best only on a strictly better entry.
+/// With Pekko's non-transitive ordering this is not the head of the sorted list.
+pub(crate) fn fold_min<'a>(
+    state: &AllocationState,
+    akka: AkkaOptions,
+    regions: impl IntoIterator<Item = &'a Region>,
+) -> Option<&'a Region> {
+    regions.into_iter().fold(None, |best, r| match best {
+        Some(b) if compare(state, akka, b, r) != Ordering::Greater => Some(b),
+        _ => Some(r),
+    })
+}
+
 /// Regions with a member, in suitability order; `None` where Pekko's sort would throw.
 pub(crate) fn sorted_entries(
     state: &AllocationState,
@@ -115,17 +128,13 @@ pub(crate) fn allocate_least(
     mut explain: Option<&mut Explanation>,
 ) -> Result<Allocation> {
     let best = if akka.tie_break_by_age {
-        let mut best: Option<&Region> = None;
-        for r in state
-            .regions()
-            .filter(|r| r.is_eligible() && state.member_of(r).is_some())
-        {
-            best = match best {
-                Some(b) if compare(state, akka, b, r) != Ordering::Greater => Some(b),
-                _ => Some(r),
-            };
-        }
-        best
+        fold_min(
+            state,
+            akka,
+            state
+                .regions()
+                .filter(|r| r.is_eligible() && state.member_of(r).is_some()),
+        )
     } else {
         state.pekko_min(true)
     };

@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use super::least_shard::{allocate_least, good_time, sort_failed, sorted_entries, AkkaOptions};
+use super::least_shard::{
+    allocate_least, fold_min, good_time, sort_failed, sorted_entries, AkkaOptions,
+};
 use super::{note, Allocation, AllocationStrategy, Explanation, InProgress, Skip};
 use crate::allocation::{AllocationState, ShardId};
 use crate::jvm::compare_utf16;
@@ -90,8 +92,11 @@ impl AllocationStrategy for LeastShardLegacy {
             return Ok(Vec::new());
         }
         note(&mut explain, |e| e.rank(state, sorted.iter().copied()));
-        // Least counts in-progress shards; most does not.
-        let least = sorted[0].shard_count();
+        // Pekko takes `sorted.min`, a fold: with mixed leaving statuses it can differ from the
+        // head of the sorted list. Least counts in-progress shards; most does not.
+        let least = fold_min(state, self.akka, sorted.iter().copied())
+            .expect("non-empty")
+            .shard_count();
         let mut busy: HashMap<&str, usize> = HashMap::new();
         for s in in_progress {
             if let Some(r) = state.home_of(s) {
