@@ -7,11 +7,18 @@ pub mod address;
 pub mod allocation;
 pub mod cluster;
 pub mod conformance;
+pub mod coordinator;
+pub mod driver;
 pub mod error;
 pub mod hashing;
 pub mod javasort;
 pub mod jvm;
+pub mod lease;
+pub mod protocol;
+pub mod region;
+pub mod store;
 pub mod strategy;
+mod timers;
 pub mod version;
 
 pub use error::{Error, ErrorKind, Result};

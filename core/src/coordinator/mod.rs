@@ -1,0 +1,1312 @@
+//! The shard coordinator as a sans-IO state machine (Pekko `ShardCoordinator`, §2 of the
+//! research notes), gated by a fenced lease.
+//!
+//! The host feeds [`Input`]s with its monotonic `now`, calls [`Coordinator::on_timeout`] at
+//! [`Coordinator::next_deadline`], and carries out the [`Output`]s **in order**: a `Persist`
+//! or `SaveSnapshot` must be durable before any later output is carried out, and if it fails
+//! the host drops the rest of the queue and reports [`Input::StoreFailed`]. That is how "state
+//! changes become visible only after they are stored" holds without the machine waiting.
+//!
+//! Differences from Pekko, all deliberate:
+//! * every directive carries the lease's fencing token and the shard's version ([`Stamp`]);
+//!   acks must echo them, so late or duplicated acks of an earlier hand-off are ignored;
+//! * a hand-off timeout either keeps the owner (Pekko) or forces a re-allocation that is
+//!   announced to every region ([`HandOffTimeoutPolicy`]);
+//! * `BeginHandOff` / `HandOff` are re-sent to silent regions within the one hand-off deadline;
+//! * a region's shards are re-allocated eagerly when it terminates (Pekko's persistent mode);
+//! * on re-registration of a known region, `HostShard` is re-sent for its shards, so a region
+//!   that lost them comes back with them instead of silently not hosting.
+
+pub mod config;
+mod handoff;
+pub mod state;
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::address::Address;
+use crate::allocation::AllocationState;
+use crate::cluster::{ClusterView, Member, MemberStatus};
+use crate::lease::{LeaseGrant, LeaseHolder};
+use crate::protocol::{
+    Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId, ShardHome,
+    ShardId, Stamp,
+};
+use crate::store::StoredState;
+use crate::strategy::{Allocation, AllocationStrategy, InProgress};
+use crate::timers::Timers;
+use crate::{Error, Result};
+
+pub use config::{CoordinatorConfig, HandOffTimeoutPolicy};
+use handoff::{HandOff, Step};
+pub use state::{Event, PersistentState, Record, Snapshot};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A message from a region or proxy.
+    Receive(Envelope),
+    /// A cluster member joined or changed (status, version, data center).
+    Member(Member),
+    /// A member left the cluster: its regions and proxies are treated as terminated (after
+    /// the removal margin).
+    MemberRemoved {
+        address: String,
+    },
+    Reachability {
+        address: String,
+        reachable: bool,
+    },
+    /// A region or proxy stopped or crashed while its node stays in the cluster.
+    RegionTerminated {
+        region: RegionId,
+    },
+    LeaseGranted(LeaseGrant),
+    LeaseDenied,
+    LeaseRenewed {
+        token: FencingToken,
+        valid_until_ms: u64,
+    },
+    LeaseRenewFailed {
+        token: FencingToken,
+    },
+    LeaseLost {
+        token: FencingToken,
+    },
+    StateLoaded(StoredState),
+    /// `fenced`: the store has seen a larger token, so another coordinator has taken over.
+    StateLoadFailed {
+        fenced: bool,
+    },
+    StoreFailed {
+        fenced: bool,
+    },
+    /// Full-cluster shutdown is coming: no more rebalancing.
+    PreparingForShutdown,
+    /// Stop coordinating and release the lease.
+    Stop,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum LeaseRequest {
+    Acquire,
+    Renew { token: FencingToken },
+    Release { token: FencingToken },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Output {
+    Send(Envelope),
+    /// Write-ahead: durable before any later output.
+    Persist {
+        token: FencingToken,
+        record: Record,
+    },
+    SaveSnapshot {
+        token: FencingToken,
+        snapshot: Snapshot,
+    },
+    Lease(LeaseRequest),
+    /// Load the stored state with this token (fencing older writers), then feed
+    /// [`Input::StateLoaded`] or [`Input::StateLoadFailed`].
+    LoadState {
+        token: FencingToken,
+    },
+    Notice(Notice),
+}
+
+/// Things worth logging or asserting on; carrying them out is optional.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Notice {
+    Active {
+        token: FencingToken,
+    },
+    SteppedDown {
+        token: FencingToken,
+        reason: String,
+    },
+    RegisterRefused {
+        region: RegionId,
+        reason: String,
+    },
+    HandOffStarted {
+        shard: ShardId,
+        from: RegionId,
+        rebalance: bool,
+    },
+    HandOffCompleted {
+        shard: ShardId,
+        from: RegionId,
+    },
+    HandOffTimedOut {
+        shard: ShardId,
+        from: RegionId,
+        policy: HandOffTimeoutPolicy,
+    },
+    AllocationFailed {
+        shard: ShardId,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Created, [`Coordinator::start`] not called yet.
+    Idle,
+    /// Waiting for the lease (requested, or retrying after a refusal).
+    AcquiringLease,
+    /// Holding the lease, waiting for the stored state.
+    Loading,
+    Active,
+    Stopped,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Timer {
+    LeaseExpiry,
+    LeaseRenew,
+    LeaseRetry,
+    LoadRetry,
+    Rebalance,
+    HandOffTimeout(ShardId),
+    HandOffResend(ShardId),
+    HostShard(ShardId),
+    DelayedTermination(RegionId),
+}
+
+pub struct Coordinator {
+    config: CoordinatorConfig,
+    strategy: Box<dyn AllocationStrategy>,
+    self_address: Address,
+    phase: Phase,
+    lease: LeaseHolder,
+    /// The allocation map the strategies read; rebuilt from `state` on every (re)start.
+    alloc: AllocationState,
+    state: PersistentState,
+    // ---- volatile, lost on step-down (Pekko §2.3) ----
+    alive: HashSet<RegionId>,
+    all_regions_registered: bool,
+    handoffs: HashMap<ShardId, HandOff>,
+    graceful: BTreeSet<RegionId>,
+    terminating: BTreeSet<RegionId>,
+    /// HostShard sent, ShardStarted not yet seen: shard -> (region, stamp sent).
+    unacked: HashMap<ShardId, (RegionId, Stamp)>,
+    preparing_for_shutdown: bool,
+    /// Terminations reported while not coordinating; applied on the next restore.
+    terminated_while_inactive: BTreeSet<RegionId>,
+    timers: Timers<Timer>,
+    out: VecDeque<Output>,
+    now: u64,
+}
+
+impl std::fmt::Debug for Coordinator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Coordinator")
+            .field("phase", &self.phase)
+            .field("token", &self.lease.token())
+            .field("strategy", &self.strategy.name())
+            .field("regions", &self.alloc.region_count())
+            .field("shards", &self.state.shard_count())
+            .field("handoffs", &self.handoffs.len())
+            .finish()
+    }
+}
+
+impl Coordinator {
+    /// `self_address` is the node the coordinator runs on (Pekko's self address: a region
+    /// there may register without being an Up member, and counts as local).
+    pub fn new(
+        config: CoordinatorConfig,
+        strategy: Box<dyn AllocationStrategy>,
+        self_address: Address,
+    ) -> Result<Coordinator> {
+        config.validate()?;
+        let remember = config.remember_entities;
+        Ok(Coordinator {
+            config,
+            strategy,
+            alloc: AllocationState::new(ClusterView::new(self_address.clone())),
+            self_address,
+            phase: Phase::Idle,
+            lease: LeaseHolder::default(),
+            state: PersistentState::new(remember),
+            alive: HashSet::new(),
+            all_regions_registered: false,
+            handoffs: HashMap::new(),
+            graceful: BTreeSet::new(),
+            terminating: BTreeSet::new(),
+            unacked: HashMap::new(),
+            preparing_for_shutdown: false,
+            terminated_while_inactive: BTreeSet::new(),
+            timers: Timers::default(),
+            out: VecDeque::new(),
+            now: 0,
+        })
+    }
+
+    // ---- queries ------------------------------------------------------------------------
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    pub fn is_active(&self) -> bool {
+        self.phase == Phase::Active
+    }
+    pub fn token(&self) -> Option<FencingToken> {
+        self.lease.token()
+    }
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.config
+    }
+    /// The persistent state as of the last event.
+    pub fn state(&self) -> &PersistentState {
+        &self.state
+    }
+    /// The allocation map the strategy sees (eligibility reflects graceful shutdowns and
+    /// terminations in progress).
+    pub fn allocation(&self) -> &AllocationState {
+        &self.alloc
+    }
+    /// Shards being handed off, sorted.
+    pub fn handoffs_in_progress(&self) -> Vec<ShardId> {
+        let mut v: Vec<ShardId> = self.handoffs.keys().cloned().collect();
+        v.sort();
+        v
+    }
+    pub fn is_alive(&self, region: &str) -> bool {
+        self.alive.contains(region)
+    }
+
+    // ---- driving ------------------------------------------------------------------------
+
+    /// Starts contending for the lease; nothing else happens before it is granted.
+    pub fn start(&mut self, now_ms: u64) {
+        self.tick(now_ms);
+        if self.phase == Phase::Idle {
+            self.request_lease();
+        }
+    }
+
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop_front()
+    }
+
+    /// Everything queued so far, in order.
+    pub fn drain_outputs(&mut self) -> Vec<Output> {
+        self.out.drain(..).collect()
+    }
+
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.timers.next_deadline()
+    }
+
+    pub fn on_timeout(&mut self, now_ms: u64) -> Result<()> {
+        self.tick(now_ms);
+        while let Some(t) = self.timers.pop_due(self.now) {
+            self.fire(t)?;
+        }
+        Ok(())
+    }
+
+    /// Errors are host mistakes (e.g. a lease token that does not grow) or a stored state
+    /// that breaks its own preconditions; protocol anomalies are ignored, not errors.
+    pub fn handle(&mut self, now_ms: u64, input: Input) -> Result<()> {
+        self.tick(now_ms);
+        // The local lease deadline binds even if the host has not called on_timeout yet.
+        if self.lease.grant().is_some() && !self.lease.is_valid(self.now) {
+            self.step_down("the lease's local deadline passed", false);
+        }
+        match input {
+            Input::Receive(env) => self.receive(env),
+            Input::Member(m) => {
+                self.alloc.upsert_member(m);
+                Ok(())
+            }
+            Input::MemberRemoved { address } => self.member_removed(&address),
+            Input::Reachability { address, reachable } => {
+                self.alloc.set_reachable(&address, reachable);
+                Ok(())
+            }
+            Input::RegionTerminated { region } => {
+                if self.is_active() {
+                    self.region_terminated(&region, false)
+                } else {
+                    self.terminated_while_inactive.insert(region);
+                    Ok(())
+                }
+            }
+            Input::LeaseGranted(g) => self.lease_granted(g),
+            Input::LeaseDenied => {
+                if self.phase == Phase::AcquiringLease {
+                    self.timers.set(
+                        Timer::LeaseRetry,
+                        self.now + self.config.lease_retry_interval_ms,
+                    );
+                }
+                Ok(())
+            }
+            Input::LeaseRenewed {
+                token,
+                valid_until_ms,
+            } => {
+                if self.lease.renewed(token, valid_until_ms) {
+                    self.arm_lease_timers();
+                }
+                Ok(())
+            }
+            Input::LeaseRenewFailed { token } => {
+                // Keep trying until the local deadline; never extend without a renewal.
+                if self.lease.token() == Some(token) {
+                    self.arm_lease_timers();
+                }
+                Ok(())
+            }
+            Input::LeaseLost { token } => {
+                if self.lease.token() == Some(token) {
+                    self.step_down("the lease was lost", false);
+                }
+                Ok(())
+            }
+            Input::StateLoaded(stored) => {
+                if self.phase != Phase::Loading {
+                    return Ok(());
+                }
+                self.timers.cancel(&Timer::LoadRetry);
+                if let Err(e) = self.restore(stored) {
+                    self.step_down(&format!("the stored state is unusable: {e}"), true);
+                    return Err(e);
+                }
+                Ok(())
+            }
+            Input::StateLoadFailed { fenced } => {
+                if self.phase == Phase::Loading {
+                    if fenced {
+                        self.step_down("the store has a newer coordinator", true);
+                    } else {
+                        self.timers.set(
+                            Timer::LoadRetry,
+                            self.now + self.config.lease_retry_interval_ms,
+                        );
+                    }
+                }
+                Ok(())
+            }
+            Input::StoreFailed { fenced } => {
+                if fenced {
+                    self.step_down("a state write was fenced by a newer coordinator", true);
+                } else if self.is_active() {
+                    // What the store holds is unknown: forget everything volatile and reload.
+                    self.reset_volatile();
+                    self.begin_loading();
+                }
+                Ok(())
+            }
+            Input::PreparingForShutdown => {
+                self.preparing_for_shutdown = true;
+                self.timers.cancel(&Timer::Rebalance);
+                Ok(())
+            }
+            Input::Stop => {
+                self.step_down("stopped", true);
+                self.timers.clear();
+                self.phase = Phase::Stopped;
+                Ok(())
+            }
+        }
+    }
+
+    fn tick(&mut self, now_ms: u64) {
+        // Time never goes backwards for the machine, whatever the host passes.
+        self.now = self.now.max(now_ms);
+    }
+
+    fn fire(&mut self, t: Timer) -> Result<()> {
+        match t {
+            Timer::LeaseExpiry => {
+                if self.lease.grant().is_some() && !self.lease.is_valid(self.now) {
+                    self.step_down("the lease's local deadline passed", false);
+                }
+            }
+            Timer::LeaseRenew => {
+                if let Some(token) = self.lease.token() {
+                    self.out
+                        .push_back(Output::Lease(LeaseRequest::Renew { token }));
+                    // Re-armed when the answer comes; if none comes, try again.
+                    self.arm_lease_timers();
+                }
+            }
+            Timer::LeaseRetry => {
+                if self.phase == Phase::AcquiringLease {
+                    self.request_lease();
+                }
+            }
+            Timer::LoadRetry => {
+                if self.phase == Phase::Loading {
+                    self.begin_loading();
+                }
+            }
+            Timer::Rebalance => self.rebalance_tick()?,
+            Timer::HandOffTimeout(shard) => self.handoff_timed_out(&shard)?,
+            Timer::HandOffResend(shard) => {
+                if let Some(h) = self.handoffs.get(&shard) {
+                    for (to, d) in h.resend() {
+                        self.send(&to, d);
+                    }
+                    let at = self.now + self.config.handoff_resend_interval_ms;
+                    self.timers.set(Timer::HandOffResend(shard), at);
+                }
+            }
+            Timer::HostShard(shard) => {
+                if let Some((region, _)) = self.unacked.get(&shard).cloned() {
+                    if self.state.home_of(&shard) == Some(&region) {
+                        self.host_shard(&shard, &region);
+                    } else {
+                        self.unacked.remove(&shard);
+                    }
+                }
+            }
+            Timer::DelayedTermination(region) => {
+                if self.is_active() {
+                    self.terminate_region(&region)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- lease gating -------------------------------------------------------------------
+
+    fn request_lease(&mut self) {
+        self.phase = Phase::AcquiringLease;
+        self.out.push_back(Output::Lease(LeaseRequest::Acquire));
+        // Also a guard against an answer that never comes.
+        self.timers.set(
+            Timer::LeaseRetry,
+            self.now + self.config.lease_retry_interval_ms,
+        );
+    }
+
+    fn lease_granted(&mut self, g: LeaseGrant) -> Result<()> {
+        if self.phase != Phase::AcquiringLease {
+            // Not asked for (any more): give it back so no one waits for a lease nobody uses.
+            if self.lease.token() != Some(g.token) {
+                self.out
+                    .push_back(Output::Lease(LeaseRequest::Release { token: g.token }));
+            }
+            return Ok(());
+        }
+        if g.valid_until_ms <= self.now {
+            self.out
+                .push_back(Output::Lease(LeaseRequest::Release { token: g.token }));
+            self.timers.set(
+                Timer::LeaseRetry,
+                self.now + self.config.lease_retry_interval_ms,
+            );
+            return Ok(());
+        }
+        self.lease.granted(g)?;
+        self.timers.cancel(&Timer::LeaseRetry);
+        self.arm_lease_timers();
+        self.begin_loading();
+        Ok(())
+    }
+
+    fn arm_lease_timers(&mut self) {
+        let Some(until) = self.lease.valid_until() else {
+            return;
+        };
+        self.timers.set(Timer::LeaseExpiry, until);
+        // Renew with a third of the remaining validity gone, so two more attempts fit.
+        let renew = self.now + (until.saturating_sub(self.now) / 3).max(1);
+        if renew < until {
+            self.timers.set(Timer::LeaseRenew, renew);
+        }
+    }
+
+    fn begin_loading(&mut self) {
+        let Some(token) = self.lease.token() else {
+            return;
+        };
+        self.phase = Phase::Loading;
+        self.out.push_back(Output::LoadState { token });
+    }
+
+    /// Stops acting: everything volatile is dropped, the lease is (optionally) released and
+    /// re-acquired after the retry interval.
+    fn step_down(&mut self, reason: &str, release: bool) {
+        if let Some(token) = self.lease.lose(None) {
+            self.out.push_back(Output::Notice(Notice::SteppedDown {
+                token,
+                reason: reason.to_owned(),
+            }));
+            if release {
+                self.out
+                    .push_back(Output::Lease(LeaseRequest::Release { token }));
+            }
+        }
+        self.reset_volatile();
+        self.timers.clear();
+        if matches!(
+            self.phase,
+            Phase::Loading | Phase::Active | Phase::AcquiringLease
+        ) {
+            self.phase = Phase::AcquiringLease;
+            self.timers.set(
+                Timer::LeaseRetry,
+                self.now + self.config.lease_retry_interval_ms,
+            );
+        }
+    }
+
+    fn reset_volatile(&mut self) {
+        self.alive.clear();
+        self.all_regions_registered = false;
+        self.handoffs.clear();
+        self.graceful.clear();
+        self.terminating.clear();
+        self.unacked.clear();
+        self.timers.retain(|t| {
+            matches!(
+                t,
+                Timer::LeaseExpiry | Timer::LeaseRenew | Timer::LeaseRetry | Timer::LoadRetry
+            )
+        });
+    }
+
+    // ---- restore ------------------------------------------------------------------------
+
+    fn restore(&mut self, stored: StoredState) -> Result<()> {
+        let remember = self.config.remember_entities;
+        let mut st = match &stored.snapshot {
+            Some(s) => PersistentState::from_snapshot(s, remember)?,
+            None => PersistentState::new(remember),
+        };
+        for r in &stored.events {
+            if r.seq > st.seq() {
+                st.recover(r)?;
+            }
+        }
+        let mut alloc = AllocationState::new(self.alloc.cluster().clone());
+        for (region, node, shards) in st.regions() {
+            let address = Address::parse(node).map_err(|e| e.context("stored region"))?;
+            let local = address == self.self_address;
+            alloc.add_region(region, address, local)?;
+            for s in shards {
+                alloc.add_shard(region, s)?;
+            }
+        }
+        self.state = st;
+        self.alloc = alloc;
+        self.reset_volatile();
+        self.phase = Phase::Active;
+        let token = self.lease.token().expect("loading requires the lease");
+        self.out.push_back(Output::Notice(Notice::Active { token }));
+
+        // Pekko watchStateActors: whatever lived on a node that is gone is terminated now.
+        let gone = |node: &str| {
+            node != self.self_address.as_str() && self.alloc.cluster().member(node).is_none()
+        };
+        let reported = std::mem::take(&mut self.terminated_while_inactive);
+        let dead_regions: Vec<RegionId> = self
+            .state
+            .regions()
+            .filter(|(r, n, _)| gone(n) || reported.contains(*r))
+            .map(|(r, _, _)| r.clone())
+            .collect();
+        let dead_proxies: Vec<RegionId> = self
+            .state
+            .proxies()
+            .filter(|(p, n)| gone(n) || reported.contains(*p))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in dead_proxies {
+            self.persist(Event::ShardRegionProxyTerminated { proxy: p })?;
+        }
+        for r in dead_regions {
+            self.terminate_region(&r)?;
+        }
+        // Pekko stateInitialized: every standing allocation is (re)announced to its region.
+        let hosted: Vec<(ShardId, RegionId)> = self
+            .state
+            .regions()
+            .flat_map(|(r, _, shards)| shards.iter().map(move |s| (s.clone(), r.clone())))
+            .collect();
+        for (s, r) in hosted {
+            self.host_shard(&s, &r);
+        }
+        self.arm_rebalance();
+        Ok(())
+    }
+
+    // ---- messages -----------------------------------------------------------------------
+
+    fn receive(&mut self, env: Envelope) -> Result<()> {
+        if !self.is_active() || env.to != Endpoint::Coordinator {
+            // Not coordinating: regions retry registration and GetShardHome on their own.
+            return Ok(());
+        }
+        let (Endpoint::Region(from), Message::Command(cmd)) = (env.from, env.message) else {
+            return Ok(());
+        };
+        match cmd {
+            Command::Register { node } => self.register(&from, &node, false),
+            Command::RegisterProxy { node } => self.register(&from, &node, true),
+            Command::GetShardHome { shard } => self.get_shard_home(&shard, Some(&from)),
+            Command::ShardStarted { shard, stamp } => {
+                if let Some((r, sent)) = self.unacked.get(&shard) {
+                    if *r == from && stamp >= *sent {
+                        self.unacked.remove(&shard);
+                        self.timers.cancel(&Timer::HostShard(shard));
+                    }
+                }
+                Ok(())
+            }
+            Command::BeginHandOffAck { shard, stamp } => {
+                let step = match self.handoffs.get_mut(&shard) {
+                    Some(h) => h.acked(&from, stamp),
+                    None => Step::Nothing,
+                };
+                self.apply_step(&shard, step)
+            }
+            Command::ShardStopped { shard, stamp } => {
+                let step = match self.handoffs.get_mut(&shard) {
+                    Some(h) => h.stopped(&from, stamp),
+                    None => Step::Nothing,
+                };
+                self.apply_step(&shard, step)
+            }
+            Command::GracefulShutdownReq => self.graceful_shutdown(&from),
+            Command::RegionStopped => self.region_terminated(&from, false),
+            Command::EntityStarted { shard, entity } => self.entity_started(&from, shard, entity),
+            Command::EntityPassivated { shard, entity } => {
+                if self.config.remember_entities
+                    && self.state.home_of(&shard) == Some(&from)
+                    && self.state.is_remembered(&shard, &entity)
+                {
+                    self.persist(Event::EntityForgotten { shard, entity })?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn is_member(&self, node: &str) -> bool {
+        node == self.self_address.as_str()
+            || self
+                .alloc
+                .cluster()
+                .member(node)
+                .is_some_and(|m| m.status == MemberStatus::Up)
+    }
+
+    fn register(&mut self, region: &str, node: &str, proxy: bool) -> Result<()> {
+        let refuse = |s: &mut Self, why: String| {
+            s.out.push_back(Output::Notice(Notice::RegisterRefused {
+                region: region.to_owned(),
+                reason: why,
+            }));
+            Ok(())
+        };
+        let Ok(address) = Address::parse(node) else {
+            return refuse(self, format!("{node:?} is not an address"));
+        };
+        if !self.is_member(address.as_str()) {
+            return refuse(self, format!("{node} is not an Up member"));
+        }
+        let known_node = if proxy {
+            self.state.proxy_node(region)
+        } else {
+            self.state.region_node(region)
+        }
+        .map(str::to_owned);
+        if let Some(n) = &known_node {
+            if n != address.as_str() {
+                // #948: never let a registration take over another node's identity.
+                return refuse(self, format!("{region} is registered from {n}"));
+            }
+        }
+        let clash = if proxy {
+            self.state.has_region(region)
+        } else {
+            self.state.has_proxy(region)
+        };
+        if clash {
+            return refuse(self, format!("{region} is registered in the other role"));
+        }
+        let token = self.lease.token().expect("active");
+        if proxy {
+            self.send_shard_homes(region);
+            if known_node.is_none() {
+                self.persist(Event::ShardRegionProxyRegistered {
+                    proxy: region.to_owned(),
+                    node: address.as_str().to_owned(),
+                })?;
+            }
+            self.send(region, Directive::RegisterAck { token });
+            return Ok(());
+        }
+        self.alive.insert(region.to_owned());
+        if !self.all_regions_registered && self.alive.len() >= self.config.min_members {
+            self.all_regions_registered = true;
+        }
+        if known_node.is_some() {
+            self.send(region, Directive::RegisterAck { token });
+            self.send_shard_homes(region);
+            let own: Vec<ShardId> = self.state.shards_of(region).to_vec();
+            for s in own {
+                if !self.handoffs.contains_key(&s) {
+                    self.host_shard(&s, region);
+                }
+            }
+        } else {
+            self.graceful.remove(region);
+            self.send_shard_homes(region);
+            self.persist(Event::ShardRegionRegistered {
+                region: region.to_owned(),
+                node: address.as_str().to_owned(),
+            })?;
+            self.send(region, Directive::RegisterAck { token });
+        }
+        self.allocate_remembered()
+    }
+
+    /// Pekko batches of `ShardHomes`, skipping shards in hand-off, shards of terminating
+    /// regions, and the receiver's own shards (it gets `HostShard` for those).
+    fn send_shard_homes(&mut self, to: &str) {
+        let token = self.lease.token().expect("active");
+        let mut batches: Vec<Vec<ShardHome>> = Vec::new();
+        let mut cur = Vec::new();
+        'outer: for (region, _, shards) in self.state.regions() {
+            if region == to || self.terminating.contains(region) {
+                continue;
+            }
+            for s in shards {
+                if self.handoffs.contains_key(s) {
+                    continue;
+                }
+                cur.push(ShardHome {
+                    shard: s.clone(),
+                    region: region.clone(),
+                    stamp: Stamp {
+                        token,
+                        version: crate::protocol::ShardVersion(self.state.version(s)),
+                    },
+                });
+                if cur.len() == self.config.shard_homes_batch {
+                    batches.push(std::mem::take(&mut cur));
+                    if batches.len() == self.config.shard_homes_max_batches {
+                        break 'outer;
+                    }
+                }
+            }
+        }
+        if !cur.is_empty() && batches.len() < self.config.shard_homes_max_batches {
+            batches.push(cur);
+        }
+        for homes in batches {
+            self.send(to, Directive::ShardHomes { token, homes });
+        }
+    }
+
+    fn get_shard_home(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {
+        if let Some(h) = self.handoffs.get_mut(shard) {
+            if let Some(r) = requester {
+                h.defer(r);
+            }
+            return Ok(());
+        }
+        if !self.all_regions_registered {
+            return Ok(());
+        }
+        if let Some(owner) = self.state.home_of(shard).cloned() {
+            if !self.terminating.contains(&owner) {
+                if let Some(r) = requester {
+                    self.send_home(r, shard, &owner);
+                }
+            }
+            return Ok(());
+        }
+        self.allocate(shard, requester)
+    }
+
+    fn allocate(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {
+        if self.alloc.regions().all(|r| !r.is_eligible()) {
+            return Ok(());
+        }
+        let decision = self.strategy.allocate(&self.alloc, requester, shard, None);
+        let chosen = match decision {
+            Ok(Allocation::Region(r)) => r,
+            Ok(Allocation::Pending) => return Ok(()),
+            Err(e) => {
+                self.out.push_back(Output::Notice(Notice::AllocationFailed {
+                    shard: shard.to_owned(),
+                    reason: e.to_string(),
+                }));
+                return Ok(());
+            }
+        };
+        // Pekko re-checks the answer: only registered regions not shutting down or terminating.
+        if !self.alloc.region(&chosen).is_some_and(|r| r.is_eligible()) {
+            self.out.push_back(Output::Notice(Notice::AllocationFailed {
+                shard: shard.to_owned(),
+                reason: format!("the strategy chose {chosen}, which cannot take shards"),
+            }));
+            return Ok(());
+        }
+        let version = self.state.version(shard) + 1;
+        self.persist(Event::ShardHomeAllocated {
+            shard: shard.to_owned(),
+            region: chosen.to_string(),
+            version,
+        })?;
+        self.host_shard(shard, &chosen);
+        if let Some(r) = requester {
+            self.send_home(r, shard, &chosen);
+        }
+        Ok(())
+    }
+
+    fn allocate_remembered(&mut self) -> Result<()> {
+        if !self.config.remember_entities {
+            return Ok(());
+        }
+        let pending: Vec<ShardId> = self
+            .state
+            .unallocated()
+            .filter(|s| !self.handoffs.contains_key(*s))
+            .cloned()
+            .collect();
+        for s in pending {
+            self.get_shard_home(&s, None)?;
+        }
+        Ok(())
+    }
+
+    fn entity_started(&mut self, from: &str, shard: ShardId, entity: EntityId) -> Result<()> {
+        if self.config.remember_entities
+            && self.state.home_of(&shard).map(String::as_str) == Some(from)
+            && !self.state.is_remembered(&shard, &entity)
+        {
+            self.persist(Event::EntityRemembered { shard, entity })?;
+        }
+        Ok(())
+    }
+
+    // ---- rebalance and hand-off ---------------------------------------------------------
+
+    fn arm_rebalance(&mut self) {
+        if !self.preparing_for_shutdown && self.config.rebalance_enabled {
+            self.timers.set(
+                Timer::Rebalance,
+                self.now + self.config.rebalance_interval_ms,
+            );
+        }
+    }
+
+    fn rebalance_tick(&mut self) -> Result<()> {
+        self.arm_rebalance();
+        if !self.is_active()
+            || self.preparing_for_shutdown
+            || !self.all_regions_registered
+            || self.alloc.region_count() == 0
+        {
+            return Ok(());
+        }
+        let in_progress: InProgress = self
+            .handoffs
+            .keys()
+            .map(|s| Arc::from(s.as_str()))
+            .collect();
+        let shards = match self.strategy.rebalance(&self.alloc, &in_progress, None) {
+            Ok(s) => s,
+            Err(e) => {
+                self.out.push_back(Output::Notice(Notice::AllocationFailed {
+                    shard: String::new(),
+                    reason: format!("rebalance: {e}"),
+                }));
+                return Ok(());
+            }
+        };
+        for s in shards {
+            if self.handoffs.contains_key(&*s) {
+                continue;
+            }
+            if let Some(from) = self.state.home_of(&s).cloned() {
+                self.start_handoff(&s, &from, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start_handoff(&mut self, shard: &str, from: &str, is_rebalance: bool) -> Result<()> {
+        let token = self.lease.token().expect("active");
+        let stamp = Stamp {
+            token,
+            version: crate::protocol::ShardVersion(self.state.bump_version(shard)),
+        };
+        self.unacked.remove(shard);
+        self.timers.cancel(&Timer::HostShard(shard.to_owned()));
+        let mut targets: Vec<RegionId> = self.state.regions().map(|(r, _, _)| r.clone()).collect();
+        targets.extend(self.state.proxies().map(|(p, _)| p.clone()));
+        let deadline = self.now + self.config.handoff_timeout_ms;
+        let mut h = HandOff::new(
+            shard.to_owned(),
+            from.to_owned(),
+            stamp,
+            targets.iter().cloned(),
+        );
+        for t in &targets {
+            self.send(t, h.begin());
+        }
+        self.out.push_back(Output::Notice(Notice::HandOffStarted {
+            shard: shard.to_owned(),
+            from: from.to_owned(),
+            rebalance: is_rebalance,
+        }));
+        self.timers
+            .set(Timer::HandOffTimeout(shard.to_owned()), deadline);
+        if self.config.handoff_resend_interval_ms > 0 {
+            self.timers.set(
+                Timer::HandOffResend(shard.to_owned()),
+                self.now + self.config.handoff_resend_interval_ms,
+            );
+        }
+        let step = h.start();
+        self.handoffs.insert(shard.to_owned(), h);
+        self.apply_step(shard, step)
+    }
+
+    fn apply_step(&mut self, shard: &str, step: Step) -> Result<()> {
+        match step {
+            Step::Nothing => Ok(()),
+            Step::SendHandOff => {
+                let h = &self.handoffs[shard];
+                let (to, d) = (h.from.clone(), h.hand_off());
+                self.send(&to, d);
+                Ok(())
+            }
+            Step::Completed => self.handoff_completed(shard),
+        }
+    }
+
+    fn end_handoff(&mut self, shard: &str) -> Option<HandOff> {
+        self.timers.cancel(&Timer::HandOffTimeout(shard.to_owned()));
+        self.timers.cancel(&Timer::HandOffResend(shard.to_owned()));
+        self.handoffs.remove(shard)
+    }
+
+    /// Pekko `RebalanceDone(ok = true)`.
+    fn handoff_completed(&mut self, shard: &str) -> Result<()> {
+        let Some(h) = self.end_handoff(shard) else {
+            return Ok(());
+        };
+        self.out.push_back(Output::Notice(Notice::HandOffCompleted {
+            shard: shard.to_owned(),
+            from: h.from.clone(),
+        }));
+        if self.state.home_of(shard).is_some() {
+            let version = self.state.version(shard) + 1;
+            self.persist(Event::ShardHomeDeallocated {
+                shard: shard.to_owned(),
+                version,
+            })?;
+        }
+        // Waiting regions first, so the first of them is the requester the strategy sees;
+        // then the eager re-allocation for shards nobody is waiting for.
+        for r in &h.deferred {
+            self.get_shard_home(shard, Some(r))?;
+        }
+        self.allocate_remembered()?;
+        self.get_shard_home(shard, None)
+    }
+
+    /// Pekko `RebalanceDone(ok = false)`, or actor-ts's forced move.
+    fn handoff_timed_out(&mut self, shard: &str) -> Result<()> {
+        let Some(h) = self.end_handoff(shard) else {
+            return Ok(());
+        };
+        let policy = self.config.handoff_timeout_policy;
+        self.out.push_back(Output::Notice(Notice::HandOffTimedOut {
+            shard: shard.to_owned(),
+            from: h.from.clone(),
+            policy,
+        }));
+        let still_owner = self.state.home_of(shard) == Some(&h.from);
+        match policy {
+            HandOffTimeoutPolicy::KeepOwner => {
+                if still_owner {
+                    if self.graceful.remove(&h.from) && !self.terminating.contains(&h.from) {
+                        self.alloc.set_eligible(&h.from, true)?;
+                    }
+                    // Regions forgot the home at BeginHandOff and the owner may have stopped
+                    // the shard: a newer stamp re-establishes both.
+                    self.state.bump_version(shard);
+                    self.host_shard(shard, &h.from);
+                }
+                for r in &h.deferred {
+                    self.get_shard_home(shard, Some(r))?;
+                }
+            }
+            HandOffTimeoutPolicy::ForceReallocate => {
+                if still_owner {
+                    let version = self.state.version(shard) + 1;
+                    self.persist(Event::ShardHomeDeallocated {
+                        shard: shard.to_owned(),
+                        version,
+                    })?;
+                }
+                for r in &h.deferred {
+                    self.get_shard_home(shard, Some(r))?;
+                }
+                self.get_shard_home(shard, None)?;
+                self.announce_forced_move(shard, &h.from);
+            }
+        }
+        Ok(())
+    }
+
+    /// After a forced move every region and proxy hears the new home with a newer stamp, and
+    /// the old owner additionally gets a `HandOff` with that stamp: whichever arrives first
+    /// makes it stop its copy, and neither can be undone by an older directive.
+    fn announce_forced_move(&mut self, shard: &str, old_owner: &str) {
+        let token = self.lease.token().expect("active");
+        let stamp = Stamp {
+            token,
+            version: crate::protocol::ShardVersion(self.state.version(shard)),
+        };
+        let new_home = self.state.home_of(shard).cloned();
+        if new_home.as_deref() != Some(old_owner) {
+            self.send(
+                old_owner,
+                Directive::HandOff {
+                    shard: shard.to_owned(),
+                    stamp,
+                },
+            );
+        }
+        if let Some(home) = new_home {
+            let mut targets: Vec<RegionId> =
+                self.state.regions().map(|(r, _, _)| r.clone()).collect();
+            targets.extend(self.state.proxies().map(|(p, _)| p.clone()));
+            for t in targets {
+                if t != home {
+                    self.send(
+                        &t,
+                        Directive::ShardHome(ShardHome {
+                            shard: shard.to_owned(),
+                            region: home.clone(),
+                            stamp,
+                        }),
+                    );
+                }
+            }
+        }
+    }
+
+    // ---- shutdown and termination -------------------------------------------------------
+
+    fn graceful_shutdown(&mut self, region: &str) -> Result<()> {
+        if self.graceful.contains(region) || !self.state.has_region(region) {
+            return Ok(());
+        }
+        self.graceful.insert(region.to_owned());
+        self.alloc.set_eligible(region, false)?;
+        let shards: Vec<ShardId> = self.state.shards_of(region).to_vec();
+        for s in shards {
+            if !self.handoffs.contains_key(&s) {
+                self.start_handoff(&s, region, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn member_removed(&mut self, address: &str) -> Result<()> {
+        self.alloc.remove_member(address);
+        if !self.is_active() {
+            return Ok(());
+        }
+        let on_node: Vec<RegionId> = self
+            .state
+            .regions()
+            .filter(|(_, n, _)| *n == address)
+            .map(|(r, _, _)| r.clone())
+            .chain(
+                self.state
+                    .proxies()
+                    .filter(|(_, n)| *n == address)
+                    .map(|(p, _)| p.clone()),
+            )
+            .collect();
+        for r in on_node {
+            self.region_terminated(&r, true)?;
+        }
+        Ok(())
+    }
+
+    /// Pekko `Terminated(region)`: with a removal margin, a failed node's regions are only
+    /// fenced off (no allocations to them, no homes given out) until the margin has passed.
+    fn region_terminated(&mut self, region: &str, node_failed: bool) -> Result<()> {
+        if self.state.has_proxy(region) {
+            self.persist(Event::ShardRegionProxyTerminated {
+                proxy: region.to_owned(),
+            })?;
+            return self.notify_handoffs_of_termination(region);
+        }
+        if !self.state.has_region(region) {
+            return self.notify_handoffs_of_termination(region);
+        }
+        if node_failed && self.config.removal_margin_ms > 0 && self.alive.contains(region) {
+            if self.terminating.insert(region.to_owned()) {
+                self.alloc.set_eligible(region, false)?;
+                self.timers.set(
+                    Timer::DelayedTermination(region.to_owned()),
+                    self.now + self.config.removal_margin_ms,
+                );
+            }
+            return Ok(());
+        }
+        self.terminate_region(region)
+    }
+
+    fn terminate_region(&mut self, region: &str) -> Result<()> {
+        self.timers
+            .cancel(&Timer::DelayedTermination(region.to_owned()));
+        if !self.state.has_region(region) {
+            return Ok(());
+        }
+        // Ineligible and unallocated before any hand-off hears of it, so nothing completing
+        // below can place a shard back on the dead region.
+        self.terminating.insert(region.to_owned());
+        self.alloc.set_eligible(region, false)?;
+        let shards: Vec<ShardId> = self.state.shards_of(region).to_vec();
+        self.persist(Event::ShardRegionTerminated {
+            region: region.to_owned(),
+        })?;
+        self.graceful.remove(region);
+        self.terminating.remove(region);
+        self.alive.remove(region);
+        for s in &shards {
+            if self.unacked.get(s).is_some_and(|(r, _)| r == region) {
+                self.unacked.remove(s);
+                self.timers.cancel(&Timer::HostShard(s.clone()));
+            }
+        }
+        self.notify_handoffs_of_termination(region)?;
+        self.allocate_remembered()?;
+        for s in shards {
+            self.get_shard_home(&s, None)?;
+        }
+        Ok(())
+    }
+
+    fn notify_handoffs_of_termination(&mut self, region: &str) -> Result<()> {
+        let mut shards: Vec<ShardId> = self.handoffs.keys().cloned().collect();
+        shards.sort();
+        for s in shards {
+            let step = match self.handoffs.get_mut(&s) {
+                Some(h) => h.region_terminated(region),
+                None => Step::Nothing,
+            };
+            self.apply_step(&s, step)?;
+        }
+        Ok(())
+    }
+
+    // ---- effects ------------------------------------------------------------------------
+
+    fn stamp(&self, shard: &str) -> Stamp {
+        Stamp {
+            token: self.lease.token().unwrap_or_default(),
+            version: crate::protocol::ShardVersion(self.state.version(shard)),
+        }
+    }
+
+    fn send(&mut self, to: &str, d: Directive) {
+        self.out.push_back(Output::Send(Envelope {
+            from: Endpoint::Coordinator,
+            to: Endpoint::Region(to.to_owned()),
+            message: Message::Directive(d),
+        }));
+    }
+
+    fn send_home(&mut self, to: &str, shard: &str, owner: &str) {
+        let stamp = self.stamp(shard);
+        self.send(
+            to,
+            Directive::ShardHome(ShardHome {
+                shard: shard.to_owned(),
+                region: owner.to_owned(),
+                stamp,
+            }),
+        );
+    }
+
+    /// Sends `HostShard` and re-sends it every `shard-start-timeout` until `ShardStarted`.
+    fn host_shard(&mut self, shard: &str, region: &str) {
+        let stamp = self.stamp(shard);
+        let entities = self.state.remembered(shard);
+        self.send(
+            region,
+            Directive::HostShard {
+                shard: shard.to_owned(),
+                stamp,
+                entities,
+            },
+        );
+        self.unacked
+            .insert(shard.to_owned(), (region.to_owned(), stamp));
+        self.timers.set(
+            Timer::HostShard(shard.to_owned()),
+            self.now + self.config.shard_start_timeout_ms,
+        );
+    }
+
+    /// Checks the event's precondition, applies it to the state and the allocation map, and
+    /// queues the write (and a snapshot when one is due).
+    fn persist(&mut self, event: Event) -> Result<()> {
+        let token = self
+            .lease
+            .token()
+            .ok_or_else(|| Error::invalid_state("persisting without the lease"))?;
+        self.state.apply(&event)?;
+        match &event {
+            Event::ShardRegionRegistered { region, node } => {
+                let address = Address::parse(node)?;
+                let local = address == self.self_address;
+                self.alloc.add_region(region, address, local)?;
+            }
+            Event::ShardRegionTerminated { region } => {
+                self.alloc.remove_region(region)?;
+            }
+            Event::ShardHomeAllocated { shard, region, .. } => {
+                self.alloc.add_shard(region, shard)?;
+            }
+            Event::ShardHomeDeallocated { shard, .. } => {
+                self.alloc.remove_shard(shard)?;
+            }
+            Event::ShardRegionProxyRegistered { .. }
+            | Event::ShardRegionProxyTerminated { .. }
+            | Event::EntityRemembered { .. }
+            | Event::EntityForgotten { .. } => {}
+        }
+        let seq = self.state.seq();
+        self.out.push_back(Output::Persist {
+            token,
+            record: Record { seq, event },
+        });
+        if self.config.snapshot_after > 0 && seq % self.config.snapshot_after == 0 {
+            self.out.push_back(Output::SaveSnapshot {
+                token,
+                snapshot: self.state.snapshot(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

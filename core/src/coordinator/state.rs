@@ -1,0 +1,517 @@
+//! The coordinator's persistent state: Pekko's `State` plus per-shard versions and
+//! remembered entities, changed only through [`Event`]s whose preconditions are checked.
+//!
+//! Unlike Pekko's ddata encoding, the order of regions and of each region's shards is part of
+//! the state, so a coordinator restored from it sees the same map order and the strategies
+//! break ties the same way.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{EntityId, RegionId, ShardId};
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Event {
+    /// Precondition: `region` is not registered.
+    ShardRegionRegistered { region: RegionId, node: String },
+    /// Precondition: `proxy` is not registered.
+    ShardRegionProxyRegistered { proxy: RegionId, node: String },
+    /// Precondition: `region` is registered. Its shards become unallocated.
+    ShardRegionTerminated { region: RegionId },
+    /// Precondition: `proxy` is registered.
+    ShardRegionProxyTerminated { proxy: RegionId },
+    /// Precondition: `region` is registered, `shard` is unallocated, `version` is above the
+    /// shard's last version.
+    ShardHomeAllocated {
+        shard: ShardId,
+        region: RegionId,
+        version: u64,
+    },
+    /// Precondition: `shard` is allocated, `version` is above the shard's last version.
+    ShardHomeDeallocated { shard: ShardId, version: u64 },
+    /// Remember-entities. Precondition: the entity is not remembered in that shard.
+    EntityRemembered { shard: ShardId, entity: EntityId },
+    /// Precondition: the entity is remembered in that shard.
+    EntityForgotten { shard: ShardId, entity: EntityId },
+}
+
+/// One stored event; `seq` counts from 1 without gaps across the coordinator's lifetime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub seq: u64,
+    pub event: Event,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotRegion {
+    pub region: RegionId,
+    pub node: String,
+    /// In allocation order, oldest first.
+    pub shards: Vec<ShardId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotProxy {
+    pub proxy: RegionId,
+    pub node: String,
+}
+
+/// The whole state after event `seq`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub seq: u64,
+    /// In registration (map) order.
+    pub regions: Vec<SnapshotRegion>,
+    pub proxies: Vec<SnapshotProxy>,
+    pub unallocated: Vec<ShardId>,
+    pub remembered: BTreeMap<ShardId, Vec<EntityId>>,
+    pub versions: BTreeMap<ShardId, u64>,
+}
+
+#[derive(Debug, Clone)]
+struct RegionRecord {
+    node: String,
+    pos: u64,
+    shards: Vec<ShardId>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PersistentState {
+    remember_entities: bool,
+    regions: HashMap<RegionId, RegionRecord>,
+    order: BTreeMap<u64, RegionId>,
+    next_pos: u64,
+    proxies: BTreeMap<RegionId, String>,
+    shards: HashMap<ShardId, RegionId>,
+    unallocated: BTreeSet<ShardId>,
+    remembered: BTreeMap<ShardId, BTreeSet<EntityId>>,
+    versions: HashMap<ShardId, u64>,
+    seq: u64,
+}
+
+impl PersistentState {
+    pub fn new(remember_entities: bool) -> PersistentState {
+        PersistentState {
+            remember_entities,
+            ..Default::default()
+        }
+    }
+
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.regions.is_empty() && self.proxies.is_empty() && self.shards.is_empty()
+    }
+
+    pub fn has_region(&self, region: &str) -> bool {
+        self.regions.contains_key(region)
+    }
+
+    pub fn has_proxy(&self, proxy: &str) -> bool {
+        self.proxies.contains_key(proxy)
+    }
+
+    pub fn region_node(&self, region: &str) -> Option<&str> {
+        self.regions.get(region).map(|r| r.node.as_str())
+    }
+
+    pub fn proxy_node(&self, proxy: &str) -> Option<&str> {
+        self.proxies.get(proxy).map(String::as_str)
+    }
+
+    /// Regions in map order, with their node and shards (oldest first).
+    pub fn regions(&self) -> impl Iterator<Item = (&RegionId, &str, &[ShardId])> + '_ {
+        self.order.values().map(move |id| {
+            let r = &self.regions[id];
+            (id, r.node.as_str(), r.shards.as_slice())
+        })
+    }
+
+    pub fn proxies(&self) -> impl Iterator<Item = (&RegionId, &str)> + '_ {
+        self.proxies.iter().map(|(p, n)| (p, n.as_str()))
+    }
+
+    pub fn home_of(&self, shard: &str) -> Option<&RegionId> {
+        self.shards.get(shard)
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    pub fn shards_of(&self, region: &str) -> &[ShardId] {
+        self.regions
+            .get(region)
+            .map(|r| r.shards.as_slice())
+            .unwrap_or(&[])
+    }
+
+    pub fn unallocated(&self) -> impl Iterator<Item = &ShardId> + '_ {
+        self.unallocated.iter()
+    }
+
+    pub fn remembered(&self, shard: &str) -> Vec<EntityId> {
+        self.remembered
+            .get(shard)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn is_remembered(&self, shard: &str, entity: &str) -> bool {
+        self.remembered
+            .get(shard)
+            .is_some_and(|s| s.contains(entity))
+    }
+
+    pub fn version(&self, shard: &str) -> u64 {
+        self.versions.get(shard).copied().unwrap_or(0)
+    }
+
+    /// Raises a shard's version without an event: hand-off starts and aborts are volatile,
+    /// and a restored coordinator holds a larger fencing token anyway.
+    pub fn bump_version(&mut self, shard: &str) -> u64 {
+        let v = self.versions.entry(shard.to_owned()).or_insert(0);
+        *v += 1;
+        *v
+    }
+
+    /// Checks `event`'s precondition and applies it; the state is untouched on error.
+    pub fn apply(&mut self, event: &Event) -> Result<()> {
+        self.apply_inner(event, false)?;
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// Applies a stored record during recovery. Like Pekko, a termination of an unknown region
+    /// or proxy is a no-op; every other precondition still holds.
+    pub fn recover(&mut self, record: &Record) -> Result<()> {
+        if record.seq != self.seq + 1 {
+            return Err(Error::invalid_state(format!(
+                "event {} follows event {}: the log has a gap or is out of order",
+                record.seq, self.seq
+            )));
+        }
+        self.apply_inner(&record.event, true)
+            .map_err(|e| e.context(format!("event {}", record.seq)))?;
+        self.seq = record.seq;
+        Ok(())
+    }
+
+    fn apply_inner(&mut self, event: &Event, recovering: bool) -> Result<()> {
+        let fail = |why: String| Err(Error::invalid_state(why));
+        match event {
+            Event::ShardRegionRegistered { region, node } => {
+                if self.regions.contains_key(region) {
+                    return fail(format!("region {region:?} is already registered"));
+                }
+                self.regions.insert(
+                    region.clone(),
+                    RegionRecord {
+                        node: node.clone(),
+                        pos: self.next_pos,
+                        shards: Vec::new(),
+                    },
+                );
+                self.order.insert(self.next_pos, region.clone());
+                self.next_pos += 1;
+            }
+            Event::ShardRegionProxyRegistered { proxy, node } => {
+                if self.proxies.contains_key(proxy) {
+                    return fail(format!("proxy {proxy:?} is already registered"));
+                }
+                self.proxies.insert(proxy.clone(), node.clone());
+            }
+            Event::ShardRegionTerminated { region } => {
+                let Some(r) = self.regions.remove(region) else {
+                    if recovering {
+                        return Ok(());
+                    }
+                    return fail(format!("region {region:?} is not registered"));
+                };
+                self.order.remove(&r.pos);
+                for s in r.shards {
+                    self.shards.remove(&s);
+                    if self.remember_entities {
+                        self.unallocated.insert(s);
+                    }
+                }
+            }
+            Event::ShardRegionProxyTerminated { proxy } => {
+                if self.proxies.remove(proxy).is_none() && !recovering {
+                    return fail(format!("proxy {proxy:?} is not registered"));
+                }
+            }
+            Event::ShardHomeAllocated {
+                shard,
+                region,
+                version,
+            } => {
+                if let Some(owner) = self.shards.get(shard) {
+                    return fail(format!("shard {shard:?} is already allocated to {owner:?}"));
+                }
+                if *version <= self.version(shard) {
+                    return fail(format!(
+                        "shard {shard:?} version {version} does not exceed {}",
+                        self.version(shard)
+                    ));
+                }
+                let Some(r) = self.regions.get_mut(region) else {
+                    return fail(format!("region {region:?} is not registered"));
+                };
+                r.shards.push(shard.clone());
+                self.shards.insert(shard.clone(), region.clone());
+                self.unallocated.remove(shard);
+                self.versions.insert(shard.clone(), *version);
+            }
+            Event::ShardHomeDeallocated { shard, version } => {
+                let Some(region) = self.shards.get(shard) else {
+                    return fail(format!("shard {shard:?} is not allocated"));
+                };
+                if *version <= self.version(shard) {
+                    return fail(format!(
+                        "shard {shard:?} version {version} does not exceed {}",
+                        self.version(shard)
+                    ));
+                }
+                let r = self
+                    .regions
+                    .get_mut(region)
+                    .expect("shard homes are regions");
+                r.shards.retain(|s| s != shard);
+                self.shards.remove(shard);
+                if self.remember_entities {
+                    self.unallocated.insert(shard.clone());
+                }
+                self.versions.insert(shard.clone(), *version);
+            }
+            Event::EntityRemembered { shard, entity } => {
+                if !self
+                    .remembered
+                    .entry(shard.clone())
+                    .or_default()
+                    .insert(entity.clone())
+                {
+                    return fail(format!(
+                        "entity {entity:?} is already remembered in shard {shard:?}"
+                    ));
+                }
+            }
+            Event::EntityForgotten { shard, entity } => {
+                let Some(set) = self.remembered.get_mut(shard) else {
+                    return fail(format!("shard {shard:?} remembers no entities"));
+                };
+                if !set.remove(entity) {
+                    return fail(format!(
+                        "entity {entity:?} is not remembered in shard {shard:?}"
+                    ));
+                }
+                if set.is_empty() {
+                    self.remembered.remove(shard);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let mut versions: BTreeMap<ShardId, u64> = BTreeMap::new();
+        versions.extend(self.versions.iter().map(|(k, v)| (k.clone(), *v)));
+        Snapshot {
+            seq: self.seq,
+            regions: self
+                .regions()
+                .map(|(id, node, shards)| SnapshotRegion {
+                    region: id.clone(),
+                    node: node.to_owned(),
+                    shards: shards.to_vec(),
+                })
+                .collect(),
+            proxies: self
+                .proxies()
+                .map(|(p, n)| SnapshotProxy {
+                    proxy: p.clone(),
+                    node: n.to_owned(),
+                })
+                .collect(),
+            unallocated: self.unallocated.iter().cloned().collect(),
+            remembered: self
+                .remembered
+                .iter()
+                .map(|(s, e)| (s.clone(), e.iter().cloned().collect()))
+                .collect(),
+            versions,
+        }
+    }
+
+    /// Rebuilds a state from a snapshot, checking it is self-consistent.
+    pub fn from_snapshot(snapshot: &Snapshot, remember_entities: bool) -> Result<PersistentState> {
+        let mut st = PersistentState::new(remember_entities);
+        for r in &snapshot.regions {
+            st.apply_inner(
+                &Event::ShardRegionRegistered {
+                    region: r.region.clone(),
+                    node: r.node.clone(),
+                },
+                false,
+            )?;
+            for s in &r.shards {
+                if st.shards.contains_key(s) {
+                    return Err(Error::invalid_state(format!(
+                        "snapshot: shard {s:?} is allocated twice"
+                    )));
+                }
+                st.regions
+                    .get_mut(&r.region)
+                    .expect("just added")
+                    .shards
+                    .push(s.clone());
+                st.shards.insert(s.clone(), r.region.clone());
+            }
+        }
+        for p in &snapshot.proxies {
+            st.apply_inner(
+                &Event::ShardRegionProxyRegistered {
+                    proxy: p.proxy.clone(),
+                    node: p.node.clone(),
+                },
+                false,
+            )?;
+        }
+        for s in &snapshot.unallocated {
+            if st.shards.contains_key(s) {
+                return Err(Error::invalid_state(format!(
+                    "snapshot: shard {s:?} is both allocated and unallocated"
+                )));
+            }
+            st.unallocated.insert(s.clone());
+        }
+        for (s, es) in &snapshot.remembered {
+            st.remembered
+                .insert(s.clone(), es.iter().cloned().collect::<BTreeSet<_>>());
+        }
+        st.versions
+            .extend(snapshot.versions.iter().map(|(k, v)| (k.clone(), *v)));
+        st.seq = snapshot.seq;
+        Ok(st)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(r: &str) -> Event {
+        Event::ShardRegionRegistered {
+            region: r.into(),
+            node: format!("pekko://s@{r}:1"),
+        }
+    }
+    fn alloc(s: &str, r: &str, v: u64) -> Event {
+        Event::ShardHomeAllocated {
+            shard: s.into(),
+            region: r.into(),
+            version: v,
+        }
+    }
+
+    #[test]
+    fn preconditions_are_enforced_and_leave_state_untouched() {
+        let mut st = PersistentState::new(false);
+        st.apply(&reg("a")).unwrap();
+        assert!(st.apply(&reg("a")).is_err());
+        assert!(st.apply(&alloc("1", "b", 1)).is_err(), "unknown region");
+        st.apply(&alloc("1", "a", 1)).unwrap();
+        assert!(st.apply(&alloc("1", "a", 2)).is_err(), "already allocated");
+        let dealloc_old = Event::ShardHomeDeallocated {
+            shard: "1".into(),
+            version: 1,
+        };
+        assert!(st.apply(&dealloc_old).is_err(), "version must grow");
+        assert_eq!(st.seq(), 2);
+        assert_eq!(st.home_of("1").map(String::as_str), Some("a"));
+        assert!(st
+            .apply(&Event::ShardRegionTerminated { region: "x".into() })
+            .is_err());
+        assert!(st
+            .apply(&Event::EntityForgotten {
+                shard: "1".into(),
+                entity: "e".into()
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn termination_unallocates_into_remembered_set_only_with_remember_entities() {
+        for remember in [false, true] {
+            let mut st = PersistentState::new(remember);
+            st.apply(&reg("a")).unwrap();
+            st.apply(&alloc("1", "a", 1)).unwrap();
+            st.apply(&alloc("2", "a", 1)).unwrap();
+            st.apply(&Event::ShardRegionTerminated { region: "a".into() })
+                .unwrap();
+            assert_eq!(st.shard_count(), 0);
+            assert_eq!(st.unallocated().count(), if remember { 2 } else { 0 });
+            assert_eq!(st.version("2"), 1, "versions outlive allocations");
+        }
+    }
+
+    #[test]
+    fn recovery_tolerates_unknown_terminations_but_not_gaps() {
+        let mut st = PersistentState::new(false);
+        st.recover(&Record {
+            seq: 1,
+            event: Event::ShardRegionTerminated { region: "x".into() },
+        })
+        .unwrap();
+        assert!(st
+            .recover(&Record {
+                seq: 3,
+                event: reg("a")
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn snapshot_round_trips_with_order() {
+        let mut st = PersistentState::new(true);
+        for e in [
+            reg("b"),
+            reg("a"),
+            alloc("9", "a", 1),
+            alloc("1", "a", 1),
+            alloc("5", "b", 3),
+            Event::ShardRegionProxyRegistered {
+                proxy: "p".into(),
+                node: "pekko://s@p:1".into(),
+            },
+            Event::EntityRemembered {
+                shard: "9".into(),
+                entity: "e1".into(),
+            },
+            Event::ShardHomeDeallocated {
+                shard: "1".into(),
+                version: 2,
+            },
+        ] {
+            st.apply(&e).unwrap();
+        }
+        let snap = st.snapshot();
+        assert_eq!(snap.regions[0].region, "b");
+        assert_eq!(snap.regions[1].shards, vec!["9".to_string()]);
+        assert_eq!(snap.unallocated, vec!["1".to_string()]);
+        let json = serde_json::to_string(&snap).unwrap();
+        let back: Snapshot = serde_json::from_str(&json).unwrap();
+        let st2 = PersistentState::from_snapshot(&back, true).unwrap();
+        assert_eq!(st2.snapshot(), snap);
+        assert_eq!(st2.seq(), 8);
+    }
+}

@@ -1,0 +1,1359 @@
+//! One test per transition, each driving the machine the way a host would: the harness
+//! writes `Persist` outputs to an in-memory store and answers `LoadState` from it, and keeps
+//! everything else for the test to inspect.
+
+use super::*;
+use crate::cluster::Member;
+use crate::protocol::ShardVersion;
+use crate::store::{InMemoryStore, Store, WriteOutcome};
+use crate::strategy::StrategyConfig;
+
+fn node(i: u32) -> String {
+    format!("pekko://sys@h{i}:2552")
+}
+
+fn strategy(json: serde_json::Value) -> Box<dyn AllocationStrategy> {
+    StrategyConfig::from_json(&json).unwrap().build().unwrap()
+}
+
+fn least_shard() -> Box<dyn AllocationStrategy> {
+    strategy(serde_json::json!({"kind": "least-shard"}))
+}
+
+const FAR: u64 = u64::MAX / 4;
+
+struct H {
+    c: Coordinator,
+    store: InMemoryStore,
+    now: u64,
+    outs: Vec<Output>,
+}
+
+impl H {
+    fn new(config: CoordinatorConfig, store: InMemoryStore) -> H {
+        let mut c =
+            Coordinator::new(config, least_shard(), Address::parse(&node(0)).unwrap()).unwrap();
+        for i in 0..=6 {
+            c.handle(
+                0,
+                Input::Member(Member::new(Address::parse(&node(i)).unwrap())),
+            )
+            .unwrap();
+        }
+        H {
+            c,
+            store,
+            now: 1_000,
+            outs: Vec::new(),
+        }
+    }
+
+    /// Started, granted `token` (valid for a very long time) and restored from the store.
+    fn active_with(config: CoordinatorConfig, store: InMemoryStore, token: u64) -> H {
+        let mut h = H::new(config, store);
+        h.c.start(h.now);
+        h.grant(token, FAR);
+        assert!(h.c.is_active(), "{:?}", h.outs);
+        h.outs.clear();
+        h
+    }
+
+    fn active(config: CoordinatorConfig) -> H {
+        H::active_with(config, InMemoryStore::new(), 7)
+    }
+
+    fn grant(&mut self, token: u64, valid_until_ms: u64) {
+        self.input(Input::LeaseGranted(LeaseGrant {
+            token: FencingToken(token),
+            valid_until_ms,
+        }));
+    }
+
+    /// Plays the host for storage; returns everything else.
+    fn pump(&mut self) {
+        while let Some(o) = self.c.poll_output() {
+            match &o {
+                Output::Persist { token, record } => {
+                    if let WriteOutcome::Fenced { .. } = self.store.append(*token, record).unwrap()
+                    {
+                        // The host drops the rest of the queue and reports the failure.
+                        while self.c.poll_output().is_some() {}
+                        self.c
+                            .handle(self.now, Input::StoreFailed { fenced: true })
+                            .unwrap();
+                    }
+                }
+                Output::SaveSnapshot { token, snapshot } => {
+                    self.store.save_snapshot(*token, snapshot).unwrap();
+                }
+                Output::LoadState { token } => {
+                    let input = match self.store.load(*token).unwrap() {
+                        Some(s) => Input::StateLoaded(s),
+                        None => Input::StateLoadFailed { fenced: true },
+                    };
+                    self.outs.push(o.clone());
+                    self.c.handle(self.now, input).unwrap();
+                    continue;
+                }
+                _ => {}
+            }
+            self.outs.push(o);
+        }
+    }
+
+    fn input(&mut self, i: Input) {
+        self.c.handle(self.now, i).unwrap();
+        self.pump();
+    }
+
+    fn from(&mut self, region: &str, cmd: Command) {
+        self.input(Input::Receive(Envelope {
+            from: Endpoint::Region(region.into()),
+            to: Endpoint::Coordinator,
+            message: Message::Command(cmd),
+        }));
+    }
+
+    fn register(&mut self, region: &str, n: u32) {
+        self.from(region, Command::Register { node: node(n) });
+    }
+
+    fn ask(&mut self, region: &str, shard: &str) {
+        self.from(
+            region,
+            Command::GetShardHome {
+                shard: shard.into(),
+            },
+        );
+    }
+
+    fn advance_to(&mut self, t: u64) {
+        self.now = t;
+        self.c.on_timeout(t).unwrap();
+        self.pump();
+    }
+
+    fn advance(&mut self, ms: u64) {
+        let t = self.now + ms;
+        self.advance_to(t);
+    }
+
+    fn take(&mut self) -> Vec<Output> {
+        std::mem::take(&mut self.outs)
+    }
+
+    fn sent(&mut self) -> Vec<(String, Directive)> {
+        self.take()
+            .into_iter()
+            .filter_map(|o| match o {
+                Output::Send(Envelope {
+                    to: Endpoint::Region(r),
+                    message: Message::Directive(d),
+                    ..
+                }) => Some((r, d)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn events(&self) -> Vec<Event> {
+        self.store
+            .contents()
+            .events
+            .into_iter()
+            .map(|r| r.event)
+            .collect()
+    }
+
+    fn home(&self, shard: &str) -> Option<String> {
+        self.c.state().home_of(shard).cloned()
+    }
+
+    /// Registers regions a (node 1) and b (node 2) and allocates shards 0..n, all to `a`
+    /// (b registers afterwards), with every HostShard acked.
+    fn two_regions_with_shards_on_a(&mut self, n: usize) {
+        self.register("a", 1);
+        for s in 0..n {
+            self.ask("a", &s.to_string());
+            let st = self.stamp_of(&s.to_string());
+            self.from(
+                "a",
+                Command::ShardStarted {
+                    shard: s.to_string(),
+                    stamp: st,
+                },
+            );
+        }
+        self.register("b", 2);
+        self.take();
+    }
+
+    fn stamp_of(&self, shard: &str) -> Stamp {
+        Stamp {
+            token: self.c.token().unwrap(),
+            version: ShardVersion(self.c.state().version(shard)),
+        }
+    }
+
+    fn ack_all(&mut self, shard: &str, stamp: Stamp, regions: &[&str]) {
+        for r in regions {
+            self.from(
+                r,
+                Command::BeginHandOffAck {
+                    shard: shard.into(),
+                    stamp,
+                },
+            );
+        }
+    }
+}
+
+fn begin_stamp(sent: &[(String, Directive)], shard: &str) -> Stamp {
+    sent.iter()
+        .find_map(|(_, d)| match d {
+            Directive::BeginHandOff { shard: s, stamp } if s == shard => Some(*stamp),
+            _ => None,
+        })
+        .expect("a BeginHandOff")
+}
+
+fn notices(outs: &[Output]) -> Vec<Notice> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Output::Notice(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---- lease gating -------------------------------------------------------------------------
+
+#[test]
+fn nothing_happens_before_the_lease_is_granted_and_denials_retry() {
+    let mut h = H::new(CoordinatorConfig::default(), InMemoryStore::new());
+    h.register("a", 1);
+    assert!(h.take().is_empty(), "not started: messages are dropped");
+    h.c.start(h.now);
+    h.pump();
+    assert_eq!(h.take(), vec![Output::Lease(LeaseRequest::Acquire)]);
+    h.register("a", 1);
+    assert!(h.take().is_empty(), "acquiring: messages are dropped");
+    h.input(Input::LeaseDenied);
+    h.advance(4_999);
+    assert!(h.take().is_empty());
+    h.advance(1);
+    assert_eq!(h.take(), vec![Output::Lease(LeaseRequest::Acquire)]);
+    h.grant(3, FAR);
+    let outs = h.take();
+    assert_eq!(
+        outs[0],
+        Output::LoadState {
+            token: FencingToken(3)
+        }
+    );
+    assert!(notices(&outs).contains(&Notice::Active {
+        token: FencingToken(3)
+    }));
+    h.register("a", 1);
+    assert!(h.sent().contains(&(
+        "a".into(),
+        Directive::RegisterAck {
+            token: FencingToken(3)
+        }
+    )));
+    assert!(h.store.highest_token() == FencingToken(3));
+}
+
+#[test]
+fn a_lease_token_that_does_not_grow_is_an_error() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.input(Input::LeaseLost {
+        token: FencingToken(7),
+    });
+    h.advance(5_000);
+    let err =
+        h.c.handle(
+            h.now,
+            Input::LeaseGranted(LeaseGrant {
+                token: FencingToken(7),
+                valid_until_ms: FAR,
+            }),
+        )
+        .unwrap_err();
+    assert!(err.message().contains("does not exceed"), "{err}");
+}
+
+#[test]
+fn the_local_deadline_stops_the_coordinator_without_any_event() {
+    let mut h = H::new(CoordinatorConfig::default(), InMemoryStore::new());
+    h.c.start(h.now);
+    h.grant(1, 31_000);
+    h.register("a", 1);
+    h.take();
+    // Renewals at a third of the remaining validity: 1000 + 30000/3.
+    assert_eq!(h.c.next_deadline(), Some(11_000));
+    h.advance_to(11_000);
+    assert_eq!(
+        h.take(),
+        vec![Output::Lease(LeaseRequest::Renew {
+            token: FencingToken(1)
+        })]
+    );
+    // The host never answers. Without on_timeout at 31000, a message at 31000 must already
+    // find the coordinator stepped down.
+    h.now = 31_000;
+    h.ask("a", "s1");
+    let outs = h.take();
+    assert!(
+        matches!(
+            &notices(&outs)[..],
+            [Notice::SteppedDown {
+                token: FencingToken(1),
+                ..
+            }]
+        ),
+        "{outs:?}"
+    );
+    assert!(!outs.iter().any(|o| matches!(o, Output::Send(_))));
+    assert!(!h.c.is_active());
+    // Lost once per grant: a late LeaseLost for the same token does nothing.
+    h.input(Input::LeaseLost {
+        token: FencingToken(1),
+    });
+    assert!(notices(&h.take()).is_empty());
+}
+
+#[test]
+fn renewals_extend_and_failures_retry_until_the_deadline() {
+    let mut h = H::new(CoordinatorConfig::default(), InMemoryStore::new());
+    h.c.start(h.now);
+    h.grant(1, 31_000);
+    h.take();
+    h.advance_to(11_000);
+    h.take();
+    h.input(Input::LeaseRenewed {
+        token: FencingToken(1),
+        valid_until_ms: 41_000,
+    });
+    h.advance_to(31_000);
+    assert!(h.c.is_active(), "renewed past the first deadline");
+    h.take();
+    h.input(Input::LeaseRenewFailed {
+        token: FencingToken(1),
+    });
+    // (41000 - 31000) / 3 later it asks again.
+    h.advance_to(34_333);
+    assert_eq!(
+        h.take(),
+        vec![Output::Lease(LeaseRequest::Renew {
+            token: FencingToken(1)
+        })]
+    );
+    h.input(Input::LeaseRenewed {
+        token: FencingToken(99),
+        valid_until_ms: FAR,
+    });
+    h.advance_to(41_000);
+    assert!(
+        !h.c.is_active(),
+        "a renewal of another grant does not extend this one"
+    );
+}
+
+// ---- registration -------------------------------------------------------------------------
+
+#[test]
+fn only_up_members_and_the_own_node_may_register() {
+    let mut h = H::active(CoordinatorConfig::default());
+    let mut joining = Member::new(Address::parse(&node(9)).unwrap());
+    joining.status = MemberStatus::Joining;
+    h.input(Input::Member(joining));
+    h.register("j", 9);
+    h.from(
+        "x",
+        Command::Register {
+            node: "pekko://sys@nowhere:1".into(),
+        },
+    );
+    h.from(
+        "bad",
+        Command::Register {
+            node: "not an address".into(),
+        },
+    );
+    let outs = h.take();
+    assert_eq!(notices(&outs).len(), 3, "{outs:?}");
+    assert!(h.events().is_empty());
+    // The coordinator's own node needs no membership entry.
+    let mut h = H::new(CoordinatorConfig::default(), InMemoryStore::new());
+    h.input(Input::MemberRemoved { address: node(0) });
+    h.c.start(h.now);
+    h.grant(1, FAR);
+    h.register("local", 0);
+    assert_eq!(h.events().len(), 1);
+    assert!(h.c.allocation().region("local").unwrap().is_local());
+}
+
+#[test]
+fn registration_sends_homes_first_persists_then_acks_and_is_idempotent() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.register("a", 1);
+    h.ask("a", "s1");
+    h.take();
+    h.register("b", 2);
+    let outs = h.take();
+    let kinds: Vec<&str> = outs
+        .iter()
+        .map(|o| match o {
+            Output::Send(Envelope {
+                message: Message::Directive(Directive::ShardHomes { .. }),
+                ..
+            }) => "homes",
+            Output::Send(Envelope {
+                message: Message::Directive(Directive::RegisterAck { .. }),
+                ..
+            }) => "ack",
+            Output::Persist { .. } => "persist",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, vec!["homes", "persist", "ack"]);
+    h.register("b", 2);
+    let again = h.sent();
+    assert!(again
+        .iter()
+        .any(|(_, d)| matches!(d, Directive::RegisterAck { .. })));
+    assert_eq!(h.events().len(), 3, "no second ShardRegionRegistered");
+}
+
+#[test]
+fn a_registration_never_takes_over_a_registered_identity() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.register("a", 1);
+    h.ask("a", "s1");
+    h.take();
+    h.register("a", 2);
+    let outs = h.take();
+    assert!(matches!(
+        &notices(&outs)[..],
+        [Notice::RegisterRefused { region, .. }] if region == "a"
+    ));
+    assert_eq!(h.home("s1").as_deref(), Some("a"));
+    assert_eq!(h.c.state().region_node("a"), Some(node(1).as_str()));
+    h.from("a", Command::RegisterProxy { node: node(1) });
+    assert_eq!(
+        notices(&h.take()).len(),
+        1,
+        "a region cannot also be a proxy"
+    );
+}
+
+#[test]
+fn re_registration_re_sends_host_shard_for_the_regions_own_shards() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(2);
+    h.register("a", 1);
+    let hosts: Vec<String> = h
+        .sent()
+        .into_iter()
+        .filter_map(|(to, d)| match d {
+            Directive::HostShard { shard, .. } if to == "a" => Some(shard),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hosts, vec!["0".to_string(), "1".into()]);
+}
+
+#[test]
+fn shard_homes_are_batched_and_skip_shards_in_hand_off() {
+    let mut h = H::active(CoordinatorConfig {
+        shard_homes_batch: 2,
+        shard_homes_max_batches: 2,
+        ..Default::default()
+    });
+    h.two_regions_with_shards_on_a(6);
+    h.advance(10_000); // rebalance: 1 shard ("0") moves
+    assert_eq!(h.c.handoffs_in_progress(), vec!["0".to_string()]);
+    h.take();
+    h.register("c", 3);
+    let batches: Vec<Vec<String>> = h
+        .sent()
+        .into_iter()
+        .filter_map(|(_, d)| match d {
+            Directive::ShardHomes { homes, .. } => {
+                Some(homes.into_iter().map(|x| x.shard).collect())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        batches,
+        vec![
+            vec!["1".to_string(), "2".into()],
+            vec!["3".into(), "4".into()]
+        ]
+    );
+}
+
+// ---- allocation ---------------------------------------------------------------------------
+
+#[test]
+fn get_shard_home_waits_for_min_members_then_allocates_write_ahead() {
+    let mut h = H::active(CoordinatorConfig {
+        min_members: 2,
+        ..Default::default()
+    });
+    h.register("a", 1);
+    h.take();
+    h.ask("a", "s1");
+    assert!(h.take().is_empty(), "latch not reached");
+    h.register("b", 2);
+    h.take();
+    h.ask("b", "s1");
+    let outs = h.take();
+    let persist = outs
+        .iter()
+        .position(|o| matches!(o, Output::Persist { .. }))
+        .unwrap();
+    let host = outs
+        .iter()
+        .position(|o| {
+            matches!(
+                o,
+                Output::Send(Envelope {
+                    message: Message::Directive(Directive::HostShard { .. }),
+                    ..
+                })
+            )
+        })
+        .unwrap();
+    let home = outs
+        .iter()
+        .position(|o| {
+            matches!(
+                o,
+                Output::Send(Envelope {
+                    message: Message::Directive(Directive::ShardHome(_)),
+                    ..
+                })
+            )
+        })
+        .unwrap();
+    assert!(persist < host && host < home, "{outs:?}");
+    assert_eq!(
+        h.home("s1").as_deref(),
+        Some("a"),
+        "least shards, map order"
+    );
+    // The latch stays open even if a region goes away.
+    h.input(Input::RegionTerminated { region: "b".into() });
+    h.take();
+    h.ask("a", "s2");
+    assert_eq!(h.home("s2").as_deref(), Some("a"));
+}
+
+#[test]
+fn known_homes_are_answered_with_the_current_stamp() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.register("a", 1);
+    h.register("b", 2);
+    h.ask("a", "s1");
+    h.take();
+    h.ask("b", "s1");
+    assert_eq!(
+        h.sent(),
+        vec![(
+            "b".to_string(),
+            Directive::ShardHome(ShardHome {
+                shard: "s1".into(),
+                region: "a".into(),
+                stamp: Stamp::new(7, 1)
+            })
+        )]
+    );
+}
+
+#[test]
+fn host_shard_is_resent_until_started_with_a_matching_stamp() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.register("a", 1);
+    h.ask("a", "s1");
+    h.take();
+    h.advance(10_000);
+    let resent = h.sent();
+    assert!(
+        matches!(&resent[..], [(to, Directive::HostShard { shard, .. })] if to == "a" && shard == "s1")
+    );
+    h.from(
+        "b",
+        Command::ShardStarted {
+            shard: "s1".into(),
+            stamp: Stamp::new(7, 1),
+        },
+    );
+    h.from(
+        "a",
+        Command::ShardStarted {
+            shard: "s1".into(),
+            stamp: Stamp::new(6, 1),
+        },
+    );
+    h.advance(10_000);
+    assert_eq!(h.sent().len(), 1, "wrong sender and old token do not ack");
+    h.from(
+        "a",
+        Command::ShardStarted {
+            shard: "s1".into(),
+            stamp: Stamp::new(7, 1),
+        },
+    );
+    h.advance(10_000);
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn allocations_never_target_regions_shutting_down() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.register("a", 1);
+    h.register("b", 2);
+    h.from("a", Command::GracefulShutdownReq);
+    for s in 0..4 {
+        h.ask("b", &format!("s{s}"));
+    }
+    for s in 0..4 {
+        assert_eq!(h.home(&format!("s{s}")).as_deref(), Some("b"));
+    }
+    h.from("b", Command::GracefulShutdownReq);
+    h.take();
+    h.ask("b", "z");
+    assert_eq!(
+        h.home("z"),
+        None,
+        "no active region: the request is dropped"
+    );
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn a_strategy_answer_outside_the_active_regions_is_dropped() {
+    // External falls back to the requester; a proxy is not a region.
+    let mut h = H::active(CoordinatorConfig::default());
+    h.c.strategy = strategy(serde_json::json!({"kind": "external"}));
+    h.register("a", 1);
+    h.from("p", Command::RegisterProxy { node: node(3) });
+    h.take();
+    h.ask("p", "s1");
+    let outs = h.take();
+    assert!(
+        matches!(&notices(&outs)[..], [Notice::AllocationFailed { .. }]),
+        "{outs:?}"
+    );
+    assert_eq!(h.home("s1"), None);
+    h.ask("a", "s1");
+    assert_eq!(h.home("s1").as_deref(), Some("a"));
+}
+
+// ---- rebalance and hand-off ---------------------------------------------------------------
+
+#[test]
+fn rebalance_hands_off_after_every_ack_then_reallocates_eagerly() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(4);
+    h.from("p", Command::RegisterProxy { node: node(3) });
+    h.take();
+    h.advance(9_999);
+    assert!(h.c.handoffs_in_progress().is_empty());
+    h.advance(1);
+    let sent = h.sent();
+    let begins: Vec<&str> = sent
+        .iter()
+        .filter(|(_, d)| matches!(d, Directive::BeginHandOff { .. }))
+        .map(|(to, _)| to.as_str())
+        .collect();
+    assert_eq!(
+        begins,
+        vec!["a", "b", "p"],
+        "every region and proxy, map order"
+    );
+    let stamp = begin_stamp(&sent, "0");
+    assert!(stamp > Stamp::new(7, 1));
+    // While in hand-off, requests are deferred.
+    h.ask("b", "0");
+    assert!(h.sent().is_empty());
+    h.ack_all("0", stamp, &["a", "b"]);
+    assert!(h.sent().is_empty(), "the proxy has not acked");
+    h.ack_all("0", stamp, &["p"]);
+    assert_eq!(
+        h.sent(),
+        vec![(
+            "a".to_string(),
+            Directive::HandOff {
+                shard: "0".into(),
+                stamp
+            }
+        )]
+    );
+    h.from(
+        "a",
+        Command::ShardStopped {
+            shard: "0".into(),
+            stamp,
+        },
+    );
+    let sent = h.sent();
+    assert_eq!(h.home("0").as_deref(), Some("b"));
+    let host = sent
+        .iter()
+        .find_map(|(to, d)| match d {
+            Directive::HostShard { stamp, .. } if to == "b" => Some(*stamp),
+            _ => None,
+        })
+        .unwrap();
+    assert!(host > stamp, "the new allocation outranks the hand-off");
+    assert!(sent.contains(&(
+        "b".to_string(),
+        Directive::ShardHome(ShardHome {
+            shard: "0".into(),
+            region: "b".into(),
+            stamp: host
+        })
+    )));
+    let ev = h.events();
+    assert!(matches!(
+        &ev[ev.len() - 2..],
+        [Event::ShardHomeDeallocated { .. }, Event::ShardHomeAllocated { region, .. }] if region == "b"
+    ));
+    assert!(h.c.handoffs_in_progress().is_empty());
+}
+
+#[test]
+fn late_duplicated_and_foreign_hand_off_answers_are_ignored() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(4);
+    h.advance(10_000);
+    let stamp = begin_stamp(&h.sent(), "0");
+    let old = Stamp {
+        version: ShardVersion(stamp.version.0 - 1),
+        ..stamp
+    };
+    h.from(
+        "a",
+        Command::ShardStopped {
+            shard: "0".into(),
+            stamp: old,
+        },
+    );
+    h.from(
+        "b",
+        Command::ShardStopped {
+            shard: "0".into(),
+            stamp,
+        },
+    );
+    h.ack_all("0", old, &["a", "b"]);
+    assert!(h.sent().is_empty());
+    assert_eq!(h.c.handoffs_in_progress(), vec!["0".to_string()]);
+    h.ack_all("0", stamp, &["a", "b", "b"]);
+    h.from(
+        "a",
+        Command::ShardStopped {
+            shard: "0".into(),
+            stamp,
+        },
+    );
+    assert_eq!(h.home("0").as_deref(), Some("b"));
+    let n = h.events().len();
+    // A duplicate ShardStopped after completion must not deallocate the new home (akka.net#8146).
+    h.from(
+        "a",
+        Command::ShardStopped {
+            shard: "0".into(),
+            stamp,
+        },
+    );
+    h.from(
+        "b",
+        Command::ShardStopped {
+            shard: "0".into(),
+            stamp,
+        },
+    );
+    assert_eq!(h.events().len(), n);
+    assert_eq!(h.home("0").as_deref(), Some("b"));
+}
+
+#[test]
+fn lost_hand_off_messages_are_resent_within_the_deadline() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(4);
+    h.advance(10_000);
+    let stamp = begin_stamp(&h.sent(), "0");
+    h.ack_all("0", stamp, &["a"]);
+    h.take();
+    h.advance(2_000);
+    assert_eq!(
+        h.sent(),
+        vec![(
+            "b".to_string(),
+            Directive::BeginHandOff {
+                shard: "0".into(),
+                stamp
+            }
+        )]
+    );
+    h.ack_all("0", stamp, &["b"]);
+    h.take(); // the HandOff is "lost"
+    h.advance(2_000);
+    assert_eq!(
+        h.sent(),
+        vec![(
+            "a".to_string(),
+            Directive::HandOff {
+                shard: "0".into(),
+                stamp
+            }
+        )]
+    );
+}
+
+#[test]
+fn a_terminated_region_counts_as_acked_and_a_dead_owner_completes_the_hand_off() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(4);
+    h.register("c", 3);
+    h.advance(10_000);
+    let stamp = begin_stamp(&h.sent(), "0");
+    h.ack_all("0", stamp, &["a", "b"]);
+    h.input(Input::RegionTerminated { region: "c".into() });
+    assert!(h.sent().contains(&(
+        "a".to_string(),
+        Directive::HandOff {
+            shard: "0".into(),
+            stamp
+        }
+    )));
+    // The owner crashes before ShardStopped: all its shards move, none back to it.
+    h.input(Input::MemberRemoved { address: node(1) });
+    assert!(h.c.handoffs_in_progress().is_empty());
+    for s in 0..4 {
+        assert_eq!(
+            h.home(&s.to_string()).as_deref(),
+            Some("b"),
+            "eager re-allocation"
+        );
+    }
+    assert!(!h.c.state().has_region("a"));
+}
+
+#[test]
+fn hand_off_timeout_keeps_the_owner_by_default() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(4);
+    h.from("a", Command::GracefulShutdownReq);
+    let stamp = begin_stamp(&h.sent(), "0");
+    assert!(!h.c.allocation().region("a").unwrap().is_eligible());
+    h.ask("b", "0");
+    h.advance(59_999);
+    h.take();
+    assert_eq!(h.c.handoffs_in_progress().len(), 4);
+    h.advance(1);
+    let outs = h.take();
+    assert_eq!(
+        notices(&outs)
+            .iter()
+            .filter(|n| matches!(
+                n,
+                Notice::HandOffTimedOut {
+                    policy: HandOffTimeoutPolicy::KeepOwner,
+                    ..
+                }
+            ))
+            .count(),
+        4
+    );
+    assert_eq!(h.home("0").as_deref(), Some("a"));
+    assert!(
+        h.c.allocation().region("a").unwrap().is_eligible(),
+        "graceful flag cleared"
+    );
+    let sends: Vec<(String, Directive)> = outs
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Send(Envelope {
+                to: Endpoint::Region(r),
+                message: Message::Directive(d),
+                ..
+            }) => Some((r, d)),
+            _ => None,
+        })
+        .collect();
+    // The owner is told to host again, and the waiting region gets the old home, both with
+    // stamps that outrank the BeginHandOff they saw.
+    let host = sends
+        .iter()
+        .find_map(|(to, d)| match d {
+            Directive::HostShard { shard, stamp, .. } if to == "a" && shard == "0" => Some(*stamp),
+            _ => None,
+        })
+        .unwrap();
+    assert!(host > stamp);
+    assert!(sends.contains(&(
+        "b".to_string(),
+        Directive::ShardHome(ShardHome {
+            shard: "0".into(),
+            region: "a".into(),
+            stamp: host
+        })
+    )));
+}
+
+#[test]
+fn hand_off_timeout_can_force_a_fenced_reallocation() {
+    let mut h = H::active(CoordinatorConfig {
+        handoff_timeout_policy: HandOffTimeoutPolicy::ForceReallocate,
+        ..Default::default()
+    });
+    h.two_regions_with_shards_on_a(4);
+    h.register("c", 3);
+    h.from("a", Command::GracefulShutdownReq);
+    let stamp = begin_stamp(&h.sent(), "0");
+    h.advance(60_000);
+    let sent = h.sent();
+    let new_home = h.home("0").unwrap();
+    assert_ne!(new_home, "a");
+    let host = sent
+        .iter()
+        .find_map(|(to, d)| match d {
+            Directive::HostShard { shard, stamp, .. } if *to == new_home && shard == "0" => {
+                Some(*stamp)
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert!(host > stamp);
+    assert!(sent.contains(&(
+        "a".to_string(),
+        Directive::HandOff {
+            shard: "0".into(),
+            stamp: host
+        }
+    )));
+    for r in ["a", "b", "c"] {
+        if r != new_home {
+            assert!(
+                sent.contains(&(
+                    r.to_string(),
+                    Directive::ShardHome(ShardHome {
+                        shard: "0".into(),
+                        region: new_home.clone(),
+                        stamp: host
+                    })
+                )),
+                "{r} hears the new home"
+            );
+        }
+    }
+    // The bookkeeping bug of actor-ts#1429 would list the shard under both regions.
+    assert!(!h.c.state().shards_of("a").contains(&"0".to_string()));
+    assert_eq!(h.c.allocation().region("a").unwrap().shard_count(), 0);
+}
+
+#[test]
+fn a_graceful_shutdown_moves_every_shard_then_the_region_is_removed() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(3);
+    h.from("a", Command::GracefulShutdownReq);
+    let sent = h.sent();
+    for s in ["0", "1", "2"] {
+        let st = begin_stamp(&sent, s);
+        h.ack_all(s, st, &["a", "b"]);
+        h.from(
+            "a",
+            Command::ShardStopped {
+                shard: s.into(),
+                stamp: st,
+            },
+        );
+    }
+    for s in ["0", "1", "2"] {
+        assert_eq!(h.home(s).as_deref(), Some("b"));
+    }
+    h.from("a", Command::GracefulShutdownReq);
+    assert!(h.c.handoffs_in_progress().is_empty(), "repeats are ignored");
+    h.from("a", Command::RegionStopped);
+    assert!(
+        matches!(h.events().last(), Some(Event::ShardRegionTerminated { region }) if region == "a")
+    );
+}
+
+#[test]
+fn preparing_for_shutdown_stops_rebalancing() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(4);
+    h.input(Input::PreparingForShutdown);
+    h.advance(100_000);
+    assert!(h.c.handoffs_in_progress().is_empty());
+    let mut h = H::active(CoordinatorConfig {
+        rebalance_enabled: false,
+        ..Default::default()
+    });
+    h.two_regions_with_shards_on_a(4);
+    h.advance(100_000);
+    assert!(h.c.handoffs_in_progress().is_empty());
+}
+
+// ---- termination --------------------------------------------------------------------------
+
+#[test]
+fn a_removal_margin_fences_a_failed_region_before_reallocating() {
+    let mut h = H::active(CoordinatorConfig {
+        removal_margin_ms: 20_000,
+        ..Default::default()
+    });
+    h.two_regions_with_shards_on_a(2);
+    h.input(Input::MemberRemoved { address: node(1) });
+    assert_eq!(h.home("0").as_deref(), Some("a"));
+    h.ask("b", "0");
+    h.ask("b", "new");
+    let sent = h.sent();
+    assert!(
+        !sent
+            .iter()
+            .any(|(_, d)| matches!(d, Directive::ShardHome(x) if x.shard == "0")),
+        "no home on a terminating region"
+    );
+    assert_eq!(
+        h.home("new").as_deref(),
+        Some("b"),
+        "never allocated to a terminating region"
+    );
+    h.advance(19_999);
+    assert_eq!(h.home("0").as_deref(), Some("a"));
+    h.advance(1);
+    assert_eq!(h.home("0").as_deref(), Some("b"));
+    assert!(!h.c.state().has_region("a"));
+}
+
+#[test]
+fn a_clean_stop_skips_the_removal_margin() {
+    let mut h = H::active(CoordinatorConfig {
+        removal_margin_ms: 20_000,
+        ..Default::default()
+    });
+    h.two_regions_with_shards_on_a(2);
+    h.input(Input::RegionTerminated { region: "a".into() });
+    assert_eq!(h.home("0").as_deref(), Some("b"));
+}
+
+// ---- lease loss, persistence and restore --------------------------------------------------
+
+#[test]
+fn lease_loss_mid_hand_off_drops_it_and_a_successor_reestablishes_the_owner() {
+    let store = InMemoryStore::new();
+    let mut h = H::active_with(CoordinatorConfig::default(), store.clone(), 7);
+    h.two_regions_with_shards_on_a(4);
+    h.advance(10_000);
+    let stamp = begin_stamp(&h.sent(), "0");
+    h.ack_all("0", stamp, &["a", "b"]);
+    h.take();
+    h.input(Input::LeaseLost {
+        token: FencingToken(7),
+    });
+    assert!(matches!(
+        &notices(&h.take())[..],
+        [Notice::SteppedDown { .. }]
+    ));
+    h.from(
+        "a",
+        Command::ShardStopped {
+            shard: "0".into(),
+            stamp,
+        },
+    );
+    assert!(h.take().is_empty(), "not coordinating");
+    assert_eq!(h.events().len(), 6, "nothing written after the loss");
+
+    let mut next = H::active_with(CoordinatorConfig::default(), store, 8);
+    assert_eq!(next.home("0").as_deref(), Some("a"));
+    assert_eq!(next.c.allocation().region("a").unwrap().shard_count(), 4);
+    assert!(next.c.handoffs_in_progress().is_empty());
+    next.advance(10_000);
+    let resent = next.sent();
+    let host0 = resent
+        .iter()
+        .find_map(|(to, d)| match d {
+            Directive::HostShard { shard, stamp, .. } if to == "a" && shard == "0" => Some(*stamp),
+            _ => None,
+        })
+        .expect("HostShard re-sent to the owner");
+    assert!(host0 > stamp && host0.token == FencingToken(8));
+    // The deposed coordinator's writes are refused by the store.
+    h.c.lease = LeaseHolder::default();
+    h.c.lease
+        .granted(LeaseGrant {
+            token: FencingToken(7),
+            valid_until_ms: FAR,
+        })
+        .unwrap();
+    h.c.phase = Phase::Active;
+    h.register("z", 4);
+    assert!(notices(&h.take())
+        .iter()
+        .any(|n| matches!(n, Notice::SteppedDown { .. })));
+    assert!(!h
+        .events()
+        .iter()
+        .any(|e| matches!(e, Event::ShardRegionRegistered { region, .. } if region == "z")));
+}
+
+#[test]
+fn restore_terminates_regions_on_departed_nodes_and_rehosts_the_rest() {
+    let store = InMemoryStore::new();
+    let mut h = H::active_with(CoordinatorConfig::default(), store.clone(), 7);
+    h.two_regions_with_shards_on_a(2);
+    h.ask("b", "x");
+    h.from("p", Command::RegisterProxy { node: node(3) });
+    let mut next = H::new(CoordinatorConfig::default(), store);
+    next.input(Input::MemberRemoved { address: node(1) });
+    next.input(Input::MemberRemoved { address: node(3) });
+    next.c.start(next.now);
+    next.grant(8, FAR);
+    let outs = next.take();
+    assert!(!next.c.state().has_region("a"));
+    assert!(!next.c.state().has_proxy("p"));
+    let hosts: Vec<(String, String)> = outs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Send(Envelope {
+                to: Endpoint::Region(r),
+                message: Message::Directive(Directive::HostShard { shard, .. }),
+                ..
+            }) => Some((r.clone(), shard.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hosts, vec![("b".to_string(), "x".to_string())]);
+    // a's shards are unallocated now and get a home on demand once b registers.
+    next.register("b", 2);
+    next.ask("b", "0");
+    assert_eq!(next.home("0").as_deref(), Some("b"));
+}
+
+/// Runs the same inputs through two coordinators and returns the decisions each made.
+fn decisions(h: &mut H, script: &[(&str, &str)]) -> Vec<(String, Option<String>)> {
+    script
+        .iter()
+        .map(|(r, s)| {
+            h.ask(r, s);
+            h.take();
+            (s.to_string(), h.home(s))
+        })
+        .collect()
+}
+
+#[test]
+fn a_restored_coordinator_makes_the_same_decisions() {
+    for snapshot_after in [0, 3] {
+        let config = CoordinatorConfig {
+            snapshot_after,
+            ..Default::default()
+        };
+        let mut old = H::active_with(config.clone(), InMemoryStore::new(), 7);
+        old.register("a", 1);
+        old.register("b", 2);
+        old.register("c", 3);
+        for (i, s) in ["k", "e", "y", "s", "q", "w", "r"].iter().enumerate() {
+            old.ask(["a", "b", "c"][i % 3], s);
+        }
+        old.input(Input::RegionTerminated { region: "b".into() });
+        old.register("d", 4);
+        old.take();
+        if snapshot_after > 0 {
+            assert!(
+                old.store.contents().snapshot.is_some(),
+                "snapshots were written"
+            );
+        }
+        // The successor restores from a copy, so the old one keeps a store of its own and
+        // both can be asked the same questions.
+        let copy = InMemoryStore::from_state(old.store.contents());
+        let mut new = H::active_with(config, copy, 8);
+        for (r, n) in [("a", 1), ("c", 3), ("d", 4)] {
+            new.register(r, n);
+            old.register(r, n);
+        }
+        new.take();
+        old.take();
+        assert_eq!(new.c.state().snapshot(), old.c.state().snapshot());
+        let script = [
+            ("a", "n1"),
+            ("c", "n2"),
+            ("d", "n3"),
+            ("a", "n4"),
+            ("d", "k"),
+            ("c", "n5"),
+            ("a", "n6"),
+        ];
+        assert_eq!(
+            decisions(&mut old, &script),
+            decisions(&mut new, &script),
+            "snapshot_after={snapshot_after}"
+        );
+        // A new, empty region makes the strategy want to move something.
+        old.register("e", 5);
+        new.register("e", 5);
+        assert_eq!(rebalance_choice(&mut old), rebalance_choice(&mut new));
+        assert!(
+            !rebalance_choice(&mut new).is_empty(),
+            "the comparison is not vacuous"
+        );
+    }
+}
+
+fn rebalance_choice(h: &mut H) -> Vec<ShardId> {
+    let in_progress = InProgress::new();
+    h.c.strategy
+        .rebalance(&h.c.alloc, &in_progress, None)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+#[test]
+fn a_fenced_write_steps_down_and_releases_and_an_unavailable_store_reloads() {
+    let store = InMemoryStore::new();
+    let mut h = H::active_with(CoordinatorConfig::default(), store.clone(), 7);
+    h.register("a", 1);
+    h.take();
+    store.clone().load(FencingToken(9)).unwrap();
+    h.ask("a", "s1");
+    let outs = h.take();
+    assert!(
+        outs.contains(&Output::Lease(LeaseRequest::Release {
+            token: FencingToken(7)
+        })),
+        "{outs:?}"
+    );
+    assert!(
+        !outs.iter().any(|o| matches!(o, Output::Send(_))),
+        "nothing sent after a fenced write"
+    );
+    assert!(!h.c.is_active());
+
+    let mut h = H::active(CoordinatorConfig::default());
+    h.register("a", 1);
+    h.take();
+    h.input(Input::StoreFailed { fenced: false });
+    let outs = h.take();
+    assert!(outs.contains(&Output::LoadState {
+        token: FencingToken(7)
+    }));
+    assert!(h.c.is_active(), "reloaded and carried on");
+    assert!(!h.c.is_alive("a"), "volatile state was reset");
+}
+
+#[test]
+fn corrupt_stored_state_is_an_error_and_steps_down() {
+    let mut h = H::new(CoordinatorConfig::default(), InMemoryStore::new());
+    h.c.start(h.now);
+    h.c.handle(
+        h.now,
+        Input::LeaseGranted(LeaseGrant {
+            token: FencingToken(1),
+            valid_until_ms: FAR,
+        }),
+    )
+    .unwrap();
+    let bad = StoredState {
+        snapshot: None,
+        events: vec![Record {
+            seq: 1,
+            event: Event::ShardHomeAllocated {
+                shard: "s".into(),
+                region: "nobody".into(),
+                version: 1,
+            },
+        }],
+    };
+    let err = h.c.handle(h.now, Input::StateLoaded(bad)).unwrap_err();
+    assert!(err.message().contains("event 1"), "{err}");
+    assert!(!h.c.is_active());
+}
+
+// ---- remember entities --------------------------------------------------------------------
+
+#[test]
+fn remembered_entities_travel_with_the_shard() {
+    let mut h = H::active(CoordinatorConfig {
+        remember_entities: true,
+        ..Default::default()
+    });
+    h.register("a", 1);
+    h.register("b", 2);
+    h.ask("a", "s1");
+    assert_eq!(h.home("s1").as_deref(), Some("a"));
+    for e in ["e2", "e1", "e2"] {
+        h.from(
+            "a",
+            Command::EntityStarted {
+                shard: "s1".into(),
+                entity: e.into(),
+            },
+        );
+    }
+    h.from(
+        "b",
+        Command::EntityStarted {
+            shard: "s1".into(),
+            entity: "e9".into(),
+        },
+    );
+    h.from(
+        "a",
+        Command::EntityStarted {
+            shard: "s1".into(),
+            entity: "e3".into(),
+        },
+    );
+    h.from(
+        "a",
+        Command::EntityPassivated {
+            shard: "s1".into(),
+            entity: "e3".into(),
+        },
+    );
+    assert_eq!(
+        h.c.state().remembered("s1"),
+        vec!["e1".to_string(), "e2".into()]
+    );
+    h.take();
+    // Crash: the shard is re-allocated eagerly, with its entities.
+    h.input(Input::RegionTerminated { region: "a".into() });
+    let sent = h.sent();
+    assert!(
+        sent.contains(&(
+            "b".to_string(),
+            Directive::HostShard {
+                shard: "s1".into(),
+                stamp: h.stamp_of("s1"),
+                entities: vec!["e1".into(), "e2".into()]
+            }
+        )),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn snapshots_are_emitted_every_n_events() {
+    let mut h = H::active(CoordinatorConfig {
+        snapshot_after: 2,
+        ..Default::default()
+    });
+    h.register("a", 1);
+    h.ask("a", "s1");
+    h.ask("a", "s2");
+    let snap = h.store.contents().snapshot.unwrap();
+    assert_eq!(snap.seq, 2);
+    assert_eq!(h.store.contents().events.len(), 1);
+}

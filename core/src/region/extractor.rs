@@ -1,0 +1,86 @@
+//! Entity id -> shard id, chosen by the host.
+
+use std::fmt;
+
+use crate::hashing::entity::{actor_ts_shard_id, pekko_shard_id};
+use crate::protocol::ShardId;
+use crate::{Error, Result};
+
+pub enum ShardExtractor {
+    /// Pekko `HashCodeMessageExtractor`: `abs(entityId.hashCode % n)`.
+    Pekko {
+        number_of_shards: i32,
+    },
+    /// actor-ts `hashShardId`: `abs(fnv1a32(entityId)) % n`.
+    ActorTs {
+        num_shards: u32,
+    },
+    Custom(Box<dyn Fn(&str) -> ShardId + Send>),
+}
+
+impl ShardExtractor {
+    pub fn pekko(number_of_shards: i32) -> Result<ShardExtractor> {
+        if number_of_shards < 1 {
+            return Err(Error::invalid_argument(format!(
+                "numberOfShards must be >= 1, got {number_of_shards}"
+            )));
+        }
+        Ok(ShardExtractor::Pekko { number_of_shards })
+    }
+
+    pub fn actor_ts(num_shards: u32) -> Result<ShardExtractor> {
+        if num_shards == 0 {
+            return Err(Error::invalid_argument("numShards must be >= 1, got 0"));
+        }
+        Ok(ShardExtractor::ActorTs { num_shards })
+    }
+
+    pub fn custom(f: impl Fn(&str) -> ShardId + Send + 'static) -> ShardExtractor {
+        ShardExtractor::Custom(Box::new(f))
+    }
+
+    pub fn shard_of(&self, entity: &str) -> Result<ShardId> {
+        match self {
+            ShardExtractor::Pekko { number_of_shards } => pekko_shard_id(entity, *number_of_shards),
+            ShardExtractor::ActorTs { num_shards } => {
+                actor_ts_shard_id(entity, *num_shards).map(|s| s.to_string())
+            }
+            ShardExtractor::Custom(f) => Ok(f(entity)),
+        }
+    }
+}
+
+impl fmt::Debug for ShardExtractor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShardExtractor::Pekko { number_of_shards } => {
+                write!(f, "Pekko({number_of_shards})")
+            }
+            ShardExtractor::ActorTs { num_shards } => write!(f, "ActorTs({num_shards})"),
+            ShardExtractor::Custom(_) => f.write_str("Custom"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_agree_with_hashing_module() {
+        let p = ShardExtractor::pekko(10).unwrap();
+        assert_eq!(
+            p.shard_of("abc").unwrap(),
+            pekko_shard_id("abc", 10).unwrap()
+        );
+        let a = ShardExtractor::actor_ts(7).unwrap();
+        assert_eq!(
+            a.shard_of("abc").unwrap(),
+            actor_ts_shard_id("abc", 7).unwrap().to_string()
+        );
+        assert!(ShardExtractor::pekko(0).is_err());
+        assert!(ShardExtractor::actor_ts(0).is_err());
+        let c = ShardExtractor::custom(|e| e[..1].to_owned());
+        assert_eq!(c.shard_of("xyz").unwrap(), "x");
+    }
+}

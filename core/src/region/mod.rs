@@ -1,0 +1,859 @@
+//! A shard region (or proxy) as a sans-IO state machine: routes entity messages to the local
+//! shard, to the shard's remote home, or into a bounded buffer while the home is unknown or a
+//! hand-off is under way, and takes part in the coordinator's hand-off protocol.
+//!
+//! Fencing: the region remembers the largest coordinator token it has seen and, per shard, the
+//! largest [`Stamp`]. Any directive below those is refused, so a deposed coordinator cannot
+//! steer it and a delayed `HostShard` / `ShardHome` can never bring back a shard that has
+//! moved on. A directive naming another home with a newer stamp stops a local copy at once.
+//!
+//! Unlike Pekko, buffered messages are never dropped at `HandOff`: they wait for the new home
+//! and leave in arrival order. When the buffer is full the caller gets its message back.
+
+mod buffer;
+mod extractor;
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{
+    Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message, Payload,
+    RegionId, ShardHome, ShardId, Stamp,
+};
+use crate::timers::Timers;
+use crate::{Error, Result};
+
+pub use buffer::Buffered;
+pub use extractor::ShardExtractor;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RegionConfig {
+    /// Messages held for all shards together before callers get theirs back.
+    pub buffer_capacity: usize,
+    /// `retry-interval`: re-registration and re-asking for homes of buffered shards.
+    pub retry_interval_ms: u64,
+    /// A proxy routes but never hosts shards.
+    pub proxy: bool,
+    /// Tell the coordinator which entities start and which are passivated.
+    pub remember_entities: bool,
+}
+
+impl Default for RegionConfig {
+    fn default() -> Self {
+        RegionConfig {
+            buffer_capacity: 100_000,
+            retry_interval_ms: 2_000,
+            proxy: false,
+            remember_entities: false,
+        }
+    }
+}
+
+impl RegionConfig {
+    pub fn from_json(value: &serde_json::Value) -> Result<RegionConfig> {
+        let c = RegionConfig::deserialize(value)
+            .map_err(|e| Error::invalid_argument(format!("region config: {e}")))?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.buffer_capacity == 0 || self.retry_interval_ms == 0 {
+            return Err(Error::invalid_argument(
+                "region config: bufferCapacity and retryIntervalMs must be > 0",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RegionInput {
+    Receive(Envelope),
+    /// The coordinator moved (or may have): register again.
+    CoordinatorChanged,
+    /// Another region died: forget the homes it had.
+    RegionTerminated {
+        region: RegionId,
+    },
+    /// The host finished stopping a shard's entities after [`RegionOutput::StopShard`].
+    ShardStopped {
+        shard: ShardId,
+    },
+    /// An entity was passivated on purpose (remember-entities forgets it).
+    EntityPassivated {
+        shard: ShardId,
+        entity: EntityId,
+    },
+    /// Hand every shard off, then stop.
+    GracefulShutdown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum RegionOutput {
+    Send(Envelope),
+    /// Start hosting a shard, with the entities to start right away (remember-entities).
+    StartShard {
+        shard: ShardId,
+        entities: Vec<EntityId>,
+    },
+    /// More remembered entities for a shard already running.
+    StartEntities {
+        shard: ShardId,
+        entities: Vec<EntityId>,
+    },
+    Deliver {
+        shard: ShardId,
+        entity: EntityId,
+        payload: Payload,
+    },
+    /// Stop every entity of the shard, then report [`RegionInput::ShardStopped`].
+    StopShard {
+        shard: ShardId,
+    },
+    /// A message forwarded here by another region that could not be kept.
+    Undeliverable {
+        shard: ShardId,
+        entity: EntityId,
+        payload: Payload,
+        reason: String,
+    },
+    /// Graceful shutdown finished: nothing hosted, nothing buffered.
+    Stopped,
+    Notice(RegionNotice),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum RegionNotice {
+    Registered {
+        token: FencingToken,
+    },
+    /// A directive older than what the region has seen was ignored.
+    DirectiveRefused {
+        directive: String,
+        shard: Option<ShardId>,
+        token: FencingToken,
+        seen: Option<Stamp>,
+    },
+}
+
+/// Why a message was handed back to the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RejectReason {
+    BufferFull { capacity: usize },
+    ShutDown,
+}
+
+/// A message the region could not accept, returned with its payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    pub reason: RejectReason,
+    pub shard: ShardId,
+    pub entity: EntityId,
+    pub payload: Payload,
+}
+
+impl fmt::Display for Rejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.reason {
+            RejectReason::BufferFull { capacity } => write!(
+                f,
+                "message for entity {:?} (shard {:?}) refused: the region buffer is full ({capacity} messages wait for shard homes)",
+                self.entity, self.shard
+            ),
+            RejectReason::ShutDown => write!(
+                f,
+                "message for entity {:?} (shard {:?}) refused: the region has shut down",
+                self.entity, self.shard
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Rejected {}
+
+impl From<Rejected> for Error {
+    fn from(r: Rejected) -> Error {
+        Error::invalid_state(r.to_string())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Status {
+    Running,
+    /// `BeginHandOff` seen: new messages wait.
+    HandingOff,
+    /// The host is stopping the entities. `ack`: the `HandOff` stamp to answer with;
+    /// `restart`: a newer `HostShard` that arrived meanwhile.
+    Stopping {
+        ack: Option<Stamp>,
+        restart: Option<(Stamp, Vec<EntityId>)>,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct LocalShard {
+    status: Status,
+    entities: BTreeSet<EntityId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shutdown {
+    No,
+    Graceful,
+    Done,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Timer {
+    Register,
+    Retry,
+}
+
+pub struct Region {
+    config: RegionConfig,
+    id: RegionId,
+    node: String,
+    extractor: ShardExtractor,
+    seen_token: FencingToken,
+    registered: Option<FencingToken>,
+    register_delay: u64,
+    /// Remote homes.
+    homes: HashMap<ShardId, RegionId>,
+    local: HashMap<ShardId, LocalShard>,
+    latest: HashMap<ShardId, Stamp>,
+    asked: HashSet<ShardId>,
+    buffer: buffer::Buffer,
+    shutdown: Shutdown,
+    timers: Timers<Timer>,
+    out: VecDeque<RegionOutput>,
+    now: u64,
+}
+
+impl fmt::Debug for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Region")
+            .field("id", &self.id)
+            .field("registered", &self.registered)
+            .field("local", &self.local.len())
+            .field("buffered", &self.buffer.len())
+            .finish()
+    }
+}
+
+impl Region {
+    /// `node` is this region's cluster address, as the coordinator's membership knows it.
+    pub fn new(
+        config: RegionConfig,
+        id: &str,
+        node: &str,
+        extractor: ShardExtractor,
+    ) -> Result<Region> {
+        config.validate()?;
+        if id.is_empty() {
+            return Err(Error::invalid_argument("region id is empty"));
+        }
+        let first_retry = (config.retry_interval_ms / 8).max(100);
+        Ok(Region {
+            buffer: buffer::Buffer::new(config.buffer_capacity),
+            register_delay: first_retry,
+            config,
+            id: id.to_owned(),
+            node: node.to_owned(),
+            extractor,
+            seen_token: FencingToken(0),
+            registered: None,
+            homes: HashMap::new(),
+            local: HashMap::new(),
+            latest: HashMap::new(),
+            asked: HashSet::new(),
+            shutdown: Shutdown::No,
+            timers: Timers::default(),
+            out: VecDeque::new(),
+            now: 0,
+        })
+    }
+
+    // ---- queries ------------------------------------------------------------------------
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+    pub fn is_registered(&self) -> bool {
+        self.registered.is_some()
+    }
+    /// Shards hosted here (in any state), sorted.
+    pub fn local_shards(&self) -> Vec<ShardId> {
+        let mut v: Vec<ShardId> = self.local.keys().cloned().collect();
+        v.sort();
+        v
+    }
+    /// Shards hosted here and accepting messages.
+    pub fn running_shards(&self) -> Vec<ShardId> {
+        let mut v: Vec<ShardId> = self
+            .local
+            .iter()
+            .filter(|(_, l)| l.status == Status::Running)
+            .map(|(s, _)| s.clone())
+            .collect();
+        v.sort();
+        v
+    }
+    pub fn home_of(&self, shard: &str) -> Option<&str> {
+        if self
+            .local
+            .get(shard)
+            .is_some_and(|l| l.status == Status::Running)
+        {
+            return Some(&self.id);
+        }
+        self.homes.get(shard).map(String::as_str)
+    }
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+    pub fn buffered_for(&self, shard: &str) -> usize {
+        self.buffer.shard_len(shard)
+    }
+    pub fn latest_stamp(&self, shard: &str) -> Option<Stamp> {
+        self.latest.get(shard).copied()
+    }
+    pub fn shard_of(&self, entity: &str) -> Result<ShardId> {
+        self.extractor.shard_of(entity)
+    }
+
+    // ---- driving ------------------------------------------------------------------------
+
+    pub fn start(&mut self, now_ms: u64) {
+        self.tick(now_ms);
+        self.register_now();
+        self.timers
+            .set(Timer::Retry, self.now + self.config.retry_interval_ms);
+    }
+
+    pub fn poll_output(&mut self) -> Option<RegionOutput> {
+        self.out.pop_front()
+    }
+
+    pub fn drain_outputs(&mut self) -> Vec<RegionOutput> {
+        self.out.drain(..).collect()
+    }
+
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.timers.next_deadline()
+    }
+
+    pub fn on_timeout(&mut self, now_ms: u64) {
+        self.tick(now_ms);
+        while let Some(t) = self.timers.pop_due(self.now) {
+            match t {
+                Timer::Register => {
+                    if self.registered.is_none() && self.shutdown != Shutdown::Done {
+                        self.send_register();
+                        self.register_delay =
+                            (self.register_delay * 2).min(self.config.retry_interval_ms);
+                        self.timers
+                            .set(Timer::Register, self.now + self.register_delay);
+                    }
+                }
+                Timer::Retry => self.retry(),
+            }
+        }
+    }
+
+    /// Routes a message from a local sender. On `Err` nothing was queued.
+    pub fn route(
+        &mut self,
+        now_ms: u64,
+        entity: &str,
+        payload: Payload,
+    ) -> std::result::Result<(), Rejected> {
+        let shard = match self.extractor.shard_of(entity) {
+            Ok(s) => s,
+            Err(e) => {
+                // Only a custom extractor could get here, and it cannot fail; keep the message.
+                debug_assert!(false, "{e}");
+                return Err(Rejected {
+                    reason: RejectReason::ShutDown,
+                    shard: String::new(),
+                    entity: entity.to_owned(),
+                    payload,
+                });
+            }
+        };
+        self.route_to_shard(now_ms, &shard, entity, payload)
+    }
+
+    /// Routes a message whose shard the caller already knows.
+    pub fn route_to_shard(
+        &mut self,
+        now_ms: u64,
+        shard: &str,
+        entity: &str,
+        payload: Payload,
+    ) -> std::result::Result<(), Rejected> {
+        self.tick(now_ms);
+        self.route_inner(
+            shard,
+            Buffered {
+                entity: entity.to_owned(),
+                payload,
+            },
+        )
+        .map_err(|(reason, m)| Rejected {
+            reason,
+            shard: shard.to_owned(),
+            entity: m.entity,
+            payload: m.payload,
+        })
+    }
+
+    pub fn handle(&mut self, now_ms: u64, input: RegionInput) {
+        self.tick(now_ms);
+        match input {
+            RegionInput::Receive(env) => self.receive(env),
+            RegionInput::CoordinatorChanged => {
+                self.registered = None;
+                self.register_delay = (self.config.retry_interval_ms / 8).max(100);
+                self.register_now();
+            }
+            RegionInput::RegionTerminated { region } => {
+                self.homes.retain(|_, r| *r != region);
+            }
+            RegionInput::ShardStopped { shard } => self.shard_stopped(&shard),
+            RegionInput::EntityPassivated { shard, entity } => {
+                if let Some(l) = self.local.get_mut(&shard) {
+                    if l.entities.remove(&entity) && self.config.remember_entities {
+                        self.tell_coordinator(Command::EntityPassivated { shard, entity });
+                    }
+                }
+            }
+            RegionInput::GracefulShutdown => {
+                if self.shutdown == Shutdown::No {
+                    self.shutdown = Shutdown::Graceful;
+                    self.tell_coordinator(Command::GracefulShutdownReq);
+                    self.check_shutdown_done();
+                }
+            }
+        }
+    }
+
+    fn tick(&mut self, now_ms: u64) {
+        self.now = self.now.max(now_ms);
+    }
+
+    // ---- registration -------------------------------------------------------------------
+
+    fn register_now(&mut self) {
+        if self.shutdown == Shutdown::Done {
+            return;
+        }
+        self.send_register();
+        self.timers
+            .set(Timer::Register, self.now + self.register_delay);
+    }
+
+    fn send_register(&mut self) {
+        let node = self.node.clone();
+        self.tell_coordinator(if self.config.proxy {
+            Command::RegisterProxy { node }
+        } else {
+            Command::Register { node }
+        });
+    }
+
+    fn retry(&mut self) {
+        self.timers
+            .set(Timer::Retry, self.now + self.config.retry_interval_ms);
+        if self.shutdown == Shutdown::Done {
+            return;
+        }
+        if self.registered.is_none() {
+            self.send_register();
+        }
+        self.ask_for_buffered(true);
+        if self.shutdown == Shutdown::Graceful {
+            self.tell_coordinator(Command::GracefulShutdownReq);
+        }
+    }
+
+    /// GetShardHome for every shard with waiting messages and no usable home.
+    fn ask_for_buffered(&mut self, again: bool) {
+        for shard in self.buffer.shards() {
+            if again || !self.asked.contains(&shard) {
+                self.asked.insert(shard.clone());
+                self.tell_coordinator(Command::GetShardHome { shard });
+            }
+        }
+    }
+
+    // ---- routing ------------------------------------------------------------------------
+
+    fn route_inner(
+        &mut self,
+        shard: &str,
+        msg: Buffered,
+    ) -> std::result::Result<(), (RejectReason, Buffered)> {
+        if self.shutdown == Shutdown::Done {
+            return Err((RejectReason::ShutDown, msg));
+        }
+        // Nothing overtakes a message already waiting for this shard.
+        if !self.buffer.has(shard) {
+            if let Some(l) = self.local.get_mut(shard) {
+                if l.status == Status::Running {
+                    self.deliver_local(shard, msg);
+                    return Ok(());
+                }
+            }
+            if let Some(home) = self.homes.get(shard) {
+                let to = home.clone();
+                self.forward(&to, shard, msg);
+                return Ok(());
+            }
+        }
+        let capacity = self.buffer.capacity();
+        self.buffer
+            .push(shard, msg)
+            .map_err(|m| (RejectReason::BufferFull { capacity }, m))?;
+        if !self.asked.contains(shard) {
+            self.asked.insert(shard.to_owned());
+            self.tell_coordinator(Command::GetShardHome {
+                shard: shard.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn deliver_local(&mut self, shard: &str, msg: Buffered) {
+        let l = self.local.get_mut(shard).expect("caller checked");
+        if l.entities.insert(msg.entity.clone()) && self.config.remember_entities {
+            let entity = msg.entity.clone();
+            self.tell_coordinator(Command::EntityStarted {
+                shard: shard.to_owned(),
+                entity,
+            });
+        }
+        self.out.push_back(RegionOutput::Deliver {
+            shard: shard.to_owned(),
+            entity: msg.entity,
+            payload: msg.payload,
+        });
+    }
+
+    fn forward(&mut self, to: &str, shard: &str, msg: Buffered) {
+        self.out.push_back(RegionOutput::Send(Envelope {
+            from: Endpoint::Region(self.id.clone()),
+            to: Endpoint::Region(to.to_owned()),
+            message: Message::Forward(Forward {
+                shard: shard.to_owned(),
+                entity: msg.entity,
+                payload: msg.payload,
+            }),
+        }));
+    }
+
+    /// Re-routes a shard's waiting messages in arrival order; if the home is still unknown
+    /// they go straight back into the buffer, in the same order.
+    fn flush(&mut self, shard: &str) {
+        if !self.buffer.has(shard) {
+            return;
+        }
+        let usable = self.homes.contains_key(shard)
+            || self
+                .local
+                .get(shard)
+                .is_some_and(|l| l.status == Status::Running);
+        if !usable {
+            return;
+        }
+        for m in self.buffer.take(shard) {
+            if let Err((_, m)) = self.route_inner(shard, m) {
+                // Cannot happen: the queue's own slots were just freed.
+                self.out.push_back(RegionOutput::Undeliverable {
+                    shard: shard.to_owned(),
+                    entity: m.entity,
+                    payload: m.payload,
+                    reason: "buffer full while flushing".into(),
+                });
+            }
+        }
+        self.check_shutdown_done();
+    }
+
+    // ---- directives ---------------------------------------------------------------------
+
+    fn receive(&mut self, env: Envelope) {
+        if env.to != Endpoint::Region(self.id.clone()) {
+            return;
+        }
+        match (env.from, env.message) {
+            (Endpoint::Coordinator, Message::Directive(d)) => self.directive(d),
+            (Endpoint::Region(_), Message::Forward(f)) => {
+                let shard = f.shard.clone();
+                let msg = Buffered {
+                    entity: f.entity,
+                    payload: f.payload,
+                };
+                if let Err((reason, m)) = self.route_inner(&shard, msg) {
+                    self.out.push_back(RegionOutput::Undeliverable {
+                        shard,
+                        entity: m.entity,
+                        payload: m.payload,
+                        reason: format!("{reason:?}"),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn directive(&mut self, d: Directive) {
+        let token = d.token();
+        if token < self.seen_token {
+            self.refuse(&d, None);
+            return;
+        }
+        self.seen_token = token;
+        if let Directive::RegisterAck { token } = d {
+            self.registered = Some(token);
+            self.timers.cancel(&Timer::Register);
+            self.register_delay = (self.config.retry_interval_ms / 8).max(100);
+            self.out
+                .push_back(RegionOutput::Notice(RegionNotice::Registered { token }));
+            self.ask_for_buffered(true);
+            return;
+        }
+        if self.registered.is_some_and(|t| t < token) {
+            // A newer coordinator is talking to us: make sure it knows we are alive.
+            self.registered = None;
+            self.register_now();
+        }
+        match d {
+            Directive::RegisterAck { .. } => unreachable!("handled above"),
+            Directive::ShardHome(h) => self.shard_home(h),
+            Directive::ShardHomes { homes, .. } => {
+                for h in homes {
+                    self.shard_home(h);
+                }
+            }
+            Directive::HostShard {
+                shard,
+                stamp,
+                entities,
+            } => {
+                if !self.admit("HostShard", &shard, stamp) || self.config.proxy {
+                    return;
+                }
+                if self.shutdown != Shutdown::No {
+                    self.tell_coordinator(Command::GracefulShutdownReq);
+                    return;
+                }
+                self.host(&shard, stamp, entities, true);
+            }
+            Directive::BeginHandOff { shard, stamp } => {
+                if !self.admit("BeginHandOff", &shard, stamp) {
+                    return;
+                }
+                self.homes.remove(&shard);
+                self.asked.remove(&shard);
+                if let Some(l) = self.local.get_mut(&shard) {
+                    if l.status == Status::Running {
+                        l.status = Status::HandingOff;
+                    }
+                }
+                self.tell_coordinator(Command::BeginHandOffAck { shard, stamp });
+            }
+            Directive::HandOff { shard, stamp } => {
+                if !self.admit("HandOff", &shard, stamp) {
+                    return;
+                }
+                self.homes.remove(&shard);
+                match self.local.get_mut(&shard) {
+                    None => self.tell_coordinator(Command::ShardStopped { shard, stamp }),
+                    Some(l) => match &mut l.status {
+                        Status::Stopping { ack, restart } => {
+                            *ack = Some(stamp);
+                            *restart = None;
+                        }
+                        _ => {
+                            l.status = Status::Stopping {
+                                ack: Some(stamp),
+                                restart: None,
+                            };
+                            self.out.push_back(RegionOutput::StopShard { shard });
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    fn refuse(&mut self, d: &Directive, shard: Option<&str>) {
+        let name = match d {
+            Directive::RegisterAck { .. } => "RegisterAck",
+            Directive::ShardHome(_) => "ShardHome",
+            Directive::ShardHomes { .. } => "ShardHomes",
+            Directive::HostShard { .. } => "HostShard",
+            Directive::BeginHandOff { .. } => "BeginHandOff",
+            Directive::HandOff { .. } => "HandOff",
+        };
+        self.out
+            .push_back(RegionOutput::Notice(RegionNotice::DirectiveRefused {
+                directive: name.into(),
+                shard: shard.map(str::to_owned),
+                token: d.token(),
+                seen: shard.and_then(|s| self.latest.get(s).copied()),
+            }));
+    }
+
+    /// True (and the stamp recorded) unless the shard has seen a newer one.
+    fn admit(&mut self, name: &str, shard: &str, stamp: Stamp) -> bool {
+        if let Some(seen) = self.latest.get(shard) {
+            if stamp < *seen {
+                let seen = *seen;
+                self.out
+                    .push_back(RegionOutput::Notice(RegionNotice::DirectiveRefused {
+                        directive: name.into(),
+                        shard: Some(shard.to_owned()),
+                        token: stamp.token,
+                        seen: Some(seen),
+                    }));
+                return false;
+            }
+        }
+        self.latest.insert(shard.to_owned(), stamp);
+        true
+    }
+
+    fn shard_home(&mut self, h: ShardHome) {
+        if !self.admit("ShardHome", &h.shard, h.stamp) {
+            return;
+        }
+        self.asked.remove(&h.shard);
+        if h.region == self.id {
+            if !self.config.proxy && self.shutdown == Shutdown::No {
+                self.host(&h.shard, h.stamp, Vec::new(), false);
+            }
+            return;
+        }
+        self.homes.insert(h.shard.clone(), h.region);
+        if let Some(l) = self.local.get_mut(&h.shard) {
+            match &mut l.status {
+                Status::Running | Status::HandingOff => {
+                    // Superseded (a forced move): stop our copy now.
+                    l.status = Status::Stopping {
+                        ack: None,
+                        restart: None,
+                    };
+                    self.out.push_back(RegionOutput::StopShard {
+                        shard: h.shard.clone(),
+                    });
+                }
+                Status::Stopping { restart, .. } => *restart = None,
+            }
+        }
+        self.flush(&h.shard);
+    }
+
+    fn host(&mut self, shard: &str, stamp: Stamp, entities: Vec<EntityId>, ack: bool) {
+        self.homes.remove(shard);
+        self.asked.remove(shard);
+        match self.local.get_mut(shard) {
+            None => {
+                self.local.insert(
+                    shard.to_owned(),
+                    LocalShard {
+                        status: Status::Running,
+                        entities: entities.iter().cloned().collect(),
+                    },
+                );
+                self.out.push_back(RegionOutput::StartShard {
+                    shard: shard.to_owned(),
+                    entities,
+                });
+            }
+            Some(l) => match &mut l.status {
+                Status::Stopping { restart, .. } => {
+                    // Answered once the host reports the old entities stopped.
+                    *restart = Some((stamp, entities));
+                    return;
+                }
+                status => {
+                    *status = Status::Running;
+                    let fresh: Vec<EntityId> = entities
+                        .into_iter()
+                        .filter(|e| l.entities.insert(e.clone()))
+                        .collect();
+                    if !fresh.is_empty() {
+                        self.out.push_back(RegionOutput::StartEntities {
+                            shard: shard.to_owned(),
+                            entities: fresh,
+                        });
+                    }
+                }
+            },
+        }
+        if ack {
+            self.tell_coordinator(Command::ShardStarted {
+                shard: shard.to_owned(),
+                stamp,
+            });
+        }
+        self.flush(shard);
+    }
+
+    fn shard_stopped(&mut self, shard: &str) {
+        let Some(l) = self.local.get(shard) else {
+            return;
+        };
+        let Status::Stopping { ack, restart } = l.status.clone() else {
+            return;
+        };
+        self.local.remove(shard);
+        if let Some(stamp) = ack {
+            self.tell_coordinator(Command::ShardStopped {
+                shard: shard.to_owned(),
+                stamp,
+            });
+        }
+        if let Some((stamp, entities)) = restart {
+            if self.shutdown == Shutdown::No {
+                self.host(shard, stamp, entities, true);
+                return;
+            }
+        }
+        self.flush(shard);
+        if self.buffer.has(shard) && !self.asked.contains(shard) {
+            self.asked.insert(shard.to_owned());
+            self.tell_coordinator(Command::GetShardHome {
+                shard: shard.to_owned(),
+            });
+        }
+        self.check_shutdown_done();
+    }
+
+    fn check_shutdown_done(&mut self) {
+        if self.shutdown == Shutdown::Graceful && self.local.is_empty() && self.buffer.is_empty() {
+            self.shutdown = Shutdown::Done;
+            self.tell_coordinator(Command::RegionStopped);
+            self.timers.clear();
+            self.out.push_back(RegionOutput::Stopped);
+        }
+    }
+
+    fn tell_coordinator(&mut self, cmd: Command) {
+        self.out.push_back(RegionOutput::Send(Envelope {
+            from: Endpoint::Region(self.id.clone()),
+            to: Endpoint::Coordinator,
+            message: Message::Command(cmd),
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests;
