@@ -15,7 +15,7 @@ step() {
 
 step "rustfmt" cargo fmt --all -- --check
 step "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
-step "rust tests" cargo test --workspace
+step "rust tests" cargo test
 step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
 step "differential vs Pekko" bash tests/differential.sh --count 2000
 step "demo" bash -c './target/debug/shardline decide < examples/vectors/demo.json > /dev/null'
