@@ -9,6 +9,9 @@ use crate::allocation::{AllocationState, Region, ShardId};
 use crate::hashing::Ring;
 use crate::{Error, Result};
 
+/// Pekko hard-codes 10; the bound keeps a ring of 10 000 nodes under ~80 MB.
+pub const MAX_VIRTUAL_NODES: u32 = 1000;
+
 #[derive(Debug, Clone)]
 pub struct ConsistentHashing {
     rebalance_limit: i32,

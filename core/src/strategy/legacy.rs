@@ -94,9 +94,12 @@ impl AllocationStrategy for LeastShardLegacy {
         note(&mut explain, |e| e.rank(state, sorted.iter().copied()));
         // Pekko takes `sorted.min`, a fold: with mixed leaving statuses it can differ from the
         // head of the sorted list. Least counts in-progress shards; most does not.
-        let least = fold_min(state, self.akka, sorted.iter().copied())
-            .expect("non-empty")
-            .shard_count();
+        let least = if state.ranking_is_orderly() && !self.akka.tie_break_by_age {
+            sorted[0] // a consistent order: the fold lands on the head
+        } else {
+            fold_min(state, self.akka, sorted.iter().copied()).expect("non-empty")
+        }
+        .shard_count();
         let mut busy: HashMap<&str, usize> = HashMap::new();
         for s in in_progress {
             if let Some(r) = state.home_of(s) {

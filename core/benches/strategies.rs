@@ -1,0 +1,219 @@
+//! Cost of allocate and rebalance per strategy, and of the incremental state updates, over
+//! R regions and S shards.
+//!
+//! Each (strategy, R, S) state is built once, by allocating shards `0..S` one by one with the
+//! strategy itself (so it is the strategy's own steady state), then measured:
+//!
+//! * `allocate`: placing one new shard (read-only; the state does not change);
+//! * `rebalance-steady`: a rebalance tick on the steady state (little or nothing to move);
+//! * `rebalance-join`: a rebalance tick right after an empty region on a new node registered
+//!   (the strategy has work to do).
+//!
+//! `state` measures `add_shard` and `remove_shard` on a least-shard state of each size.
+//!
+//! Sizes: R in {10, 100, 1000, 10000} x S in {1000, 100000}; `BENCH_LARGE=1` adds R=1000 x
+//! S=1000000. Defaults are short (10 samples, 1 s); `-- --quick` shortens further.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use shardline_core::address::Address;
+use shardline_core::allocation::AllocationState;
+use shardline_core::cluster::{ClusterView, Member};
+use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, StrategyConfig};
+use shardline_core::version::Version;
+
+fn sizes() -> Vec<(usize, usize)> {
+    let mut v = Vec::new();
+    for r in [10, 100, 1000, 10_000] {
+        for s in [1000, 100_000] {
+            v.push((r, s));
+        }
+    }
+    if std::env::var("BENCH_LARGE").is_ok_and(|v| v == "1") {
+        v.push((1000, 1_000_000));
+    }
+    v
+}
+
+fn strategies() -> Vec<StrategyConfig> {
+    vec![
+        // Pekko's usual configuration of the new algorithm.
+        StrategyConfig::LeastShard {
+            absolute_limit: 20,
+            relative_limit: 0.1,
+            tie_break_by_age: false,
+            phase1_from_most_loaded: false,
+        },
+        // Pekko's default (legacy) strategy with its defaults.
+        StrategyConfig::LeastShardLegacy {
+            rebalance_threshold: 1,
+            max_simultaneous_rebalance: 3,
+            tie_break_by_age: false,
+        },
+        StrategyConfig::ConsistentHashing {
+            rebalance_limit: 10,
+            virtual_nodes_factor: 10,
+        },
+        StrategyConfig::ActorTsHash,
+        StrategyConfig::ActorTsLeastShard {
+            rebalance_threshold: 1,
+            max_simultaneous_rebalance: 3,
+        },
+    ]
+}
+
+fn node(i: usize) -> Address {
+    Address::parse(&format!(
+        "pekko://sys@10.{}.{}.{}:2552",
+        (i >> 16) & 255,
+        (i >> 8) & 255,
+        i & 255
+    ))
+    .expect("valid address")
+}
+
+fn add_region(state: &mut AllocationState, i: usize) -> String {
+    let a = node(i);
+    let mut m = Member::new(a.clone());
+    m.app_version = Version::parse("1.0.0").expect("version");
+    m.up_number = i as i32 + 1;
+    state.upsert_member(m);
+    let id = format!("r{i}");
+    state.add_region(&id, a, false).expect("new region");
+    id
+}
+
+/// R regions on Up members of one app version, with shards `0..S` placed by `strategy`.
+fn steady_state(strategy: &mut dyn AllocationStrategy, r: usize, s: usize) -> AllocationState {
+    let mut state = AllocationState::new(ClusterView::new(node(0)));
+    for i in 0..r {
+        add_region(&mut state, i);
+    }
+    for k in 0..s {
+        let id = k.to_string();
+        match strategy
+            .allocate(&state, None, &id, None)
+            .expect("allocate")
+        {
+            Allocation::Region(region) => state.add_shard(&region, &id).expect("add"),
+            Allocation::Pending => panic!("pending"),
+        }
+    }
+    state
+}
+
+fn bench_strategies(c: &mut Criterion) {
+    for (r, s) in sizes() {
+        let size = format!("R{r}_S{s}");
+        // New shard ids (numeric, as actor-ts needs), cycled through by the allocate bench.
+        let fresh: Vec<String> = (s..s + 1024).map(|k| k.to_string()).collect();
+        for config in strategies() {
+            let mut strategy = config.build().expect("valid config");
+            let mut state = steady_state(&mut *strategy, r, s);
+            let none = InProgress::new();
+            let mut g = c.benchmark_group(config.kind());
+
+            let mut i = 0usize;
+            g.bench_function(BenchmarkId::new("allocate", &size), |b| {
+                b.iter(|| {
+                    i = (i + 1) & 1023;
+                    black_box(
+                        strategy
+                            .allocate(&state, None, &fresh[i], None)
+                            .expect("ok"),
+                    )
+                })
+            });
+            let steady = strategy.rebalance(&state, &none, None).expect("ok").len();
+            g.bench_function(BenchmarkId::new("rebalance-steady", &size), |b| {
+                b.iter(|| black_box(strategy.rebalance(&state, &none, None).expect("ok")))
+            });
+
+            let joiner = add_region(&mut state, r);
+            let moved = strategy.rebalance(&state, &none, None).expect("ok").len();
+            eprintln!(
+                "{} {size}: rebalance moves {steady} in the steady state, {moved} after a join",
+                config.kind()
+            );
+            g.bench_function(BenchmarkId::new("rebalance-join", &size), |b| {
+                b.iter(|| black_box(strategy.rebalance(&state, &none, None).expect("ok")))
+            });
+            state.remove_region(&joiner).expect("registered");
+            g.finish();
+        }
+    }
+}
+
+fn bench_state(c: &mut Criterion) {
+    for (r, s) in sizes() {
+        let size = format!("R{r}_S{s}");
+        let mut strategy = strategies()[0].build().expect("valid config");
+        let mut state = steady_state(&mut *strategy, r, s);
+        let regions: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
+        let mut g = c.benchmark_group("state");
+
+        // Adds `iters` new shards (timed) across the regions, then removes them (untimed).
+        g.bench_function(BenchmarkId::new("add_shard", &size), |b| {
+            b.iter_custom(|iters| {
+                let ids: Vec<String> = (0..iters).map(|k| format!("n{k}")).collect();
+                let start = Instant::now();
+                for (k, id) in ids.iter().enumerate() {
+                    state
+                        .add_shard(&regions[k % regions.len()], id)
+                        .expect("new");
+                }
+                let t = start.elapsed();
+                for id in &ids {
+                    state.remove_shard(id).expect("added");
+                }
+                t
+            })
+        });
+        // Adds `iters` new shards (untimed), then removes them (timed).
+        g.bench_function(BenchmarkId::new("remove_shard", &size), |b| {
+            b.iter_custom(|iters| {
+                let ids: Vec<String> = (0..iters).map(|k| format!("n{k}")).collect();
+                for (k, id) in ids.iter().enumerate() {
+                    state
+                        .add_shard(&regions[k % regions.len()], id)
+                        .expect("new");
+                }
+                let start = Instant::now();
+                for id in &ids {
+                    black_box(state.remove_shard(id).expect("added"));
+                }
+                start.elapsed()
+            })
+        });
+        // Moving an existing shard: remove it, then append it to another region.
+        let mut k = 0usize;
+        g.bench_function(BenchmarkId::new("move_shard", &size), |b| {
+            b.iter(|| {
+                k = (k + 1) % s;
+                let id = k.to_string();
+                let from = state.remove_shard(&id).expect("allocated");
+                let to = &regions[(k * 7 + 1) % regions.len()];
+                state.add_shard(to, &id).expect("removed");
+                black_box(from)
+            })
+        });
+        g.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .without_plots()
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench_strategies, bench_state
+}
+criterion_main!(benches);
