@@ -1,6 +1,8 @@
 //! `shardline`: the command-line front end of shardline-core.
 
 mod decide;
+mod snowflake;
+mod workerid;
 
 use std::process::ExitCode;
 
@@ -21,6 +23,11 @@ struct Cli {
 enum Command {
     /// Decide conformance vectors read from stdin (one object or an array); prints a JSON array.
     Decide(decide::Args),
+    /// Reserve, hold and list worker ids (memory or etcd backend).
+    #[command(subcommand, name = "worker-id")]
+    WorkerId(workerid::Command),
+    /// Print Snowflake ids.
+    Snowflake(snowflake::Args),
 }
 
 /// Exit code for input the command cannot use (bad JSON, bad vector, bad flag value).
@@ -30,6 +37,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Decide(args) => decide::run(args),
+        Command::WorkerId(command) => workerid::run(command),
+        Command::Snowflake(args) => snowflake::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,10 +16,12 @@ pub mod jvm;
 pub mod lease;
 pub mod protocol;
 pub mod region;
+pub mod snowflake;
 pub mod store;
 pub mod strategy;
 mod timers;
 pub mod version;
+pub mod workerid;
 
 pub use error::{Error, ErrorKind, Result};
 
