@@ -1,0 +1,71 @@
+// Types of the package entry: the native module's (generated, ../index.d.ts) plus the
+// actor-ts-shaped strategies of ./actor-ts.cjs.
+
+import type { ErrorCode as ErrorCodeName, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+
+export * from '../index'
+
+/** The `err.code` of every error shardline throws, by name. */
+export declare const ErrorCode: { readonly [K in ErrorCodeName]: K }
+/** One of the status names (a local declaration hides the re-exported one, so restate it). */
+export type ErrorCode = ErrorCodeName
+
+/** An error thrown by shardline (a value thrown by your callback comes back as it was). */
+export interface ShardlineError extends Error {
+  code: ErrorCodeName
+}
+
+/** What actor-ts passes as a node: a NodeAddress or anything whose `toString()` is its address. */
+export type NodeAddressLike = { toString(): string } | string
+
+/**
+ * actor-ts's `AllocationStrategy` shape over a shardline strategy: pass it to actor-ts as
+ * `allocationStrategy`.
+ */
+export declare class ShardlineAllocationStrategy {
+  constructor(strategy: Strategy | StrategyConfig | CustomStrategy)
+  readonly strategy: Strategy
+  /**
+   * The element of `candidates` (the same object) that should host `shardId`; undefined when
+   * the strategy decides later. Throws NO_CANDIDATES when `candidates` is empty.
+   */
+  allocate<A extends NodeAddressLike>(
+    shardId: ShardId,
+    candidates: readonly A[],
+    currentShards?: ReadonlyMap<string, ReadonlySet<ShardId> | readonly ShardId[]>,
+  ): A
+  /** Shards to hand off, in decision order; numeric ids come back as numbers. */
+  rebalance(
+    currentShards: ReadonlyMap<string, ReadonlySet<ShardId> | readonly ShardId[]>,
+    candidates: readonly NodeAddressLike[],
+    rebalanceInProgress?: ReadonlySet<ShardId> | readonly ShardId[],
+  ): Set<number>
+}
+
+/** actor-ts `HashAllocationStrategy`. */
+export declare class HashAllocationStrategy extends ShardlineAllocationStrategy {
+  constructor()
+}
+
+/** actor-ts `LeastShardAllocationStrategy`, with a strict threshold. */
+export declare class LeastShardAllocationStrategy extends ShardlineAllocationStrategy {
+  constructor(rebalanceThreshold?: number, maxSimultaneousRebalance?: number)
+}
+
+/** Pekko/Akka 2.6 `LeastShardAllocationStrategy(absoluteLimit, relativeLimit)`. */
+export declare class PekkoLeastShardAllocationStrategy extends ShardlineAllocationStrategy {
+  constructor(absoluteLimit?: number, relativeLimit?: number)
+}
+
+/** Pekko's default `ShardCoordinator.LeastShardAllocationStrategy`. */
+export declare class PekkoLegacyLeastShardAllocationStrategy extends ShardlineAllocationStrategy {
+  constructor(rebalanceThreshold?: number, maxSimultaneousRebalance?: number)
+}
+
+/** Pekko `ConsistentHashingShardAllocationStrategy`. */
+export declare class ConsistentHashingShardAllocationStrategy extends ShardlineAllocationStrategy {
+  constructor(rebalanceLimit?: number, virtualNodesFactor?: number)
+}
+
+declare const shardline: typeof import('./index')
+export default shardline

@@ -1,0 +1,33 @@
+// The package entry (ES module): the same objects as the CommonJS entry.
+import shardline from './index.cjs'
+
+export const {
+  VERSION,
+  ErrorCode,
+  decide,
+  decideJson,
+  pekkoShardId,
+  actorTsShardId,
+  pekkoStringHash,
+  AllocationState,
+  Strategy,
+  Coordinator,
+  CoordinatorDriver,
+  Region,
+  RegionDriver,
+  ManualClock,
+  InMemoryLease,
+  InMemoryStore,
+  Snowflake,
+  decomposeSnowflake,
+  WorkerIdRegistry,
+  WorkerIdHolder,
+  ShardlineAllocationStrategy,
+  HashAllocationStrategy,
+  LeastShardAllocationStrategy,
+  PekkoLeastShardAllocationStrategy,
+  PekkoLegacyLeastShardAllocationStrategy,
+  ConsistentHashingShardAllocationStrategy,
+} = shardline
+
+export default shardline

@@ -1,0 +1,304 @@
+//! Converting between JavaScript values and the core's data: arguments with precise errors,
+//! and the protocol types as plain objects (through their serde shapes).
+//!
+//! Payloads are bytes: they arrive as Buffers, TypedArrays or strings and leave as Buffers.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Number, Value};
+
+use crate::error::{Code, Fail, R};
+use crate::js::{Js, Type, V};
+
+/// 2^53: integers above it do not survive a JavaScript number.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+pub fn missing(name: &str) -> Fail {
+    Fail::new(Code::NullPointer, format!("{name} is required"))
+}
+
+fn wrong(js: Js, v: V, name: &str, expected: &str) -> Fail {
+    let got = js.type_of(v).map(Type::name).unwrap_or("an unknown value");
+    Fail::invalid(format!("{name}: expected {expected}, got {got}"))
+}
+
+/// `obj[key]`, or `None` when it is undefined or null.
+pub fn field(js: Js, obj: V, key: &str) -> R<Option<V>> {
+    let v = js.get(obj, key)?;
+    Ok(if js.is_nullish(v)? { None } else { Some(v) })
+}
+
+pub fn object(js: Js, v: V, name: &str) -> R<V> {
+    match js.type_of(v)? {
+        Type::Object => Ok(v),
+        Type::Undefined | Type::Null => Err(missing(name)),
+        _ => Err(wrong(js, v, name, "an object")),
+    }
+}
+
+pub fn string(js: Js, v: V, name: &str) -> R<String> {
+    match js.type_of(v)? {
+        Type::String => js.str_of(v),
+        Type::Undefined | Type::Null => Err(missing(name)),
+        _ => Err(wrong(js, v, name, "a string")),
+    }
+}
+
+pub fn opt_string(js: Js, v: V, name: &str) -> R<Option<String>> {
+    if js.is_nullish(v)? {
+        return Ok(None);
+    }
+    string(js, v, name).map(Some)
+}
+
+pub fn boolean(js: Js, v: V, name: &str) -> R<bool> {
+    match js.type_of(v)? {
+        Type::Boolean => js.bool_of(v),
+        Type::Undefined | Type::Null => Err(missing(name)),
+        _ => Err(wrong(js, v, name, "a boolean")),
+    }
+}
+
+pub fn opt_bool(js: Js, v: V, name: &str, default: bool) -> R<bool> {
+    if js.is_nullish(v)? {
+        return Ok(default);
+    }
+    boolean(js, v, name)
+}
+
+pub fn number(js: Js, v: V, name: &str) -> R<f64> {
+    match js.type_of(v)? {
+        Type::Number => js.f64_of(v),
+        Type::Undefined | Type::Null => Err(missing(name)),
+        _ => Err(wrong(js, v, name, "a number")),
+    }
+}
+
+/// A non-negative safe integer (a number, or a bigint that fits in u64).
+pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
+    match js.type_of(v)? {
+        Type::Number => {
+            let n = js.f64_of(v)?;
+            if n.is_finite() && n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n) {
+                Ok(n as u64)
+            } else {
+                Err(Fail::invalid(format!(
+                    "{name}: expected a non-negative integer, got {n}"
+                )))
+            }
+        }
+        Type::BigInt => js.bigint_u64_of(v)?.ok_or_else(|| {
+            Fail::invalid(format!(
+                "{name}: the bigint does not fit in 64 bits unsigned"
+            ))
+        }),
+        Type::Undefined | Type::Null => Err(missing(name)),
+        _ => Err(wrong(js, v, name, "a non-negative integer")),
+    }
+}
+
+pub fn int(js: Js, v: V, name: &str) -> R<i64> {
+    let n = number(js, v, name)?;
+    if n.is_finite() && n.fract() == 0.0 && n.abs() <= MAX_SAFE {
+        Ok(n as i64)
+    } else {
+        Err(Fail::invalid(format!(
+            "{name}: expected an integer, got {n}"
+        )))
+    }
+}
+
+/// Shard ids are strings; actor-ts's numeric ids are accepted as their decimal form.
+pub fn shard(js: Js, v: V, name: &str) -> R<String> {
+    match js.type_of(v)? {
+        Type::String => js.str_of(v),
+        Type::Number => Ok(uint(js, v, name)?.to_string()),
+        Type::Undefined | Type::Null => Err(missing(name)),
+        _ => Err(wrong(
+            js,
+            v,
+            name,
+            "a shard id (string or non-negative integer)",
+        )),
+    }
+}
+
+pub fn shards(js: Js, v: V, name: &str) -> R<Vec<String>> {
+    if js.is_nullish(v)? {
+        return Ok(Vec::new());
+    }
+    let items = iterable(js, v, name)?;
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| shard(js, s, &format!("{name}[{i}]")))
+        .collect()
+}
+
+pub fn strings(js: Js, v: V, name: &str) -> R<Vec<String>> {
+    let items = iterable(js, v, name)?;
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| string(js, s, &format!("{name}[{i}]")))
+        .collect()
+}
+
+/// The items of an array, or of any iterable (a Set) via `Array.from`.
+pub fn iterable(js: Js, v: V, name: &str) -> R<Vec<V>> {
+    let arr = if js.is_array(v)? {
+        v
+    } else if js.type_of(v)? == Type::Object {
+        let global = global(js)?;
+        let array = js.get(global, "Array")?;
+        let from = js.get(array, "from")?;
+        js.call(array, from, &[v])
+            .map_err(|_| wrong(js, v, name, "an array or iterable"))?
+    } else if js.is_nullish(v)? {
+        return Err(missing(name));
+    } else {
+        return Err(wrong(js, v, name, "an array"));
+    };
+    let n = js.array_len(arr)?;
+    (0..n).map(|i| js.index(arr, i)).collect()
+}
+
+fn global(js: Js) -> R<V> {
+    let mut g = std::ptr::null_mut();
+    let s = unsafe { napi::sys::napi_get_global(js.env, &mut g) };
+    if s != napi::sys::Status::napi_ok {
+        return Err(Fail::new(Code::Internal, "napi_get_global failed"));
+    }
+    Ok(g)
+}
+
+/// Message bytes: a Buffer or TypedArray, or a string (sent as UTF-8).
+pub fn bytes(js: Js, v: V, name: &str) -> R<Vec<u8>> {
+    match js.type_of(v)? {
+        Type::String => Ok(js.str_of(v)?.into_bytes()),
+        Type::Object => js
+            .bytes_of(v)?
+            .ok_or_else(|| wrong(js, v, name, "a Buffer, Uint8Array or string")),
+        Type::Undefined | Type::Null => Err(missing(name)),
+        _ => Err(wrong(js, v, name, "a Buffer, Uint8Array or string")),
+    }
+}
+
+// ---- JSON-shaped data -----------------------------------------------------------------------
+
+/// A plain value as JSON would see it: undefined and function properties are left out,
+/// byte arrays become arrays of numbers, bigints numbers.
+pub fn json(js: Js, v: V, at: &str) -> R<Value> {
+    json_depth(js, v, at, 0)
+}
+
+fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
+    if depth > 64 {
+        return Err(Fail::invalid(format!("{at}: nested too deeply (a cycle?)")));
+    }
+    Ok(match js.type_of(v)? {
+        Type::Undefined | Type::Null => Value::Null,
+        Type::Boolean => Value::Bool(js.bool_of(v)?),
+        Type::Number => {
+            let n = js.f64_of(v)?;
+            if n.fract() == 0.0 && n.abs() <= MAX_SAFE {
+                Value::Number(Number::from(n as i64))
+            } else {
+                Number::from_f64(n)
+                    .map(Value::Number)
+                    .ok_or_else(|| Fail::invalid(format!("{at}: {n} is not a finite number")))?
+            }
+        }
+        Type::String => Value::String(js.str_of(v)?),
+        Type::BigInt => Value::Number(Number::from(
+            js.bigint_u64_of(v)?
+                .ok_or_else(|| Fail::invalid(format!("{at}: bigint out of range")))?,
+        )),
+        Type::Object => {
+            if let Some(b) = js.bytes_of(v)? {
+                Value::Array(b.into_iter().map(Value::from).collect())
+            } else if js.is_array(v)? {
+                let n = js.array_len(v)?;
+                let mut out = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    out.push(json_depth(
+                        js,
+                        js.index(v, i)?,
+                        &format!("{at}[{i}]"),
+                        depth + 1,
+                    )?);
+                }
+                Value::Array(out)
+            } else {
+                let mut out = Map::new();
+                for (k, kv) in js.keys(v)? {
+                    let item = js.get_value(v, kv)?;
+                    if matches!(js.type_of(item)?, Type::Undefined | Type::Function) {
+                        continue;
+                    }
+                    let path = format!("{at}.{k}");
+                    out.insert(k, json_depth(js, item, &path, depth + 1)?);
+                }
+                Value::Object(out)
+            }
+        }
+        Type::Function | Type::Symbol | Type::External => {
+            return Err(Fail::invalid(format!(
+                "{at}: {} cannot be converted to data",
+                js.type_of(v)?.name()
+            )))
+        }
+    })
+}
+
+/// A JSON value as a JavaScript value; arrays under a `payload` key become Buffers.
+pub fn to_js(js: Js, v: &Value) -> R<V> {
+    match v {
+        Value::Null => js.null(),
+        Value::Bool(b) => js.boolean(*b),
+        Value::Number(n) => js.number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(s) => js.string(s),
+        Value::Array(items) => js.array_of(items, |i| to_js(js, i)),
+        Value::Object(map) => {
+            let o = js.object()?;
+            for (k, item) in map {
+                let value = match (k.as_str(), item) {
+                    ("payload", Value::Array(bytes)) => {
+                        let b: Vec<u8> = bytes
+                            .iter()
+                            .filter_map(|x| x.as_u64())
+                            .map(|x| x as u8)
+                            .collect();
+                        js.buffer(&b)?
+                    }
+                    _ => to_js(js, item)?,
+                };
+                js.set(o, k, value)?;
+            }
+            Ok(o)
+        }
+    }
+}
+
+pub fn ser<T: Serialize>(js: Js, v: &T) -> R<V> {
+    let value = serde_json::to_value(v)
+        .map_err(|e| Fail::new(Code::Internal, format!("serializing: {e}")))?;
+    to_js(js, &value)
+}
+
+pub fn de<T: DeserializeOwned>(js: Js, v: V, what: &str) -> R<T> {
+    if js.is_nullish(v)? {
+        return Err(missing(what));
+    }
+    let value = json(js, v, what)?;
+    serde_json::from_value(value).map_err(|e| Fail::invalid(format!("{what}: {e}")))
+}
+
+/// `obj?.[key]` for an optional options object.
+pub fn field_opt(js: Js, obj: V, key: &str) -> R<Option<V>> {
+    match js.type_of(obj)? {
+        Type::Undefined | Type::Null => Ok(None),
+        Type::Object => field(js, obj, key),
+        _ => Err(wrong(js, obj, "options", "an object")),
+    }
+}

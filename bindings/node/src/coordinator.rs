@@ -1,0 +1,391 @@
+//! The shard coordinator: `Coordinator` is the sans-IO step machine (feed inputs, carry out
+//! outputs in order), `CoordinatorDriver` runs it against a transport, clock, lease and store.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig, Notice};
+use shardline_core::driver::CoordinatorDriver as CoreDriver;
+
+use crate::backends;
+use crate::conv;
+use crate::error::R;
+use crate::handle::Handle;
+use crate::js::{Js, V};
+use crate::proto;
+use crate::state::{self, unknown};
+use crate::strategy::{Spec, HOLDER};
+
+struct Common {
+    coordinator: CoreCoordinator,
+    /// Set on the holder under `strategy` when the strategy is written in JavaScript.
+    imp: Option<V>,
+}
+
+/// `{strategy, selfAddress, config?}`.
+fn common(js: Js, options: V) -> R<Common> {
+    let o = conv::object(js, options, "options")?;
+    let spec = Spec::parse(js, js.get(o, "strategy")?, "options.strategy")?;
+    let self_address = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
+    let config = match conv::field(js, o, "config")? {
+        Some(c) => CoordinatorConfig::from_json(&conv::json(js, c, "options.config")?)?,
+        None => CoordinatorConfig::default(),
+    };
+    let coordinator = CoreCoordinator::new(
+        config,
+        spec.build()?,
+        state::address(&self_address, "options.selfAddress")?,
+    )?;
+    Ok(Common {
+        coordinator,
+        imp: spec.imp(),
+    })
+}
+
+fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let h = js.object()?;
+    for (k, v) in entries {
+        js.set(h, k, *v)?;
+    }
+    js.define_hidden(this, HOLDER, h)
+}
+
+fn notices_js(js: Js, notices: &[Notice]) -> R<V> {
+    js.array_of(notices, |n| conv::ser(js, n))
+}
+
+fn regions_js(js: Js, c: &CoreCoordinator) -> R<V> {
+    let regions: Vec<_> = c.state().regions().collect();
+    js.array_of(&regions, |(id, node, shards)| {
+        let o = js.object()?;
+        js.set(o, "region", js.string(id)?)?;
+        js.set(o, "node", js.string(node)?)?;
+        js.set(o, "shards", js.strings(shards)?)?;
+        Ok(o)
+    })
+}
+
+#[napi]
+pub struct Coordinator {
+    inner: Handle<CoreCoordinator>,
+}
+
+#[napi]
+impl Coordinator {
+    /// `new Coordinator({strategy, selfAddress, config?})`: `selfAddress` is the node it runs
+    /// on; `config` holds Pekko-style settings (`rebalanceIntervalMs`, `handoffTimeoutMs`, ...).
+    #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
+    pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
+        let this_raw = this.object.raw();
+        crate::error::boundary(env, None, |js| {
+            let c = common(js, options.raw())?;
+            if let Some(imp) = c.imp {
+                install(js, this_raw, &[("strategy", imp)])?;
+            }
+            Ok(Coordinator {
+                inner: Handle::new("Coordinator", c.coordinator),
+            })
+        })
+    }
+
+    /// Starts contending for the lease.
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, c| {
+            c.start(conv::uint(js, now_ms.raw(), "nowMs")?);
+            Ok(())
+        })
+    }
+
+    #[napi(ts_args_type = "nowMs: number, input: CoordinatorInput")]
+    pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, c| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let input = proto::coordinator_input(js, input.raw())?;
+            Ok(c.handle(now, input)?)
+        })
+    }
+
+    /// Runs every timer due at `nowMs`.
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, c| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            Ok(c.on_timeout(now)?)
+        })
+    }
+
+    /// The next output to carry out, or null.
+    #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput | null")]
+    pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, c| {
+            let v = match c.poll_output() {
+                Some(o) => proto::coordinator_output(js, &o)?,
+                None => js.null()?,
+            };
+            Ok(unknown(js, v))
+        })
+    }
+
+    /// Every queued output, in the order they must be carried out.
+    #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput[]")]
+    pub fn drain_outputs<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, c| {
+            let out = c.drain_outputs();
+            Ok(unknown(
+                js,
+                js.array_of(&out, |o| proto::coordinator_output(js, o))?,
+            ))
+        })
+    }
+
+    /// When to call `onTimeout` next, or null.
+    #[napi(ts_args_type = "")]
+    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, c| Ok(c.next_deadline().map(|d| d as f64)))
+    }
+
+    #[napi(getter, ts_return_type = "CoordinatorPhase")]
+    pub fn phase(&self, env: &Env) -> Result<&'static str> {
+        self.inner
+            .query(env, |_, c| Ok(proto::phase_name(c.phase())))
+    }
+
+    #[napi(getter)]
+    pub fn is_active(&self, env: &Env) -> Result<bool> {
+        self.inner.query(env, |_, c| Ok(c.is_active()))
+    }
+
+    /// The fencing token of the lease held, or null.
+    #[napi(getter)]
+    pub fn token(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, c| Ok(c.token().map(|t| t.0 as f64)))
+    }
+
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+        self.inner.query(env, |js, c| {
+            let s = conv::shard(js, shard.raw(), "shard")?;
+            Ok(c.state().home_of(&s).cloned())
+        })
+    }
+
+    /// Registered regions in map order, with their nodes and shards (oldest first).
+    #[napi(ts_args_type = "", ts_return_type = "CoordinatorRegion[]")]
+    pub fn regions<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner
+            .query(env, |js, c| Ok(unknown(js, regions_js(js, c)?)))
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn handoffs_in_progress(&self, env: &Env) -> Result<Vec<String>> {
+        self.inner.query(env, |_, c| Ok(c.handoffs_in_progress()))
+    }
+
+    /// Frees the state machine and forgets its callbacks; idempotent.
+    #[napi(ts_args_type = "")]
+    pub fn close(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.close(env, &this)
+    }
+}
+
+#[napi]
+pub struct CoordinatorDriver {
+    inner: Handle<CoreDriver>,
+}
+
+#[napi]
+impl CoordinatorDriver {
+    /// `{strategy, selfAddress, config?, transport, clock?, lease?, store?}`. Without `lease`
+    /// the coordinator holds a lease of its own; without `store` its state lives in memory;
+    /// without `clock` time is the process's monotonic clock.
+    #[napi(constructor, ts_args_type = "options: CoordinatorDriverOptions")]
+    pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
+        let this_raw = this.object.raw();
+        crate::error::boundary(env, None, |js| {
+            let o = conv::object(js, options.raw(), "options")?;
+            let c = common(js, o)?;
+            let mut holder: Vec<(&str, V)> = Vec::new();
+            if let Some(imp) = c.imp {
+                holder.push(("strategy", imp));
+            }
+            let transport = js.get(o, "transport")?;
+            backends::require_methods(js, transport, "options.transport", &["send"], true)?;
+            holder.push(("transport", transport));
+            let clock_v = conv::field(js, o, "clock")?;
+            let (clock, js_clock) = backends::clock(js, clock_v)?;
+            if js_clock {
+                holder.push(("clock", clock_v.expect("a JavaScript clock was given")));
+            }
+            let owner = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
+            let lease_v = conv::field(js, o, "lease")?;
+            let (lease, js_lease) = backends::lease(js, lease_v, &owner)?;
+            if js_lease {
+                holder.push(("lease", lease_v.expect("a JavaScript lease was given")));
+            }
+            let store_v = conv::field(js, o, "store")?;
+            let (store, js_store) = backends::store(js, store_v)?;
+            if js_store {
+                holder.push(("store", store_v.expect("a JavaScript store was given")));
+            }
+            install(js, this_raw, &holder)?;
+            let d = CoreDriver::new(
+                c.coordinator,
+                Box::new(backends::JsTransport),
+                clock,
+                lease,
+                store,
+            );
+            Ok(CoordinatorDriver {
+                inner: Handle::new("CoordinatorDriver", d),
+            })
+        })
+    }
+
+    /// Starts contending for the lease (and, once granted, loads the stored state).
+    #[napi(ts_args_type = "")]
+    pub fn start(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.call(env, &this, |_, d| Ok(d.start()?))
+    }
+
+    /// A message from a region or proxy.
+    #[napi(ts_args_type = "envelope: Envelope")]
+    pub fn receive(&self, env: &Env, this: This, envelope: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let e = proto::envelope(js, envelope.raw(), "envelope")?;
+            Ok(d.receive(e)?)
+        })
+    }
+
+    /// A cluster member joined or changed.
+    #[napi(ts_args_type = "member: MemberInit")]
+    pub fn member(&self, env: &Env, this: This, member: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let m = state::member(js, member.raw(), "member")?;
+            Ok(d.member(m)?)
+        })
+    }
+
+    #[napi(ts_args_type = "address: string")]
+    pub fn member_removed(&self, env: &Env, this: This, address: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let a = state::address(&conv::string(js, address.raw(), "address")?, "address")?;
+            Ok(d.member_removed(a.as_str())?)
+        })
+    }
+
+    #[napi(ts_args_type = "address: string, reachable: boolean")]
+    pub fn reachability(
+        &self,
+        env: &Env,
+        this: This,
+        address: Unknown,
+        reachable: Unknown,
+    ) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let a = state::address(&conv::string(js, address.raw(), "address")?, "address")?;
+            let r = conv::boolean(js, reachable.raw(), "reachable")?;
+            Ok(d.reachability(a.as_str(), r)?)
+        })
+    }
+
+    /// A region or proxy stopped while its node stays in the cluster.
+    #[napi(ts_args_type = "region: string")]
+    pub fn region_terminated(&self, env: &Env, this: This, region: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let r = conv::string(js, region.raw(), "region")?;
+            Ok(d.region_terminated(&r)?)
+        })
+    }
+
+    /// The lease backend reports the current grant lost.
+    #[napi(ts_args_type = "")]
+    pub fn lease_lost(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.call(env, &this, |_, d| Ok(d.lease_lost()?))
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn preparing_for_shutdown(&self, env: &Env, this: This) -> Result<()> {
+        self.inner
+            .call(env, &this, |_, d| Ok(d.preparing_for_shutdown()?))
+    }
+
+    /// Stops coordinating and releases the lease.
+    #[napi(ts_args_type = "")]
+    pub fn stop(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.call(env, &this, |_, d| Ok(d.stop()?))
+    }
+
+    /// Runs every timer that is due; returns when to call again (or null).
+    #[napi(ts_args_type = "")]
+    pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
+        self.inner
+            .call(env, &this, |_, d| Ok(d.poll()?.map(|t| t as f64)))
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, d| Ok(d.next_deadline().map(|t| t as f64)))
+    }
+
+    /// Notices since the last call (activation, hand-offs, refusals, ...).
+    #[napi(ts_args_type = "", ts_return_type = "CoordinatorNotice[]")]
+    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, d| {
+            let n = d.take_notices();
+            Ok(unknown(js, notices_js(js, &n)?))
+        })
+    }
+
+    #[napi(getter, ts_return_type = "CoordinatorPhase")]
+    pub fn phase(&self, env: &Env) -> Result<&'static str> {
+        self.inner
+            .query(env, |_, d| Ok(proto::phase_name(d.coordinator().phase())))
+    }
+
+    #[napi(getter)]
+    pub fn is_active(&self, env: &Env) -> Result<bool> {
+        self.inner
+            .query(env, |_, d| Ok(d.coordinator().is_active()))
+    }
+
+    #[napi(getter)]
+    pub fn token(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, d| Ok(d.coordinator().token().map(|t| t.0 as f64)))
+    }
+
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+        self.inner.query(env, |js, d| {
+            let s = conv::shard(js, shard.raw(), "shard")?;
+            Ok(d.coordinator().state().home_of(&s).cloned())
+        })
+    }
+
+    #[napi(ts_args_type = "", ts_return_type = "CoordinatorRegion[]")]
+    pub fn regions<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, d| {
+            Ok(unknown(js, regions_js(js, d.coordinator())?))
+        })
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn handoffs_in_progress(&self, env: &Env) -> Result<Vec<String>> {
+        self.inner
+            .query(env, |_, d| Ok(d.coordinator().handoffs_in_progress()))
+    }
+
+    /// Frees the coordinator and forgets every callback; idempotent. Does not release the
+    /// lease: call `stop()` first for a clean hand-over.
+    #[napi(ts_args_type = "")]
+    pub fn close(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.close(env, &this)
+    }
+}

@@ -1,0 +1,261 @@
+//! Errors and the boundary every exported call runs inside.
+//!
+//! Errors thrown to JavaScript are `Error` objects whose `code` is the C ABI's status name
+//! (`INVALID_ARGUMENT`, ...). A value thrown by a JavaScript callback is caught, kept, and
+//! thrown again, unchanged, when the native call that ran the callback returns: the core keeps
+//! going after a failed callback (its state must match what was already done), so the
+//! exception surfaces only once the call is complete.
+//!
+//! Callbacks find their JavaScript objects through a stack of frames, one per native call in
+//! progress on this thread: the native object under way pushes the object holding its
+//! callbacks, and the adapters the core calls read the top frame. No JavaScript value is
+//! referenced from Rust between calls, so a closed or forgotten object keeps nothing alive.
+
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use napi::{sys, Env, Status};
+
+use crate::js::{CallError, Js, V};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    InvalidArgument,
+    NullPointer,
+    InvalidState,
+    NoCandidates,
+    CallbackFailed,
+    ReentrantCall,
+    Panic,
+    Internal,
+}
+
+impl Code {
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::NullPointer => "NULL_POINTER",
+            Code::InvalidState => "INVALID_STATE",
+            Code::NoCandidates => "NO_CANDIDATES",
+            Code::CallbackFailed => "CALLBACK_FAILED",
+            Code::ReentrantCall => "REENTRANT_CALL",
+            Code::Panic => "PANIC",
+            Code::Internal => "INTERNAL",
+        }
+    }
+}
+
+pub enum Fail {
+    Code {
+        code: Code,
+        message: String,
+    },
+    /// A value thrown by a JavaScript callback, referenced until it is thrown again.
+    Threw(sys::napi_ref),
+}
+
+pub type R<T> = Result<T, Fail>;
+
+impl Fail {
+    pub fn new(code: Code, message: impl Into<String>) -> Fail {
+        Fail::Code {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn invalid(message: impl Into<String>) -> Fail {
+        Fail::new(Code::InvalidArgument, message)
+    }
+    pub fn state(message: impl Into<String>) -> Fail {
+        Fail::new(Code::InvalidState, message)
+    }
+    pub fn reentrant(what: &str) -> Fail {
+        Fail::new(
+            Code::ReentrantCall,
+            format!("{what} was called again from one of its own callbacks (or while a call on it is under way)"),
+        )
+    }
+    pub fn closed(what: &str) -> Fail {
+        Fail::state(format!("{what} is closed"))
+    }
+
+    /// A description for the core, which carries only its own error type.
+    pub fn to_core(&self) -> shardline_core::Error {
+        match self {
+            Fail::Code { message, .. } => shardline_core::Error::invalid_state(message.clone()),
+            Fail::Threw(_) => shardline_core::Error::invalid_state("a JavaScript callback threw"),
+        }
+    }
+}
+
+impl From<shardline_core::Error> for Fail {
+    fn from(e: shardline_core::Error) -> Fail {
+        use shardline_core::ErrorKind;
+        let code = match e.kind() {
+            ErrorKind::InvalidArgument => Code::InvalidArgument,
+            ErrorKind::InvalidState => Code::InvalidState,
+            ErrorKind::NoCandidates => Code::NoCandidates,
+        };
+        Fail::new(code, e.message())
+    }
+}
+
+impl From<CallError> for Fail {
+    fn from(e: CallError) -> Fail {
+        match e {
+            CallError::Threw(r) => Fail::Threw(r),
+            CallError::Fail(f) => f,
+        }
+    }
+}
+
+struct Frame {
+    env: sys::napi_env,
+    /// The object holding the callbacks of the native object under way.
+    holder: Option<V>,
+    /// The first callback failure of this call; later ones are dropped.
+    failure: Option<Fail>,
+}
+
+thread_local! {
+    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+}
+
+struct Pop {
+    depth: usize,
+}
+
+impl Drop for Pop {
+    fn drop(&mut self) {
+        let dropped = FRAMES.with(|f| {
+            let mut f = f.borrow_mut();
+            f.split_off(self.depth)
+        });
+        for frame in dropped {
+            if let Some(Fail::Threw(r)) = frame.failure {
+                Js::new(frame.env).delete_ref(r);
+            }
+        }
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+/// Runs one exported call: pushes its frame, catches panics, and throws whichever failure
+/// comes first (a callback's, then the call's own).
+pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) -> napi::Result<T> {
+    let js = Js::new(env.raw());
+    let depth = FRAMES.with(|f| {
+        let mut f = f.borrow_mut();
+        f.push(Frame {
+            env: js.env,
+            holder,
+            failure: None,
+        });
+        f.len() - 1
+    });
+    let pop = Pop { depth };
+    let result = match catch_unwind(AssertUnwindSafe(|| body(js))) {
+        Ok(r) => r,
+        Err(p) => Err(Fail::new(
+            Code::Panic,
+            format!("shardline panicked (a bug): {}", panic_message(p)),
+        )),
+    };
+    let first = FRAMES.with(|f| {
+        f.borrow_mut()
+            .get_mut(depth)
+            .and_then(|fr| fr.failure.take())
+    });
+    drop(pop);
+    let fail = match (first, result) {
+        (Some(f), Err(e)) => {
+            discard(js, e);
+            f
+        }
+        (Some(f), Ok(_)) => f,
+        (None, Err(e)) => e,
+        (None, Ok(v)) => return Ok(v),
+    };
+    Err(raise(js, fail))
+}
+
+fn discard(js: Js, f: Fail) {
+    if let Fail::Threw(r) = f {
+        js.delete_ref(r);
+    }
+}
+
+/// Throws `fail` into JavaScript; napi-rs sees the pending exception and leaves it as it is.
+pub fn raise(js: Js, fail: Fail) -> napi::Error {
+    match fail {
+        Fail::Threw(r) => {
+            if let Ok(v) = js.deref(r) {
+                js.throw(v);
+            }
+            js.delete_ref(r);
+        }
+        Fail::Code { code, message } => {
+            if let Ok(e) = js.error(code, &message) {
+                js.throw(e);
+            }
+        }
+    }
+    napi::Error::new(Status::PendingException, String::new())
+}
+
+/// Records a callback failure in the frame of the call under way.
+pub fn record(fail: Fail) {
+    let leftover = FRAMES.with(|f| {
+        let mut f = f.borrow_mut();
+        match f.last_mut() {
+            Some(fr) if fr.failure.is_none() => {
+                fr.failure = Some(fail);
+                None
+            }
+            Some(fr) => Some((fr.env, fail)),
+            None => None,
+        }
+    });
+    if let Some((env, Fail::Threw(r))) = leftover {
+        Js::new(env).delete_ref(r);
+    }
+}
+
+/// The environment and callback holder of the call under way, for the core's adapters.
+pub fn current() -> Option<(Js, Option<V>)> {
+    FRAMES.with(|f| f.borrow().last().map(|fr| (Js::new(fr.env), fr.holder)))
+}
+
+/// Runs a callback for the call under way: in its own handle scope, with any failure
+/// recorded for the call to rethrow. `None` when it failed (or there is no call, which the
+/// adapters report as an internal error).
+pub fn callback<T>(role: &str, f: impl FnOnce(Js, V) -> R<T>) -> Option<T> {
+    let (js, holder) = current()?;
+    let Some(holder) = holder else {
+        record(Fail::new(
+            Code::Internal,
+            format!("no {role} callback is registered"),
+        ));
+        return None;
+    };
+    let r = js.scoped(|| {
+        let target = js.get(holder, role)?;
+        f(js, target)
+    });
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            record(e);
+            None
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The cell every stateful native object keeps its core value in.
+//!
+//! A call takes the value mutably for its whole duration, so a callback that calls back into
+//! the same object (even a query) gets REENTRANT_CALL instead of aliasing it; `close()` drops
+//! the value and the object's callbacks, after which every call is INVALID_STATE.
+
+use std::cell::RefCell;
+
+use napi::bindgen_prelude::*;
+
+use crate::error::{boundary, Fail, R};
+use crate::js::{Js, V};
+use crate::strategy::{holder_of, HOLDER};
+
+pub struct Handle<T> {
+    what: &'static str,
+    cell: RefCell<Option<T>>,
+}
+
+impl<T> Handle<T> {
+    pub fn new(what: &'static str, value: T) -> Handle<T> {
+        Handle {
+            what,
+            cell: RefCell::new(Some(value)),
+        }
+    }
+
+    /// False once closed (a call in progress counts as open).
+    pub fn is_open(&self) -> bool {
+        self.cell.try_borrow().map(|c| c.is_some()).unwrap_or(true)
+    }
+
+    /// Runs `f` with the object's callbacks reachable (for calls that may call back).
+    pub fn call<U>(&self, env: &Env, this: &This, f: impl FnOnce(Js, &mut T) -> R<U>) -> Result<U> {
+        let js = Js::new(env.raw());
+        let holder = holder_of(js, this.object.raw()).ok().flatten();
+        self.run(env, holder, f)
+    }
+
+    /// Runs `f` for a call that never calls back.
+    pub fn query<U>(&self, env: &Env, f: impl FnOnce(Js, &mut T) -> R<U>) -> Result<U> {
+        self.run(env, None, f)
+    }
+
+    fn run<U>(
+        &self,
+        env: &Env,
+        holder: Option<V>,
+        f: impl FnOnce(Js, &mut T) -> R<U>,
+    ) -> Result<U> {
+        boundary(env, holder, |js| {
+            let mut g = self
+                .cell
+                .try_borrow_mut()
+                .map_err(|_| Fail::reentrant(&format!("this {}", self.what)))?;
+            let v = g
+                .as_mut()
+                .ok_or_else(|| Fail::closed(&format!("this {}", self.what)))?;
+            f(js, v)
+        })
+    }
+
+    /// Drops the core value and forgets the callbacks; idempotent.
+    pub fn close(&self, env: &Env, this: &This) -> Result<()> {
+        boundary(env, None, |js| {
+            let mut g = self
+                .cell
+                .try_borrow_mut()
+                .map_err(|_| Fail::reentrant(&format!("this {}", self.what)))?;
+            let old = g.take();
+            drop(g);
+            drop(old);
+            let this = this.object.raw();
+            if holder_of(js, this)?.is_some() {
+                let _ = HOLDER;
+                js.delete(this, "__shardline")?;
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,581 @@
+//! Worker ids and Snowflake ids: the sans-IO generator (pass the wall clock in), the
+//! in-memory worker-id registry, and a holder that reserves an id, keeps it alive and issues
+//! ids as bigints through a clock the host provides.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use shardline_core::snowflake::{self, Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
+use shardline_core::workerid::{
+    HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
+    WorkerIdHolder as CoreHolder,
+};
+
+use crate::conv;
+use crate::error::{self, boundary, Code, Fail, R};
+use crate::handle::Handle;
+use crate::js::{Js, Type, V};
+use crate::state::unknown;
+use crate::strategy::HOLDER;
+
+/// `{timestampBits = 41, workerBits = 10, sequenceBits = 12, epochMs = 2024-01-01}`.
+fn layout(js: Js, v: Option<V>) -> R<Layout> {
+    let Some(v) = v else {
+        return Ok(Layout::default());
+    };
+    let v = conv::object(js, v, "layout")?;
+    let bits = |key: &str, default: u8| -> R<u8> {
+        match conv::field(js, v, key)? {
+            Some(b) => u8::try_from(conv::uint(js, b, &format!("layout.{key}"))?)
+                .map_err(|_| Fail::invalid(format!("layout.{key} is out of range"))),
+            None => Ok(default),
+        }
+    };
+    let epoch = match conv::field(js, v, "epochMs")? {
+        Some(e) => conv::uint(js, e, "layout.epochMs")?,
+        None => DEFAULT_EPOCH_MS,
+    };
+    Ok(Layout::new(
+        bits("timestampBits", 41)?,
+        bits("workerBits", 10)?,
+        bits("sequenceBits", 12)?,
+        epoch,
+    )?)
+}
+
+fn layout_js(js: Js, l: &Layout) -> R<V> {
+    let o = js.object()?;
+    js.set(
+        o,
+        "timestampBits",
+        js.number(f64::from(l.timestamp_bits()))?,
+    )?;
+    js.set(o, "workerBits", js.number(f64::from(l.worker_bits()))?)?;
+    js.set(o, "sequenceBits", js.number(f64::from(l.sequence_bits()))?)?;
+    js.set(o, "epochMs", js.number(l.epoch_ms() as f64)?)?;
+    Ok(o)
+}
+
+fn id_arg(js: Js, v: V) -> R<u64> {
+    match js.type_of(v)? {
+        Type::BigInt => js
+            .bigint_u64_of(v)?
+            .ok_or_else(|| Fail::invalid("id: out of range")),
+        _ => conv::uint(js, v, "id"),
+    }
+}
+
+/// Splits an id into its Unix millisecond, worker and sequence.
+#[napi(
+    ts_args_type = "id: bigint | number, layout?: SnowflakeLayout",
+    ts_return_type = "{ unixMs: number; worker: number; sequence: number }"
+)]
+pub fn decompose_snowflake<'a>(
+    env: &'a Env,
+    id: Unknown,
+    layout_v: Unknown,
+) -> Result<Unknown<'a>> {
+    boundary(env, None, |js| {
+        let l = layout(
+            js,
+            (!js.is_nullish(layout_v.raw())?).then_some(layout_v.raw()),
+        )?;
+        let p = l.decompose(id_arg(js, id.raw())?);
+        let o = js.object()?;
+        js.set(o, "unixMs", js.number(p.unix_ms as f64)?)?;
+        js.set(o, "worker", js.number(p.worker as f64)?)?;
+        js.set(o, "sequence", js.number(p.sequence as f64)?)?;
+        Ok(unknown(js, o))
+    })
+}
+
+/// A Snowflake generator for one worker id. Sans-IO: `next(wallMs)` returns an id, or null
+/// with `waitUntilMs` set when the caller must wait (sequence exhausted, clock behind).
+#[napi]
+pub struct Snowflake {
+    inner: Handle<(CoreSnowflake, Option<u64>)>,
+}
+
+#[napi]
+impl Snowflake {
+    /// `floorMs`: timestamps a previous holder of this worker id may have used (never reissued).
+    #[napi(
+        constructor,
+        ts_args_type = "worker: number, options?: { layout?: SnowflakeLayout; floorMs?: number }"
+    )]
+    pub fn new(env: &Env, worker: Unknown, options: Unknown) -> Result<Self> {
+        boundary(env, None, |js| {
+            let w = conv::uint(js, worker.raw(), "worker")?;
+            let l = layout(js, conv::field_opt(js, options.raw(), "layout")?)?;
+            let floor = match conv::field_opt(js, options.raw(), "floorMs")? {
+                Some(f) => Some(conv::uint(js, f, "options.floorMs")?),
+                None => None,
+            };
+            let g = if floor.is_some() {
+                CoreSnowflake::fenced(l, w, floor)?
+            } else {
+                CoreSnowflake::new(l, w)?
+            };
+            Ok(Snowflake {
+                inner: Handle::new("Snowflake", (g, None)),
+            })
+        })
+    }
+
+    /// The next id at wall time `wallMs` (Unix ms), or null: ask again at `waitUntilMs`.
+    #[napi(ts_args_type = "wallMs: number", ts_return_type = "bigint | null")]
+    pub fn next<'a>(&self, env: &'a Env, wall_ms: Unknown) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, (g, wait)| {
+            let now = conv::uint(js, wall_ms.raw(), "wallMs")?;
+            let v = match g.next(now).map_err(shardline_core::Error::from)? {
+                Next::Id(id) => {
+                    *wait = None;
+                    js.bigint_u64(id)?
+                }
+                Next::WaitUntil(t) => {
+                    *wait = Some(t);
+                    js.null()?
+                }
+            };
+            Ok(unknown(js, v))
+        })
+    }
+
+    /// After `next` returned null: the wall time to ask again at.
+    #[napi(getter)]
+    pub fn wait_until_ms(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner.query(env, |_, (_, w)| Ok(w.map(|t| t as f64)))
+    }
+
+    /// Allows timestamps up to `ceilingMs` (the budget a worker-id tenure grants).
+    #[napi(ts_args_type = "ceilingMs: number")]
+    pub fn extend_budget(&self, env: &Env, ceiling_ms: Unknown) -> Result<()> {
+        self.inner.query(env, |js, (g, _)| {
+            g.extend_budget(conv::uint(js, ceiling_ms.raw(), "ceilingMs")?);
+            Ok(())
+        })
+    }
+
+    /// Stops issuing ids for good (the worker id was lost).
+    #[napi(ts_args_type = "")]
+    pub fn revoke(&self, env: &Env) -> Result<()> {
+        self.inner.query(env, |_, (g, _)| {
+            g.revoke();
+            Ok(())
+        })
+    }
+
+    #[napi(getter)]
+    pub fn worker(&self, env: &Env) -> Result<f64> {
+        self.inner.query(env, |_, (g, _)| Ok(g.worker() as f64))
+    }
+
+    #[napi(getter, ts_return_type = "SnowflakeLayout")]
+    pub fn layout<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, (g, _)| {
+            Ok(unknown(js, layout_js(js, g.layout())?))
+        })
+    }
+
+    #[napi(getter)]
+    pub fn budget_ms(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, (g, _)| Ok(g.budget_ms().map(|t| t as f64)))
+    }
+
+    #[napi(getter)]
+    pub fn floor_ms(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, (g, _)| Ok(g.floor_ms().map(|t| t as f64)))
+    }
+
+    #[napi(getter)]
+    pub fn last_timestamp_ms(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, (g, _)| Ok(g.last_timestamp_ms().map(|t| t as f64)))
+    }
+}
+
+/// The embedded worker-id registry: one process-local "server" whose time the host advances
+/// (`advanceTo`), so session expiry is deterministic.
+#[napi]
+pub struct WorkerIdRegistry {
+    inner: InMemoryRegistry,
+}
+
+#[napi]
+impl WorkerIdRegistry {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        WorkerIdRegistry {
+            inner: InMemoryRegistry::new(),
+        }
+    }
+
+    /// Moves server time forward; sessions past their expiry end, with their claims.
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn advance_to(&self, env: &Env, now_ms: Unknown) -> Result<()> {
+        boundary(env, None, |js| {
+            self.inner
+                .advance_to(conv::uint(js, now_ms.raw(), "nowMs")?);
+            Ok(())
+        })
+    }
+
+    #[napi(getter)]
+    pub fn now_ms(&self) -> f64 {
+        self.inner.now_ms() as f64
+    }
+
+    /// Live claims by worker id.
+    #[napi(
+        ts_return_type = "{ workerId: number; owner: string; incarnation: number; epoch: number }[]"
+    )]
+    pub fn live_claims<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        boundary(env, None, |js| {
+            let claims = self.inner.live_claims();
+            let v = js.array_of(&claims, |(id, c)| {
+                let o = js.object()?;
+                js.set(o, "workerId", js.number(f64::from(*id))?)?;
+                js.set(o, "owner", js.string(&c.owner)?)?;
+                js.set(o, "incarnation", js.number(c.incarnation as f64)?)?;
+                js.set(o, "epoch", js.number(c.epoch as f64)?)?;
+                Ok(o)
+            })?;
+            Ok(unknown(js, v))
+        })
+    }
+
+    /// The timestamp fence of a worker id, or null if it was never used.
+    #[napi(
+        ts_args_type = "workerId: number",
+        ts_return_type = "{ epoch: number; floorMs: number; hwmMs: number } | null"
+    )]
+    pub fn fence<'a>(&self, env: &'a Env, worker_id: Unknown) -> Result<Unknown<'a>> {
+        boundary(env, None, |js| {
+            let id = u32::try_from(conv::uint(js, worker_id.raw(), "workerId")?)
+                .map_err(|_| Fail::invalid("workerId is out of range"))?;
+            let v = match self.inner.fence(id) {
+                Some(f) => {
+                    let o = js.object()?;
+                    js.set(o, "epoch", js.number(f.epoch as f64)?)?;
+                    js.set(o, "floorMs", js.number(f.floor_ms as f64)?)?;
+                    js.set(o, "hwmMs", js.number(f.hwm_ms as f64)?)?;
+                    o
+                }
+                None => js.null()?,
+            };
+            Ok(unknown(js, v))
+        })
+    }
+}
+
+/// The clocks a holder waits on: a JavaScript `{wallMs(), monotonicMs(), sleepUntil(ms)}`
+/// (a simulation's), or the system clocks, which block the thread while sleeping.
+enum IdClock {
+    Js { wall: u64, mono: u64 },
+    System(Instant),
+}
+
+impl IdClock {
+    fn read(&mut self, method: &str) -> Option<u64> {
+        error::callback("clock", |js, c| {
+            let f = js.get(c, method)?;
+            if js.type_of(f)? != Type::Function {
+                return Err(Fail::new(
+                    Code::CallbackFailed,
+                    format!("the clock has no {method} function"),
+                ));
+            }
+            let v = js.call(c, f, &[])?;
+            conv::uint(js, v, method).map_err(|_| {
+                Fail::new(
+                    Code::CallbackFailed,
+                    format!("the clock's {method}() is not a non-negative integer"),
+                )
+            })
+        })
+    }
+}
+
+impl snowflake::Clock for IdClock {
+    fn wall_ms(&mut self) -> u64 {
+        match self {
+            IdClock::System(_) => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            IdClock::Js { .. } => {
+                let v = self.read("wallMs");
+                let IdClock::Js { wall, .. } = self else {
+                    unreachable!()
+                };
+                if let Some(v) = v {
+                    *wall = v;
+                }
+                *wall
+            }
+        }
+    }
+
+    fn monotonic_ms(&mut self) -> u64 {
+        match self {
+            IdClock::System(start) => start.elapsed().as_millis() as u64,
+            IdClock::Js { .. } => {
+                let v = self.read("monotonicMs");
+                let IdClock::Js { mono, .. } = self else {
+                    unreachable!()
+                };
+                if let Some(v) = v {
+                    *mono = (*mono).max(v);
+                }
+                *mono
+            }
+        }
+    }
+
+    fn sleep_until(&mut self, monotonic_ms: u64) {
+        match self {
+            IdClock::System(start) => {
+                let now = start.elapsed().as_millis() as u64;
+                std::thread::sleep(Duration::from_millis(monotonic_ms.saturating_sub(now)));
+            }
+            IdClock::Js { mono, .. } => {
+                let target = monotonic_ms;
+                let done = error::callback("clock", |js, c| {
+                    let f = js.get(c, "sleepUntil")?;
+                    if js.type_of(f)? != Type::Function {
+                        return Err(Fail::new(
+                            Code::CallbackFailed,
+                            "the clock has no sleepUntil function",
+                        ));
+                    }
+                    js.call(c, f, &[js.number(target as f64)?])?;
+                    Ok(())
+                });
+                // A clock that cannot sleep must not leave the waits spinning forever.
+                if done.is_none() {
+                    *mono = (*mono).max(target);
+                }
+            }
+        }
+    }
+}
+
+fn hold_fail(e: HoldError) -> Fail {
+    match e {
+        HoldError::Config(e) => e.into(),
+        other => Fail::state(other.to_string()),
+    }
+}
+
+struct Held {
+    holder: Option<CoreHolder<InMemorySession>>,
+    clock: IdClock,
+}
+
+impl Held {
+    fn holder(&mut self) -> R<&mut CoreHolder<InMemorySession>> {
+        self.holder
+            .as_mut()
+            .ok_or_else(|| Fail::state("the worker id was released"))
+    }
+}
+
+/// Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it.
+#[napi]
+pub struct WorkerIdHolder {
+    inner: Handle<Held>,
+}
+
+#[napi]
+impl WorkerIdHolder {
+    /// Reserves the lowest free worker id (or one of the lowest `spread:N`) and confirms it.
+    /// `clock` defaults to the system clocks (waits then block the thread).
+    #[napi(
+        constructor,
+        ts_args_type = "registry: WorkerIdRegistry, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number }"
+    )]
+    pub fn new(env: &Env, this: This, registry: Unknown, options: Unknown) -> Result<Self> {
+        let this_raw = this.object.raw();
+        let js0 = Js::new(env.raw());
+        // The clock must be reachable while the reservation runs, inside this very call.
+        let holder_obj = (|| -> R<Option<V>> {
+            let o = conv::object(js0, options.raw(), "options")?;
+            match conv::field(js0, o, "clock")? {
+                Some(c) => {
+                    let h = js0.object()?;
+                    js0.set(h, "clock", c)?;
+                    js0.define_hidden(this_raw, HOLDER, h)?;
+                    Ok(Some(h))
+                }
+                None => Ok(None),
+            }
+        })();
+        let holder_obj = match holder_obj {
+            Ok(h) => h,
+            Err(f) => return Err(error::raise(js0, f)),
+        };
+        boundary(env, holder_obj, |js| {
+            let o = conv::object(js, options.raw(), "options")?;
+            let owner = conv::string(js, js.get(o, "owner")?, "options.owner")?;
+            let incarnation = conv::uint(js, js.get(o, "incarnation")?, "options.incarnation")?;
+            let ttl = match conv::field(js, o, "ttlMs")? {
+                Some(v) => conv::uint(js, v, "options.ttlMs")?,
+                None => 10_000,
+            };
+            let worker_bits = match conv::field(js, o, "workerBits")? {
+                Some(v) => u8::try_from(conv::uint(js, v, "options.workerBits")?)
+                    .map_err(|_| Fail::invalid("options.workerBits is out of range"))?,
+                None => 10,
+            };
+            let l = layout(js, conv::field(js, o, "layout")?)?;
+            let policy = match conv::field(js, o, "policy")? {
+                None => Policy::Lowest,
+                Some(p) => {
+                    let p = conv::string(js, p, "options.policy")?;
+                    match p.split_once(':') {
+                        None if p == "lowest" => Policy::Lowest,
+                        Some(("spread", n)) => Policy::Spread {
+                            window: n.parse().map_err(|_| {
+                                Fail::invalid(format!("options.policy {p:?}: N must be a number"))
+                            })?,
+                        },
+                        _ => {
+                            return Err(Fail::invalid(format!(
+                                "options.policy must be \"lowest\" or \"spread:N\", got {p:?}"
+                            )))
+                        }
+                    }
+                }
+            };
+            let seed = match conv::field(js, o, "seed")? {
+                Some(v) => conv::uint(js, v, "options.seed")?,
+                None => 0,
+            };
+            let mut clock = if holder_obj.is_some() {
+                IdClock::Js { wall: 0, mono: 0 }
+            } else {
+                IdClock::System(Instant::now())
+            };
+            let reserve = ReserveConfig {
+                worker_bits,
+                policy,
+                ..Default::default()
+            };
+            let me = Identity { owner, incarnation };
+            let registry = crate::backends::instance::<WorkerIdRegistry>(js, registry.raw())
+                .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
+            let session = registry.inner.session(ttl);
+            let holder = CoreHolder::acquire(
+                session,
+                reserve,
+                TenureConfig::for_ttl(ttl),
+                l,
+                me,
+                seed,
+                &mut clock,
+            )
+            .map_err(hold_fail)?;
+            Ok(WorkerIdHolder {
+                inner: Handle::new(
+                    "WorkerIdHolder",
+                    Held {
+                        holder: Some(holder),
+                        clock,
+                    },
+                ),
+            })
+        })
+    }
+
+    #[napi(getter)]
+    pub fn worker_id(&self, env: &Env) -> Result<u32> {
+        self.inner.query(env, |_, h| Ok(h.holder()?.worker_id()))
+    }
+
+    #[napi(getter)]
+    pub fn epoch(&self, env: &Env) -> Result<f64> {
+        self.inner.query(env, |_, h| Ok(h.holder()?.epoch() as f64))
+    }
+
+    /// Timestamps below this were allowed to earlier holders of the id.
+    #[napi(getter)]
+    pub fn floor_ms(&self, env: &Env) -> Result<f64> {
+        self.inner
+            .query(env, |_, h| Ok(h.holder()?.tenure().floor_ms() as f64))
+    }
+
+    /// Timestamps up to this are acknowledged by the registry.
+    #[napi(getter)]
+    pub fn budget_ms(&self, env: &Env) -> Result<f64> {
+        self.inner
+            .query(env, |_, h| Ok(h.holder()?.tenure().budget_ms() as f64))
+    }
+
+    /// The local (monotonic) deadline of the reservation.
+    #[napi(getter)]
+    pub fn valid_until_ms(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner.query(env, |_, h| {
+            Ok(h.holder()?.tenure().valid_until_ms().map(|t| t as f64))
+        })
+    }
+
+    #[napi(getter, ts_return_type = "SnowflakeLayout")]
+    pub fn layout<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, h| {
+            Ok(unknown(
+                js,
+                layout_js(js, h.holder()?.generator().layout())?,
+            ))
+        })
+    }
+
+    /// The next Snowflake id; keeps the reservation alive as needed.
+    #[napi(ts_args_type = "")]
+    pub fn next_id(&self, env: &Env, this: This) -> Result<BigInt> {
+        self.inner.call(env, &this, |_, h| {
+            let Held { holder, clock } = h;
+            let holder = holder
+                .as_mut()
+                .ok_or_else(|| Fail::state("the worker id was released"))?;
+            Ok(BigInt::from(holder.next_id(clock).map_err(hold_fail)?))
+        })
+    }
+
+    /// Does the upkeep that is due; returns the monotonic time of the next.
+    #[napi(ts_args_type = "")]
+    pub fn maintain(&self, env: &Env, this: This) -> Result<f64> {
+        self.inner.call(env, &this, |_, h| {
+            let Held { holder, clock } = h;
+            let holder = holder
+                .as_mut()
+                .ok_or_else(|| Fail::state("the worker id was released"))?;
+            holder
+                .maintain(clock)
+                .map(|t| t as f64)
+                .map_err(|r| Fail::state(format!("worker id lost: {r}")))
+        })
+    }
+
+    /// Returns the unused budget and deletes the claim; the id is free for others at once.
+    #[napi(ts_args_type = "")]
+    pub fn release(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.call(env, &this, |_, h| {
+            if let Some(holder) = h.holder.take() {
+                drop(holder.release(&mut h.clock));
+            }
+            Ok(())
+        })
+    }
+
+    /// Releases the id (if still held) and forgets the clock; idempotent.
+    #[napi(ts_args_type = "")]
+    pub fn close(&self, env: &Env, this: This) -> Result<()> {
+        if self.inner.is_open() {
+            self.release(env, this)?;
+        }
+        self.inner.close(env, &this)
+    }
+}

@@ -1,0 +1,524 @@
+//! Shard regions: `Region` is the sans-IO step machine, `RegionDriver` runs it against a
+//! transport, a clock and an entity host.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use shardline_core::driver::RegionDriver as CoreDriver;
+use shardline_core::region::{Region as CoreRegion, RegionConfig, RegionNotice, ShardExtractor};
+
+use crate::backends;
+use crate::conv;
+use crate::error::{self, boundary, Code, Fail, R};
+use crate::handle::Handle;
+use crate::js::{Js, Type, V};
+use crate::proto;
+use crate::state::unknown;
+use crate::strategy::HOLDER;
+
+/// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
+/// function from entity id to shard id. `None` in the second place: native.
+fn extractor(js: Js, v: V) -> R<(ShardExtractor, Option<V>)> {
+    match js.type_of(v)? {
+        Type::Function => Ok((ShardExtractor::custom(|e| e.to_owned()), Some(v))),
+        Type::Object => {
+            let kind = conv::string(js, js.get(v, "kind")?, "options.extractor.kind")?;
+            let e = match kind.as_str() {
+                "pekko" => {
+                    let n = conv::int(
+                        js,
+                        js.get(v, "numberOfShards")?,
+                        "options.extractor.numberOfShards",
+                    )?;
+                    let n = i32::try_from(n).map_err(|_| {
+                        Fail::invalid(format!("numberOfShards {n} is out of range"))
+                    })?;
+                    ShardExtractor::pekko(n)?
+                }
+                "actor-ts" => {
+                    let n = conv::uint(js, js.get(v, "numShards")?, "options.extractor.numShards")?;
+                    let n = u32::try_from(n)
+                        .map_err(|_| Fail::invalid(format!("numShards {n} is out of range")))?;
+                    ShardExtractor::actor_ts(n)?
+                }
+                k => {
+                    return Err(Fail::invalid(format!(
+                        "options.extractor.kind: expected \"pekko\" or \"actor-ts\", got {k:?}"
+                    )))
+                }
+            };
+            Ok((e, None))
+        }
+        Type::Undefined | Type::Null => Err(conv::missing("options.extractor")),
+        _ => Err(Fail::invalid(
+            "options.extractor: expected an object or a function",
+        )),
+    }
+}
+
+struct Common {
+    region: CoreRegion,
+    js_extractor: Option<V>,
+}
+
+/// `{id, node, extractor, config?}`.
+fn common(js: Js, o: V) -> R<Common> {
+    let id = conv::string(js, js.get(o, "id")?, "options.id")?;
+    let node = conv::string(js, js.get(o, "node")?, "options.node")?;
+    let node = crate::state::address(&node, "options.node")?;
+    let (e, js_extractor) = extractor(js, js.get(o, "extractor")?)?;
+    let config = match conv::field(js, o, "config")? {
+        Some(c) => RegionConfig::from_json(&conv::json(js, c, "options.config")?)?,
+        None => RegionConfig::default(),
+    };
+    Ok(Common {
+        region: CoreRegion::new(config, &id, node.as_str(), e)?,
+        js_extractor,
+    })
+}
+
+fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let h = js.object()?;
+    for (k, v) in entries {
+        js.set(h, k, *v)?;
+    }
+    js.define_hidden(this, HOLDER, h)
+}
+
+/// The shard of `entity`, from the JavaScript extractor when there is one.
+fn shard_of(js: Js, js_extractor: bool, region: &CoreRegion, entity: &str) -> R<String> {
+    if !js_extractor {
+        return Ok(region.shard_of(entity)?);
+    }
+    let _ = js;
+    error::callback("extractor", |js, f| {
+        let v = js.call(js.undefined()?, f, &[js.string(entity)?])?;
+        conv::shard(js, v, "the extractor's shard id").map_err(|e| match e {
+            Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
+            t => t,
+        })
+    })
+    .ok_or_else(|| Fail::new(Code::CallbackFailed, "the extractor failed"))
+}
+
+fn notices_js(js: Js, notices: &[RegionNotice]) -> R<V> {
+    js.array_of(notices, |n| conv::ser(js, n))
+}
+
+struct StepRegion {
+    region: CoreRegion,
+    js_extractor: bool,
+}
+
+#[napi]
+pub struct Region {
+    inner: Handle<StepRegion>,
+}
+
+#[napi]
+impl Region {
+    /// `new Region({id, node, extractor, config?})`: `id` names this incarnation of the
+    /// region, `node` is its cluster address.
+    #[napi(constructor, ts_args_type = "options: RegionOptions")]
+    pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
+        let this_raw = this.object.raw();
+        boundary(env, None, |js| {
+            let o = conv::object(js, options.raw(), "options")?;
+            let c = common(js, o)?;
+            if let Some(f) = c.js_extractor {
+                install(js, this_raw, &[("extractor", f)])?;
+            }
+            Ok(Region {
+                inner: Handle::new(
+                    "Region",
+                    StepRegion {
+                        region: c.region,
+                        js_extractor: c.js_extractor.is_some(),
+                    },
+                ),
+            })
+        })
+    }
+
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, r| {
+            r.region.start(conv::uint(js, now_ms.raw(), "nowMs")?);
+            Ok(())
+        })
+    }
+
+    /// Routes a message from a local sender; throws INVALID_STATE when the region cannot take
+    /// it (buffer full, shut down), and nothing was queued then.
+    #[napi(ts_args_type = "nowMs: number, entity: string, payload: Payload")]
+    pub fn route(
+        &self,
+        env: &Env,
+        this: This,
+        now_ms: Unknown,
+        entity: Unknown,
+        payload: Unknown,
+    ) -> Result<()> {
+        self.inner.call(env, &this, |js, r| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let entity = conv::string(js, entity.raw(), "entity")?;
+            let payload = conv::bytes(js, payload.raw(), "payload")?;
+            let shard = shard_of(js, r.js_extractor, &r.region, &entity)?;
+            r.region
+                .route_to_shard(now, &shard, &entity, payload)
+                .map_err(proto::fail_from_rejected)
+        })
+    }
+
+    #[napi(ts_args_type = "nowMs: number, shard: ShardId, entity: string, payload: Payload")]
+    pub fn route_to_shard(
+        &self,
+        env: &Env,
+        this: This,
+        now_ms: Unknown,
+        shard: Unknown,
+        entity: Unknown,
+        payload: Unknown,
+    ) -> Result<()> {
+        self.inner.call(env, &this, |js, r| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            let entity = conv::string(js, entity.raw(), "entity")?;
+            let payload = conv::bytes(js, payload.raw(), "payload")?;
+            r.region
+                .route_to_shard(now, &shard, &entity, payload)
+                .map_err(proto::fail_from_rejected)
+        })
+    }
+
+    #[napi(ts_args_type = "nowMs: number, input: RegionInput")]
+    pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, r| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let input = proto::region_input(js, input.raw())?;
+            r.region.handle(now, input);
+            Ok(())
+        })
+    }
+
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, r| {
+            r.region.on_timeout(conv::uint(js, now_ms.raw(), "nowMs")?);
+            Ok(())
+        })
+    }
+
+    #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
+    pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, r| {
+            let v = match r.region.poll_output() {
+                Some(o) => proto::region_output(js, &o)?,
+                None => js.null()?,
+            };
+            Ok(unknown(js, v))
+        })
+    }
+
+    #[napi(ts_args_type = "", ts_return_type = "RegionOutput[]")]
+    pub fn drain_outputs<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, r| {
+            let out = r.region.drain_outputs();
+            Ok(unknown(
+                js,
+                js.array_of(&out, |o| proto::region_output(js, o))?,
+            ))
+        })
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, r| Ok(r.region.next_deadline().map(|d| d as f64)))
+    }
+
+    #[napi(getter)]
+    pub fn id(&self, env: &Env) -> Result<String> {
+        self.inner.query(env, |_, r| Ok(r.region.id().to_owned()))
+    }
+
+    #[napi(getter)]
+    pub fn is_registered(&self, env: &Env) -> Result<bool> {
+        self.inner.query(env, |_, r| Ok(r.region.is_registered()))
+    }
+
+    /// Shards hosted here (in any state), sorted.
+    #[napi(ts_args_type = "")]
+    pub fn local_shards(&self, env: &Env) -> Result<Vec<String>> {
+        self.inner.query(env, |_, r| Ok(r.region.local_shards()))
+    }
+
+    /// Shards hosted here and accepting messages, sorted.
+    #[napi(ts_args_type = "")]
+    pub fn running_shards(&self, env: &Env) -> Result<Vec<String>> {
+        self.inner.query(env, |_, r| Ok(r.region.running_shards()))
+    }
+
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+        self.inner.query(env, |js, r| {
+            let s = conv::shard(js, shard.raw(), "shard")?;
+            Ok(r.region.home_of(&s).map(str::to_owned))
+        })
+    }
+
+    /// Messages waiting for shard homes.
+    #[napi(getter)]
+    pub fn buffered(&self, env: &Env) -> Result<u32> {
+        self.inner.query(env, |_, r| Ok(r.region.buffered() as u32))
+    }
+
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn buffered_for(&self, env: &Env, shard: Unknown) -> Result<u32> {
+        self.inner.query(env, |js, r| {
+            let s = conv::shard(js, shard.raw(), "shard")?;
+            Ok(r.region.buffered_for(&s) as u32)
+        })
+    }
+
+    #[napi(ts_args_type = "entity: string")]
+    pub fn shard_of(&self, env: &Env, this: This, entity: Unknown) -> Result<String> {
+        self.inner.call(env, &this, |js, r| {
+            let e = conv::string(js, entity.raw(), "entity")?;
+            shard_of(js, r.js_extractor, &r.region, &e)
+        })
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn close(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.close(env, &this)
+    }
+}
+
+struct DriverState {
+    driver: CoreDriver,
+    js_extractor: bool,
+}
+
+#[napi]
+pub struct RegionDriver {
+    inner: Handle<DriverState>,
+}
+
+#[napi]
+impl RegionDriver {
+    /// `{id, node, extractor, config?, transport, clock?, host}`; `host` starts and stops
+    /// shards and receives the messages for their entities.
+    #[napi(constructor, ts_args_type = "options: RegionDriverOptions")]
+    pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
+        let this_raw = this.object.raw();
+        boundary(env, None, |js| {
+            let o = conv::object(js, options.raw(), "options")?;
+            let c = common(js, o)?;
+            let mut holder: Vec<(&str, V)> = Vec::new();
+            if let Some(f) = c.js_extractor {
+                holder.push(("extractor", f));
+            }
+            let transport = js.get(o, "transport")?;
+            backends::require_methods(js, transport, "options.transport", &["send"], true)?;
+            holder.push(("transport", transport));
+            let host = js.get(o, "host")?;
+            backends::require_methods(
+                js,
+                host,
+                "options.host",
+                &["startShard", "deliver", "stopShard"],
+                false,
+            )?;
+            holder.push(("host", host));
+            let clock_v = conv::field(js, o, "clock")?;
+            let (clock, js_clock) = backends::clock(js, clock_v)?;
+            if js_clock {
+                holder.push(("clock", clock_v.expect("a JavaScript clock was given")));
+            }
+            install(js, this_raw, &holder)?;
+            let driver = CoreDriver::new(
+                c.region,
+                Box::new(backends::JsTransport),
+                clock,
+                Box::new(backends::JsHost),
+            );
+            Ok(RegionDriver {
+                inner: Handle::new(
+                    "RegionDriver",
+                    DriverState {
+                        driver,
+                        js_extractor: c.js_extractor.is_some(),
+                    },
+                ),
+            })
+        })
+    }
+
+    /// Registers with the coordinator (and keeps retrying from `poll`).
+    #[napi(ts_args_type = "")]
+    pub fn start(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.call(env, &this, |_, d| Ok(d.driver.start()?))
+    }
+
+    /// Routes a message to its entity wherever the entity's shard lives. Throws INVALID_STATE
+    /// when the region cannot take it (buffer full, shut down).
+    #[napi(ts_args_type = "entity: string, payload: Payload")]
+    pub fn route(&self, env: &Env, this: This, entity: Unknown, payload: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let entity = conv::string(js, entity.raw(), "entity")?;
+            let payload = conv::bytes(js, payload.raw(), "payload")?;
+            let shard = shard_of(js, d.js_extractor, d.driver.region(), &entity)?;
+            Ok(d.driver.route_to_shard(&shard, &entity, payload)?)
+        })
+    }
+
+    #[napi(ts_args_type = "shard: ShardId, entity: string, payload: Payload")]
+    pub fn route_to_shard(
+        &self,
+        env: &Env,
+        this: This,
+        shard: Unknown,
+        entity: Unknown,
+        payload: Unknown,
+    ) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            let entity = conv::string(js, entity.raw(), "entity")?;
+            let payload = conv::bytes(js, payload.raw(), "payload")?;
+            Ok(d.driver.route_to_shard(&shard, &entity, payload)?)
+        })
+    }
+
+    /// A message from the coordinator or another region.
+    #[napi(ts_args_type = "envelope: Envelope")]
+    pub fn receive(&self, env: &Env, this: This, envelope: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let e = proto::envelope(js, envelope.raw(), "envelope")?;
+            Ok(d.driver.receive(e)?)
+        })
+    }
+
+    /// The host finished stopping a shard whose `stopShard` returned false.
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn shard_stopped(&self, env: &Env, this: This, shard: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let s = conv::shard(js, shard.raw(), "shard")?;
+            Ok(d.driver.shard_stopped(&s)?)
+        })
+    }
+
+    #[napi(ts_args_type = "shard: ShardId, entity: string")]
+    pub fn entity_passivated(
+        &self,
+        env: &Env,
+        this: This,
+        shard: Unknown,
+        entity: Unknown,
+    ) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let s = conv::shard(js, shard.raw(), "shard")?;
+            let e = conv::string(js, entity.raw(), "entity")?;
+            Ok(d.driver.entity_passivated(&s, &e)?)
+        })
+    }
+
+    /// The coordinator moved (or may have): register again.
+    #[napi(ts_args_type = "")]
+    pub fn coordinator_changed(&self, env: &Env, this: This) -> Result<()> {
+        self.inner
+            .call(env, &this, |_, d| Ok(d.driver.coordinator_changed()?))
+    }
+
+    /// Another region died: forget the homes it had.
+    #[napi(ts_args_type = "region: string")]
+    pub fn region_terminated(&self, env: &Env, this: This, region: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, d| {
+            let r = conv::string(js, region.raw(), "region")?;
+            Ok(d.driver.region_terminated(&r)?)
+        })
+    }
+
+    /// Hands every shard off, then calls the host's `stopped`.
+    #[napi(ts_args_type = "")]
+    pub fn graceful_shutdown(&self, env: &Env, this: This) -> Result<()> {
+        self.inner
+            .call(env, &this, |_, d| Ok(d.driver.graceful_shutdown()?))
+    }
+
+    /// Runs every timer that is due; returns when to call again (or null).
+    #[napi(ts_args_type = "")]
+    pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
+        self.inner
+            .call(env, &this, |_, d| Ok(d.driver.poll()?.map(|t| t as f64)))
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner
+            .query(env, |_, d| Ok(d.driver.next_deadline().map(|t| t as f64)))
+    }
+
+    #[napi(ts_args_type = "", ts_return_type = "RegionNotice[]")]
+    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, d| {
+            let n = d.driver.take_notices();
+            Ok(unknown(js, notices_js(js, &n)?))
+        })
+    }
+
+    #[napi(getter)]
+    pub fn id(&self, env: &Env) -> Result<String> {
+        self.inner
+            .query(env, |_, d| Ok(d.driver.region().id().to_owned()))
+    }
+
+    #[napi(getter)]
+    pub fn is_registered(&self, env: &Env) -> Result<bool> {
+        self.inner
+            .query(env, |_, d| Ok(d.driver.region().is_registered()))
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn local_shards(&self, env: &Env) -> Result<Vec<String>> {
+        self.inner
+            .query(env, |_, d| Ok(d.driver.region().local_shards()))
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn running_shards(&self, env: &Env) -> Result<Vec<String>> {
+        self.inner
+            .query(env, |_, d| Ok(d.driver.region().running_shards()))
+    }
+
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+        self.inner.query(env, |js, d| {
+            let s = conv::shard(js, shard.raw(), "shard")?;
+            Ok(d.driver.region().home_of(&s).map(str::to_owned))
+        })
+    }
+
+    #[napi(getter)]
+    pub fn buffered(&self, env: &Env) -> Result<u32> {
+        self.inner
+            .query(env, |_, d| Ok(d.driver.region().buffered() as u32))
+    }
+
+    #[napi(ts_args_type = "entity: string")]
+    pub fn shard_of(&self, env: &Env, this: This, entity: Unknown) -> Result<String> {
+        self.inner.call(env, &this, |js, d| {
+            let e = conv::string(js, entity.raw(), "entity")?;
+            shard_of(js, d.js_extractor, d.driver.region(), &e)
+        })
+    }
+
+    /// Frees the region and forgets every callback; idempotent.
+    #[napi(ts_args_type = "")]
+    pub fn close(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.close(env, &this)
+    }
+}

@@ -1,0 +1,428 @@
+//! `AllocationState`: the allocation map strategies decide on (regions in map order, their
+//! shards oldest first, the cluster view), kept up to date by the caller.
+//!
+//! Custom strategies receive a read-only view of the state being decided on; the view is
+//! valid only while their callback runs.
+
+use std::cell::{Cell, RefCell};
+use std::ptr::NonNull;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use shardline_core::address::Address;
+use shardline_core::allocation::{AllocationState as CoreState, Region};
+use shardline_core::cluster::{ClusterView, Member, MemberStatus};
+use shardline_core::version::Version;
+
+use crate::conv;
+use crate::error::{boundary, Code, Fail, R};
+use crate::js::{Js, V};
+
+// The owned variant sits inside the JavaScript object's own allocation and views are
+// short-lived, so boxing the state would only add an indirection.
+#[allow(clippy::large_enum_variant)]
+enum Access {
+    Owned(RefCell<CoreState>),
+    /// The state a custom strategy is deciding on, lent for the duration of its callback.
+    View(Cell<Option<NonNull<CoreState>>>),
+}
+
+#[napi]
+pub struct AllocationState {
+    access: Access,
+}
+
+pub fn address(s: &str, name: &str) -> R<Address> {
+    Address::parse(s).map_err(|e| Fail::from(e.context(name)))
+}
+
+/// `{address, status?, appVersion?, dataCenter?, upNumber?}`.
+pub fn member(js: Js, v: V, name: &str) -> R<Member> {
+    let v = conv::object(js, v, name)?;
+    let addr = conv::string(js, js.get(v, "address")?, &format!("{name}.address"))?;
+    let mut m = Member::new(address(&addr, &format!("{name}.address"))?);
+    if let Some(s) = conv::field(js, v, "status")? {
+        let s = conv::string(js, s, &format!("{name}.status"))?;
+        m.status = s
+            .parse::<MemberStatus>()
+            .map_err(|e| Fail::from(e.context(format!("{name}.status"))))?;
+    }
+    if let Some(s) = conv::field(js, v, "appVersion")? {
+        let s = conv::string(js, s, &format!("{name}.appVersion"))?;
+        m.app_version =
+            Version::parse(&s).map_err(|e| Fail::from(e.context(format!("{name}.appVersion"))))?;
+    }
+    if let Some(s) = conv::field(js, v, "dataCenter")? {
+        m.data_center = conv::string(js, s, &format!("{name}.dataCenter"))?;
+    }
+    if let Some(n) = conv::field(js, v, "upNumber")? {
+        let n = conv::int(js, n, &format!("{name}.upNumber"))?;
+        m.up_number = i32::try_from(n)
+            .map_err(|_| Fail::invalid(format!("{name}.upNumber: {n} is out of range")))?;
+    }
+    Ok(m)
+}
+
+pub fn member_js(js: Js, m: &Member) -> R<V> {
+    let o = js.object()?;
+    js.set(o, "address", js.string(m.address.as_str())?)?;
+    js.set(o, "status", js.string(m.status.as_str())?)?;
+    js.set(o, "appVersion", js.string(m.app_version.as_str())?)?;
+    js.set(o, "dataCenter", js.string(&m.data_center)?)?;
+    js.set(o, "upNumber", js.number(f64::from(m.up_number))?)?;
+    Ok(o)
+}
+
+fn region_js(js: Js, state: &CoreState, r: &Region) -> R<V> {
+    let o = js.object()?;
+    js.set(o, "id", js.string(r.id())?)?;
+    js.set(o, "address", js.string(r.address().as_str())?)?;
+    js.set(o, "node", js.string(state.node_of(r).as_str())?)?;
+    js.set(o, "local", js.boolean(r.is_local())?)?;
+    js.set(o, "eligible", js.boolean(r.is_eligible())?)?;
+    let shards: Vec<&str> = r.shards().map(|s| &**s).collect();
+    js.set(o, "shards", js.strings(&shards)?)?;
+    Ok(o)
+}
+
+impl AllocationState {
+    pub fn owned(state: CoreState) -> AllocationState {
+        AllocationState {
+            access: Access::Owned(RefCell::new(state)),
+        }
+    }
+
+    pub fn view() -> AllocationState {
+        AllocationState {
+            access: Access::View(Cell::new(None)),
+        }
+    }
+
+    /// Points a view at `state`; `None` ends the loan.
+    pub fn lend(&self, state: Option<&CoreState>) {
+        if let Access::View(p) = &self.access {
+            p.set(state.map(NonNull::from));
+        }
+    }
+
+    pub fn read<T>(&self, f: impl FnOnce(&CoreState) -> R<T>) -> R<T> {
+        match &self.access {
+            Access::Owned(cell) => {
+                let s = cell
+                    .try_borrow()
+                    .map_err(|_| Fail::reentrant("this AllocationState"))?;
+                f(&s)
+            }
+            Access::View(p) => match p.get() {
+                // SAFETY: a view is lent only while the core holds the state borrowed for the
+                // callback that received it, and the loan ends before that borrow does.
+                Some(p) => f(unsafe { p.as_ref() }),
+                None => Err(Fail::state(
+                    "this AllocationState view was lent to a strategy callback and is no longer valid",
+                )),
+            },
+        }
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut CoreState) -> R<T>) -> R<T> {
+        match &self.access {
+            Access::Owned(cell) => {
+                let mut s = cell.try_borrow_mut().map_err(|_| {
+                    Fail::new(
+                        Code::ReentrantCall,
+                        "this AllocationState is being decided on by a call in progress and cannot change now",
+                    )
+                })?;
+                f(&mut s)
+            }
+            Access::View(_) => Err(Fail::new(
+                Code::ReentrantCall,
+                "a strategy callback tried to change the state it is deciding on",
+            )),
+        }
+    }
+}
+
+/// Builds a state from `{selfAddress?, members?, regions?, candidates?}`, the shape of the
+/// conformance vectors: without `members` every address is an Up member; with `candidates`
+/// exactly those regions may receive shards, in that order (regions missing for a candidate
+/// are added with the address as id).
+pub fn build(js: Js, init: V) -> R<CoreState> {
+    let init = conv::object(js, init, "init")?;
+    struct RegionInit {
+        id: String,
+        address: String,
+        shards: Vec<String>,
+        local: bool,
+    }
+    let mut regions = Vec::new();
+    if let Some(list) = conv::field(js, init, "regions")? {
+        for (i, r) in conv::iterable(js, list, "regions")?.into_iter().enumerate() {
+            let at = format!("regions[{i}]");
+            let r = conv::object(js, r, &at)?;
+            let id = conv::string(js, js.get(r, "id")?, &format!("{at}.id"))?;
+            let address = match conv::field(js, r, "address")? {
+                Some(a) => conv::string(js, a, &format!("{at}.address"))?,
+                None => id.clone(),
+            };
+            let shards = conv::shards(js, js.get(r, "shards")?, &format!("{at}.shards"))?;
+            let local = conv::opt_bool(js, js.get(r, "local")?, &format!("{at}.local"), false)?;
+            regions.push(RegionInit {
+                id,
+                address,
+                shards,
+                local,
+            });
+        }
+    }
+    let candidates = match conv::field(js, init, "candidates")? {
+        Some(c) => Some(conv::strings(js, c, "candidates")?),
+        None => None,
+    };
+    let self_address = match conv::field(js, init, "selfAddress")? {
+        Some(s) => address(&conv::string(js, s, "selfAddress")?, "selfAddress")?,
+        None => match regions
+            .first()
+            .map(|r| r.address.clone())
+            .or_else(|| candidates.as_ref().and_then(|c| c.first().cloned()))
+        {
+            Some(a) => address(&a, "regions[0].address")?,
+            None => address("shardline://self", "selfAddress")?,
+        },
+    };
+    let mut state = CoreState::new(ClusterView::new(self_address));
+    match conv::field(js, init, "members")? {
+        Some(list) => {
+            for (i, m) in conv::iterable(js, list, "members")?.into_iter().enumerate() {
+                let mut m = member(js, m, &format!("members[{i}]"))?;
+                if m.up_number == i32::MAX {
+                    m.up_number = i as i32 + 1;
+                }
+                state.upsert_member(m);
+            }
+        }
+        None => {
+            let all = regions
+                .iter()
+                .map(|r| r.address.as_str())
+                .chain(candidates.iter().flatten().map(String::as_str));
+            for (i, a) in all.enumerate() {
+                let a = address(a, "regions/candidates")?;
+                if state.cluster().member(a.as_str()).is_none() {
+                    let mut m = Member::new(a);
+                    m.up_number = i as i32 + 1;
+                    state.upsert_member(m);
+                }
+            }
+        }
+    }
+    for (i, r) in regions.iter().enumerate() {
+        let a = address(&r.address, &format!("regions[{i}].address"))?;
+        state
+            .add_region(&r.id, a, r.local)
+            .map_err(|e| Fail::from(e.context(format!("regions[{i}].id"))))?;
+        for (j, s) in r.shards.iter().enumerate() {
+            state
+                .add_shard(&r.id, s)
+                .map_err(|e| Fail::from(e.context(format!("regions[{i}].shards[{j}]"))))?;
+        }
+    }
+    if let Some(cands) = &candidates {
+        for (i, c) in cands.iter().enumerate() {
+            if state.region(c).is_none() {
+                let a = address(c, &format!("candidates[{i}]"))?;
+                state.add_region(c, a, false)?;
+            }
+        }
+        let ids: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
+        for id in ids {
+            state.set_eligible(&id, false)?;
+        }
+        for c in cands {
+            state.set_eligible(c, true)?;
+        }
+    }
+    Ok(state)
+}
+
+#[napi]
+impl AllocationState {
+    /// An empty state; `selfAddress` is the coordinator's own node (local regions run there).
+    #[napi(constructor, ts_args_type = "selfAddress?: string")]
+    pub fn new(env: &Env, self_address: Unknown) -> Result<Self> {
+        boundary(env, None, |js| {
+            let a = conv::opt_string(js, self_address.raw(), "selfAddress")?
+                .unwrap_or_else(|| "shardline://self".into());
+            Ok(AllocationState::owned(CoreState::new(ClusterView::new(
+                address(&a, "selfAddress")?,
+            ))))
+        })
+    }
+
+    /// A state in one call, in the shape of the conformance vectors.
+    #[napi(factory, ts_args_type = "init: StateInit")]
+    pub fn build(env: &Env, init: Unknown) -> Result<Self> {
+        boundary(env, None, |js| {
+            Ok(AllocationState::owned(build(js, init.raw())?))
+        })
+    }
+
+    #[napi(getter)]
+    pub fn self_address(&self, env: &Env) -> Result<String> {
+        boundary(env, None, |_| {
+            self.read(|s| Ok(s.cluster().self_address().as_str().to_owned()))
+        })
+    }
+
+    #[napi(getter)]
+    pub fn region_count(&self, env: &Env) -> Result<u32> {
+        boundary(env, None, |_| self.read(|s| Ok(s.region_count() as u32)))
+    }
+
+    #[napi(getter)]
+    pub fn shard_count(&self, env: &Env) -> Result<u32> {
+        boundary(env, None, |_| self.read(|s| Ok(s.shard_count() as u32)))
+    }
+
+    /// Adds or replaces a cluster member (matched by address).
+    #[napi(ts_args_type = "member: MemberInit")]
+    pub fn upsert_member(&self, env: &Env, member_init: Unknown) -> Result<()> {
+        boundary(env, None, |js| {
+            let m = member(js, member_init.raw(), "member")?;
+            self.write(|s| {
+                s.upsert_member(m);
+                Ok(())
+            })
+        })
+    }
+
+    /// Removes a member; true if it was known.
+    #[napi(ts_args_type = "address: string")]
+    pub fn remove_member(&self, env: &Env, addr: Unknown) -> Result<bool> {
+        boundary(env, None, |js| {
+            let a = conv::string(js, addr.raw(), "address")?;
+            let a = address(&a, "address")?;
+            self.write(|s| Ok(s.remove_member(a.as_str()).is_some()))
+        })
+    }
+
+    #[napi(ts_args_type = "address: string, reachable: boolean")]
+    pub fn set_reachable(&self, env: &Env, addr: Unknown, reachable: Unknown) -> Result<()> {
+        boundary(env, None, |js| {
+            let a = address(&conv::string(js, addr.raw(), "address")?, "address")?;
+            let r = conv::boolean(js, reachable.raw(), "reachable")?;
+            self.write(|s| {
+                s.set_reachable(a.as_str(), r);
+                Ok(())
+            })
+        })
+    }
+
+    /// The members, sorted by address.
+    #[napi(ts_return_type = "Member[]")]
+    pub fn members(&self, env: &Env) -> Result<Unknown<'_>> {
+        boundary(env, None, |js| {
+            self.read(|s| {
+                let mut ms: Vec<&Member> = s.cluster().members().collect();
+                ms.sort_by(|a, b| a.address.as_str().cmp(b.address.as_str()));
+                let v = js.array_of(&ms, |m| member_js(js, m))?;
+                Ok(unknown(js, v))
+            })
+        })
+    }
+
+    /// Registers a region at the end of map order; it starts eligible, with no shards.
+    #[napi(ts_args_type = "id: string, address: string, local?: boolean")]
+    pub fn add_region(&self, env: &Env, id: Unknown, addr: Unknown, local: Unknown) -> Result<()> {
+        boundary(env, None, |js| {
+            let id = conv::string(js, id.raw(), "id")?;
+            let a = address(&conv::string(js, addr.raw(), "address")?, "address")?;
+            let local = conv::opt_bool(js, local.raw(), "local", false)?;
+            self.write(|s| Ok(s.add_region(&id, a, local)?))
+        })
+    }
+
+    /// Removes a region; returns its shards (now unallocated), oldest first.
+    #[napi(ts_args_type = "id: string")]
+    pub fn remove_region(&self, env: &Env, id: Unknown) -> Result<Vec<String>> {
+        boundary(env, None, |js| {
+            let id = conv::string(js, id.raw(), "id")?;
+            self.write(|s| {
+                Ok(s.remove_region(&id)?
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect())
+            })
+        })
+    }
+
+    /// Whether a region may receive new shards; becoming eligible moves it to the end of
+    /// candidate order.
+    #[napi(ts_args_type = "id: string, eligible: boolean")]
+    pub fn set_eligible(&self, env: &Env, id: Unknown, eligible: Unknown) -> Result<()> {
+        boundary(env, None, |js| {
+            let id = conv::string(js, id.raw(), "id")?;
+            let e = conv::boolean(js, eligible.raw(), "eligible")?;
+            self.write(|s| Ok(s.set_eligible(&id, e)?))
+        })
+    }
+
+    #[napi(ts_args_type = "region: string, shard: ShardId")]
+    pub fn add_shard(&self, env: &Env, region: Unknown, shard: Unknown) -> Result<()> {
+        boundary(env, None, |js| {
+            let region = conv::string(js, region.raw(), "region")?;
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            self.write(|s| Ok(s.add_shard(&region, &shard)?))
+        })
+    }
+
+    /// Deallocates a shard; returns the region that held it.
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn remove_shard(&self, env: &Env, shard: Unknown) -> Result<String> {
+        boundary(env, None, |js| {
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            self.write(|s| Ok(s.remove_shard(&shard)?.to_string()))
+        })
+    }
+
+    #[napi(ts_args_type = "shard: ShardId")]
+    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+        boundary(env, None, |js| {
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            self.read(|s| Ok(s.home_of(&shard).map(|r| r.id().to_string())))
+        })
+    }
+
+    #[napi(ts_args_type = "id: string", ts_return_type = "RegionInfo | null")]
+    pub fn region(&self, env: &Env, id: Unknown) -> Result<Unknown<'_>> {
+        boundary(env, None, |js| {
+            let id = conv::string(js, id.raw(), "id")?;
+            self.read(|s| {
+                let v = match s.region(&id) {
+                    Some(r) => region_js(js, s, r)?,
+                    None => js.null()?,
+                };
+                Ok(unknown(js, v))
+            })
+        })
+    }
+
+    /// Every region in map order (the order ties are broken by).
+    #[napi(ts_return_type = "RegionInfo[]")]
+    pub fn regions(&self, env: &Env) -> Result<Unknown<'_>> {
+        boundary(env, None, |js| {
+            self.read(|s| {
+                let rs: Vec<&Region> = s.regions().collect();
+                let v = js.array_of(&rs, |r| region_js(js, s, r))?;
+                Ok(unknown(js, v))
+            })
+        })
+    }
+}
+
+/// Hands a raw value back through napi-rs's typed return path.
+pub fn unknown<'a>(js: Js, v: V) -> Unknown<'a> {
+    // SAFETY: `v` was made in this call's scope on this env.
+    unsafe { Unknown::from_raw_unchecked(js.env, v) }
+}

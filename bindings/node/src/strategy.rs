@@ -1,0 +1,438 @@
+//! `Strategy`: a built-in allocation strategy made from its configuration, or a custom one
+//! written in JavaScript, both deciding through the core's `AllocationStrategy` trait.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::ffi::CStr;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use shardline_core::allocation::{AllocationState as CoreState, ShardId};
+use shardline_core::strategy::{
+    Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
+};
+
+use crate::conv;
+use crate::error::{self, boundary, Code, Fail, R};
+use crate::js::{Js, Type, V};
+use crate::state::{unknown, AllocationState};
+
+/// Where a native object keeps the JavaScript objects its callbacks live on.
+pub const HOLDER: &CStr = c"__shardline";
+
+pub fn holder_of(js: Js, this: V) -> R<Option<V>> {
+    let h = js.get(this, "__shardline")?;
+    Ok(if js.is_nullish(h)? { None } else { Some(h) })
+}
+
+pub fn is_function(js: Js, v: V) -> R<bool> {
+    Ok(js.type_of(v)? == Type::Function)
+}
+
+/// A strategy whose decisions a JavaScript object makes: `allocate(state, shard, requester)`
+/// returns a region id (or null: decide later), `rebalance(state, inProgress)` the shards to
+/// hand off. The object is found through the frame of the call under way (role `strategy`).
+pub struct JsStrategy {
+    name: String,
+}
+
+impl JsStrategy {
+    pub fn new(name: String) -> JsStrategy {
+        JsStrategy { name }
+    }
+
+    fn failed(&self) -> shardline_core::Error {
+        shardline_core::Error::invalid_state(format!("custom strategy {:?} failed", self.name))
+    }
+}
+
+/// Calls `imp[method](view, ...rest)` with `state` lent to a view for the duration.
+fn call_with_view(js: Js, imp: V, method: &str, state: &CoreState, rest: &[V]) -> R<V> {
+    let f = js.get(imp, method)?;
+    if !is_function(js, f)? {
+        return Err(Fail::new(
+            Code::CallbackFailed,
+            format!("the custom strategy has no {method} function"),
+        ));
+    }
+    let env = Env::from_raw(js.env);
+    let view = AllocationState::view()
+        .into_instance(&env)
+        .map_err(|e| Fail::new(Code::Internal, format!("creating a state view: {e}")))?;
+    view.lend(Some(state));
+    let mut args = vec![view.value];
+    args.extend_from_slice(rest);
+    let out = js.call(imp, f, &args);
+    view.lend(None);
+    Ok(out?)
+}
+
+impl AllocationStrategy for JsStrategy {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn allocate(
+        &mut self,
+        state: &CoreState,
+        requester: Option<&str>,
+        shard: &str,
+        explain: Option<&mut Explanation>,
+    ) -> shardline_core::Result<Allocation> {
+        let name = self.name.clone();
+        let answer = error::callback("strategy", |js, imp| {
+            let rest = [js.string(shard)?, js.opt_string(requester)?];
+            let out = call_with_view(js, imp, "allocate", state, &rest)?;
+            match js.type_of(out)? {
+                Type::Undefined | Type::Null => Ok(Allocation::Pending),
+                Type::String => {
+                    let r = js.str_of(out)?;
+                    if state.region(&r).is_none() {
+                        return Err(Fail::state(format!(
+                            "the allocate callback of custom strategy {name:?} chose region {r:?}, which is not registered"
+                        )));
+                    }
+                    Ok(Allocation::Region(r.into()))
+                }
+                t => Err(Fail::new(
+                    Code::CallbackFailed,
+                    format!(
+                        "the allocate callback of custom strategy {name:?} returned {}; expected a region id or null",
+                        t.name()
+                    ),
+                )),
+            }
+        });
+        let answer = answer.ok_or_else(|| self.failed())?;
+        if let Some(e) = explain {
+            *e = Explanation::new(&self.name, "allocate");
+            e.summary = match &answer {
+                Allocation::Region(r) => {
+                    format!("custom strategy chose region {r:?} for shard {shard:?}")
+                }
+                Allocation::Pending => format!("custom strategy left shard {shard:?} pending"),
+            };
+        }
+        Ok(answer)
+    }
+
+    fn rebalance(
+        &mut self,
+        state: &CoreState,
+        in_progress: &InProgress,
+        explain: Option<&mut Explanation>,
+    ) -> shardline_core::Result<Vec<ShardId>> {
+        let name = self.name.clone();
+        let picked = error::callback("strategy", |js, imp| {
+            if !is_function(js, js.get(imp, "rebalance")?)? {
+                return Ok(Vec::new());
+            }
+            let mut sorted: Vec<&str> = in_progress.iter().map(|s| &**s).collect();
+            sorted.sort_unstable();
+            let rest = [js.strings(&sorted)?];
+            let out = call_with_view(js, imp, "rebalance", state, &rest)?;
+            if js.is_nullish(out)? {
+                return Ok(Vec::new());
+            }
+            let what = format!("the rebalance callback of custom strategy {name:?}");
+            let items = conv::iterable(js, out, &what).map_err(|e| match e {
+                Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
+                t => t,
+            })?;
+            let mut seen = HashSet::new();
+            let mut picked = Vec::with_capacity(items.len());
+            for (i, v) in items.into_iter().enumerate() {
+                let s = conv::shard(js, v, &format!("{what}: item {i}")).map_err(|_| {
+                    Fail::new(
+                        Code::CallbackFailed,
+                        format!("{what} returned item {i} that is not a shard id"),
+                    )
+                })?;
+                if state.home_of(&s).is_none() {
+                    return Err(Fail::state(format!(
+                        "{what} picked shard {s:?}, which is not allocated"
+                    )));
+                }
+                if !seen.insert(s.clone()) {
+                    return Err(Fail::state(format!("{what} picked shard {s:?} twice")));
+                }
+                picked.push(ShardId::from(s.as_str()));
+            }
+            Ok(picked)
+        });
+        let picked = picked.ok_or_else(|| self.failed())?;
+        if let Some(e) = explain {
+            *e = Explanation::new(&self.name, "rebalance");
+            e.summary = format!(
+                "custom strategy picked {} shard(s) to hand off",
+                picked.len()
+            );
+        }
+        Ok(picked)
+    }
+}
+
+/// What a `strategy` option or constructor argument holds.
+pub enum Spec {
+    Builtin(StrategyConfig),
+    /// A JavaScript object with `allocate` (and optionally `rebalance`).
+    Custom {
+        name: String,
+        imp: V,
+    },
+}
+
+impl Spec {
+    pub fn parse(js: Js, v: V, what: &str) -> R<Spec> {
+        let v = conv::object(js, v, what)?;
+        // A Strategy instance stands for what it was made from.
+        let env = Env::from_raw(js.env);
+        if Strategy::instance_of(&env, &unknown(js, v)).unwrap_or(false) {
+            // SAFETY: checked to be a Strategy of this env.
+            let inst = unsafe { ClassInstance::<Strategy>::from_napi_value(js.env, v) }
+                .map_err(|e| Fail::invalid(format!("{what}: {e}")))?;
+            if let Some(c) = &inst.config {
+                return Ok(Spec::Builtin(c.clone()));
+            }
+            let h = holder_of(js, v)?
+                .ok_or_else(|| Fail::new(Code::Internal, "custom Strategy without its object"))?;
+            return Ok(Spec::Custom {
+                name: inst.name.clone(),
+                imp: js.get(h, "strategy")?,
+            });
+        }
+        if is_function(js, js.get(v, "allocate")?)? {
+            let rebalance = js.get(v, "rebalance")?;
+            if !js.is_nullish(rebalance)? && !is_function(js, rebalance)? {
+                return Err(Fail::invalid(format!(
+                    "{what}.rebalance: expected a function"
+                )));
+            }
+            let name = match conv::field(js, v, "name")? {
+                Some(n) if js.type_of(n)? == Type::String => js.str_of(n)?,
+                _ => "custom".to_owned(),
+            };
+            return Ok(Spec::Custom { name, imp: v });
+        }
+        let value = conv::json(js, v, what)?;
+        if value.get("kind").is_none() {
+            return Err(Fail::invalid(format!(
+                "{what}: expected a strategy configuration ({{kind: ...}}), a Strategy, or an object with an allocate function"
+            )));
+        }
+        Ok(Spec::Builtin(StrategyConfig::from_json(&value)?))
+    }
+
+    pub fn build(&self) -> R<Box<dyn AllocationStrategy>> {
+        Ok(match self {
+            Spec::Builtin(c) => c.build()?,
+            Spec::Custom { name, .. } => Box::new(JsStrategy::new(name.clone())),
+        })
+    }
+
+    /// The object custom decisions are delegated to, if any.
+    pub fn imp(&self) -> Option<V> {
+        match self {
+            Spec::Custom { imp, .. } => Some(*imp),
+            Spec::Builtin(_) => None,
+        }
+    }
+}
+
+#[napi]
+pub struct Strategy {
+    config: Option<StrategyConfig>,
+    name: String,
+    inner: RefCell<Box<dyn AllocationStrategy>>,
+}
+
+/// The `AllocationState` instance behind an argument.
+pub fn state_arg<'a>(js: Js, v: V) -> R<&'a AllocationState> {
+    let env = Env::from_raw(js.env);
+    let u = unknown(js, v);
+    if js.is_nullish(v)? {
+        return Err(conv::missing("state"));
+    }
+    let is = AllocationState::instance_of(&env, &u).unwrap_or(false);
+    if !is {
+        return Err(Fail::invalid("state: expected an AllocationState"));
+    }
+    // SAFETY: checked to be an AllocationState made on this env; the reference is used only
+    // during this call, while the argument keeps the object alive.
+    let inst = unsafe { ClassInstance::<AllocationState>::from_napi_value(js.env, v) }
+        .map_err(|e| Fail::invalid(format!("state: {e}")))?;
+    Ok(unsafe { &*(&*inst as *const AllocationState) })
+}
+
+impl Strategy {
+    fn decide<T>(
+        &self,
+        env: &Env,
+        this: &This,
+        f: impl FnOnce(Js, &mut dyn AllocationStrategy) -> R<T>,
+    ) -> Result<T> {
+        let js = Js::new(env.raw());
+        let holder = holder_of(js, this.object.raw()).ok().flatten();
+        boundary(env, holder, |js| {
+            let mut inner = self
+                .inner
+                .try_borrow_mut()
+                .map_err(|_| Fail::reentrant("this Strategy"))?;
+            f(js, &mut **inner)
+        })
+    }
+}
+
+fn allocation_js(js: Js, a: &Allocation) -> R<V> {
+    match a {
+        Allocation::Region(r) => js.string(r),
+        Allocation::Pending => js.null(),
+    }
+}
+
+fn in_progress(js: Js, v: V) -> R<InProgress> {
+    Ok(conv::shards(js, v, "inProgress")?
+        .into_iter()
+        .map(|s| ShardId::from(s.as_str()))
+        .collect())
+}
+
+#[napi]
+impl Strategy {
+    /// `new Strategy({kind: 'least-shard', absoluteLimit: 10})` for a built-in strategy, or
+    /// `new Strategy({name, allocate(state, shard, requester), rebalance?(state, inProgress)})`
+    /// for one written in JavaScript.
+    #[napi(constructor, ts_args_type = "spec: StrategyConfig | CustomStrategy")]
+    pub fn new(env: &Env, this: This, spec: Unknown) -> Result<Self> {
+        let this_raw = this.object.raw();
+        boundary(env, None, |js| {
+            let spec = Spec::parse(js, spec.raw(), "spec")?;
+            let inner = spec.build()?;
+            let (config, name) = match &spec {
+                Spec::Builtin(c) => (Some(c.clone()), inner.name().to_owned()),
+                Spec::Custom { name, imp } => {
+                    let h = js.object()?;
+                    js.set(h, "strategy", *imp)?;
+                    js.define_hidden(this_raw, HOLDER, h)?;
+                    (None, name.clone())
+                }
+            };
+            Ok(Strategy {
+                config,
+                name,
+                inner: RefCell::new(inner),
+            })
+        })
+    }
+
+    /// The name explanations use (`least-shard`, ..., or the custom strategy's name).
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    /// The configuration with every default filled in; null for a custom strategy.
+    #[napi(getter, ts_return_type = "StrategyConfig | null")]
+    pub fn config(&self, env: &Env) -> Result<Unknown<'_>> {
+        boundary(env, None, |js| {
+            let v = match &self.config {
+                Some(c) => conv::ser(js, c)?,
+                None => js.null()?,
+            };
+            Ok(unknown(js, v))
+        })
+    }
+
+    /// Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
+    /// External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
+    #[napi(
+        ts_args_type = "state: AllocationState, shard: ShardId, requester?: string | null",
+        ts_return_type = "string | null"
+    )]
+    pub fn allocate<'a>(
+        &self,
+        env: &'a Env,
+        this: This,
+        state: Unknown,
+        shard: Unknown,
+        requester: Unknown,
+    ) -> Result<Unknown<'a>> {
+        self.decide(env, &this, |js, s| {
+            let st = state_arg(js, state.raw())?;
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            let requester = conv::opt_string(js, requester.raw(), "requester")?;
+            let a = st.read(|cs| Ok(s.allocate(cs, requester.as_deref(), &shard, None)?))?;
+            Ok(unknown(js, allocation_js(js, &a)?))
+        })
+    }
+
+    /// The shards to hand off, in decision order.
+    #[napi(ts_args_type = "state: AllocationState, inProgress?: Iterable<ShardId>")]
+    pub fn rebalance(
+        &self,
+        env: &Env,
+        this: This,
+        state: Unknown,
+        in_prog: Unknown,
+    ) -> Result<Vec<String>> {
+        self.decide(env, &this, |js, s| {
+            let st = state_arg(js, state.raw())?;
+            let ip = in_progress(js, in_prog.raw())?;
+            let picked = st.read(|cs| Ok(s.rebalance(cs, &ip, None)?))?;
+            Ok(picked.iter().map(|s| s.to_string()).collect())
+        })
+    }
+
+    /// `allocate` plus a structured explanation of the decision.
+    #[napi(
+        ts_args_type = "state: AllocationState, shard: ShardId, requester?: string | null",
+        ts_return_type = "{ region: string | null; explanation: Explanation }"
+    )]
+    pub fn explain_allocate<'a>(
+        &self,
+        env: &'a Env,
+        this: This,
+        state: Unknown,
+        shard: Unknown,
+        requester: Unknown,
+    ) -> Result<Unknown<'a>> {
+        self.decide(env, &this, |js, s| {
+            let st = state_arg(js, state.raw())?;
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            let requester = conv::opt_string(js, requester.raw(), "requester")?;
+            let mut e = Explanation::default();
+            let a =
+                st.read(|cs| Ok(s.allocate(cs, requester.as_deref(), &shard, Some(&mut e))?))?;
+            let o = js.object()?;
+            js.set(o, "region", allocation_js(js, &a)?)?;
+            js.set(o, "explanation", conv::ser(js, &e)?)?;
+            Ok(unknown(js, o))
+        })
+    }
+
+    /// `rebalance` plus a structured explanation of the decision.
+    #[napi(
+        ts_args_type = "state: AllocationState, inProgress?: Iterable<ShardId>",
+        ts_return_type = "{ shards: string[]; explanation: Explanation }"
+    )]
+    pub fn explain_rebalance<'a>(
+        &self,
+        env: &'a Env,
+        this: This,
+        state: Unknown,
+        in_prog: Unknown,
+    ) -> Result<Unknown<'a>> {
+        self.decide(env, &this, |js, s| {
+            let st = state_arg(js, state.raw())?;
+            let ip = in_progress(js, in_prog.raw())?;
+            let mut e = Explanation::default();
+            let picked = st.read(|cs| Ok(s.rebalance(cs, &ip, Some(&mut e))?))?;
+            let o = js.object()?;
+            let names: Vec<&str> = picked.iter().map(|s| &**s).collect();
+            js.set(o, "shards", js.strings(&names)?)?;
+            js.set(o, "explanation", conv::ser(js, &e)?)?;
+            Ok(unknown(js, o))
+        })
+    }
+}
