@@ -18,6 +18,7 @@ step "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "rust tests" cargo test
 step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
 step "differential vs Pekko" bash tests/differential.sh --count 2000
+step "Python binding" bash scripts/test-python.sh
 step "Node binding" bash scripts/test-node.sh
 step "etcd integration (real etcd on loopback)" bash tests/etcd.sh
 step "demo" bash -c './target/debug/shardline decide < examples/vectors/demo.json > /dev/null'

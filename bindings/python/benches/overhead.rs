@@ -1,0 +1,112 @@
+//! The Rust side of scripts/bench_python.py: the same two calls the script times through
+//! Python, made directly on the core, so the difference is the binding's per-call overhead.
+//!
+//! * `allocate`: least-shard allocate of one new shard on 10 regions x 1000 shards;
+//! * `coordinator-step`: an active coordinator receives `GetShardHome` for an allocated shard
+//!   and its outputs (one `ShardHome` send) are drained.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use shardline_core::address::Address;
+use shardline_core::allocation::AllocationState;
+use shardline_core::cluster::{ClusterView, Member};
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
+use shardline_core::lease::LeaseGrant;
+use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
+use shardline_core::store::StoredState;
+use shardline_core::strategy::{Allocation, StrategyConfig};
+
+fn node(i: usize) -> String {
+    format!("pekko://sys@10.0.0.{i}:2552")
+}
+
+fn least_shard() -> StrategyConfig {
+    StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"})).expect("config")
+}
+
+fn allocate(c: &mut Criterion) {
+    let mut strategy = least_shard().build().expect("strategy");
+    let mut state = AllocationState::new(ClusterView::new(Address::parse(&node(0)).expect("addr")));
+    for i in 0..10 {
+        let a = Address::parse(&node(i)).expect("addr");
+        state.upsert_member(Member::new(a.clone()));
+        state
+            .add_region(&format!("r{i}"), a, false)
+            .expect("region");
+    }
+    for s in 0..1000 {
+        let shard = s.to_string();
+        match strategy
+            .allocate(&state, None, &shard, None)
+            .expect("allocate")
+        {
+            Allocation::Region(r) => state.add_shard(&r, &shard).expect("add"),
+            Allocation::Pending => unreachable!("all regions are Up members"),
+        }
+    }
+    c.bench_function("allocate", |b| {
+        b.iter(|| black_box(strategy.allocate(&state, None, black_box("new"), None)))
+    });
+}
+
+fn envelope(command: Command) -> Envelope {
+    Envelope {
+        from: Endpoint::Region("r1".into()),
+        to: Endpoint::Coordinator,
+        message: Message::Command(command),
+    }
+}
+
+fn coordinator_step(c: &mut Criterion) {
+    let strategy = least_shard().build().expect("strategy");
+    let self_address = Address::parse(&node(0)).expect("addr");
+    let mut co =
+        Coordinator::new(CoordinatorConfig::default(), strategy, self_address).expect("new");
+    co.start(0);
+    co.handle(
+        0,
+        Input::LeaseGranted(LeaseGrant {
+            token: FencingToken(1),
+            valid_until_ms: u64::MAX,
+        }),
+    )
+    .expect("grant");
+    co.handle(0, Input::StateLoaded(StoredState::default()))
+        .expect("load");
+    co.handle(
+        0,
+        Input::Member(Member::new(Address::parse(&node(1)).expect("addr"))),
+    )
+    .expect("member");
+    co.handle(
+        0,
+        Input::Receive(envelope(Command::Register { node: node(1) })),
+    )
+    .expect("register");
+    co.handle(
+        0,
+        Input::Receive(envelope(Command::GetShardHome { shard: "7".into() })),
+    )
+    .expect("home");
+    co.drain_outputs();
+    let ask = envelope(Command::GetShardHome { shard: "7".into() });
+    c.bench_function("coordinator-step", |b| {
+        b.iter(|| {
+            co.handle(0, Input::Receive(ask.clone())).expect("step");
+            let out: Vec<Output> = co.drain_outputs();
+            black_box(out)
+        })
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    targets = allocate, coordinator_step
+}
+criterion_main!(benches);

@@ -1,0 +1,307 @@
+//! The coordinator state machine, step API: feed inputs with the host's monotonic time,
+//! carry out `poll_output()` in order, call `on_timeout` at `next_deadline()`.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Phase};
+use shardline_core::lease::LeaseGrant;
+use shardline_core::protocol::{Envelope, FencingToken};
+use shardline_core::store::StoredState;
+
+use crate::busy::Busy;
+use crate::errors::{guard, OrRaise, Raised};
+use crate::json;
+use crate::outputs;
+use crate::state::{member, parse_address};
+use crate::strategy::strategy_from;
+
+pub fn build(
+    strategy: Option<&Bound<'_, PyAny>>,
+    self_address: &str,
+    config: Option<&Bound<'_, PyAny>>,
+    raised: &Raised,
+) -> PyResult<Coordinator> {
+    let strategy = strategy_from(strategy, raised)?;
+    let config = CoordinatorConfig::from_json(&json::config(config, None)?).or_raise()?;
+    Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
+}
+
+pub fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Idle => "idle",
+        Phase::AcquiringLease => "acquiring-lease",
+        Phase::Loading => "loading",
+        Phase::Active => "active",
+        Phase::Stopped => "stopped",
+    }
+}
+
+/// Read-only questions both the step coordinator and its driver answer.
+pub mod queries {
+    use super::*;
+
+    pub fn home_of(c: &Coordinator, shard: &str) -> Option<String> {
+        c.state().home_of(shard).cloned()
+    }
+
+    pub fn shards_of(c: &Coordinator, region: &str) -> Vec<String> {
+        c.state().shards_of(region).to_vec()
+    }
+
+    /// `{region: [shards...]}` in map order.
+    pub fn allocations<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (region, _, shards) in c.state().regions() {
+            d.set_item(region, shards.to_vec())?;
+        }
+        Ok(d)
+    }
+
+    pub fn snapshot<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyAny>> {
+        json::ser_to_py(py, &c.state().snapshot())
+    }
+}
+
+#[pyclass(name = "Coordinator", module = "shardline._native", frozen)]
+pub struct PyCoordinator {
+    inner: Busy<Coordinator>,
+    raised: Raised,
+}
+
+impl PyCoordinator {
+    fn with<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Coordinator) -> shardline_core::Result<R>,
+    ) -> PyResult<R> {
+        guard(|| {
+            let mut c = self.inner.hold(py, "Coordinator")?;
+            let r = f(&mut c);
+            drop(c);
+            self.raised.finish(r)
+        })
+    }
+
+    fn input(&self, py: Python<'_>, now_ms: u64, input: Input) -> PyResult<()> {
+        self.with(py, |c| c.handle(now_ms, input))
+    }
+
+    fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Coordinator) -> R) -> PyResult<R> {
+        Ok(f(&*self.inner.hold(py, "Coordinator")?))
+    }
+}
+
+#[pymethods]
+impl PyCoordinator {
+    /// `strategy`: a Strategy, a kind or configuration, or a custom strategy object.
+    /// `self_address`: the node the coordinator runs on. `config`: CoordinatorConfig fields
+    /// (camelCase or snake_case), Pekko's defaults otherwise.
+    #[new]
+    #[pyo3(signature = (strategy, self_address, config = None))]
+    fn new(
+        strategy: Option<&Bound<'_, PyAny>>,
+        self_address: &str,
+        config: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let raised = Raised::default();
+        let c = build(strategy, self_address, config, &raised)?;
+        Ok(PyCoordinator {
+            inner: Busy::new(c),
+            raised,
+        })
+    }
+
+    /// Starts contending for the lease (the first output asks for it).
+    fn start(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.with(py, |c| {
+            c.start(now_ms);
+            Ok(())
+        })
+    }
+
+    fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
+        let env: Envelope = json::from_py(envelope, "envelope")?;
+        self.input(py, now_ms, Input::Receive(env))
+    }
+
+    /// A cluster member joined or changed.
+    #[pyo3(signature = (now_ms, address, status = "Up", app_version = "0.0.0", data_center = "default", up_number = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn member(
+        &self,
+        py: Python<'_>,
+        now_ms: u64,
+        address: &str,
+        status: &str,
+        app_version: &str,
+        data_center: &str,
+        up_number: Option<i32>,
+    ) -> PyResult<()> {
+        let m = member(address, status, app_version, data_center, up_number)?;
+        self.input(py, now_ms, Input::Member(m))
+    }
+
+    fn member_removed(&self, py: Python<'_>, now_ms: u64, address: String) -> PyResult<()> {
+        self.input(py, now_ms, Input::MemberRemoved { address })
+    }
+
+    fn reachability(
+        &self,
+        py: Python<'_>,
+        now_ms: u64,
+        address: String,
+        reachable: bool,
+    ) -> PyResult<()> {
+        self.input(py, now_ms, Input::Reachability { address, reachable })
+    }
+
+    fn region_terminated(&self, py: Python<'_>, now_ms: u64, region: String) -> PyResult<()> {
+        self.input(py, now_ms, Input::RegionTerminated { region })
+    }
+
+    fn lease_granted(
+        &self,
+        py: Python<'_>,
+        now_ms: u64,
+        token: u64,
+        valid_until_ms: u64,
+    ) -> PyResult<()> {
+        let g = LeaseGrant {
+            token: FencingToken(token),
+            valid_until_ms,
+        };
+        self.input(py, now_ms, Input::LeaseGranted(g))
+    }
+
+    fn lease_denied(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.input(py, now_ms, Input::LeaseDenied)
+    }
+
+    fn lease_renewed(
+        &self,
+        py: Python<'_>,
+        now_ms: u64,
+        token: u64,
+        valid_until_ms: u64,
+    ) -> PyResult<()> {
+        let token = FencingToken(token);
+        self.input(
+            py,
+            now_ms,
+            Input::LeaseRenewed {
+                token,
+                valid_until_ms,
+            },
+        )
+    }
+
+    fn lease_renew_failed(&self, py: Python<'_>, now_ms: u64, token: u64) -> PyResult<()> {
+        let token = FencingToken(token);
+        self.input(py, now_ms, Input::LeaseRenewFailed { token })
+    }
+
+    fn lease_lost(&self, py: Python<'_>, now_ms: u64, token: u64) -> PyResult<()> {
+        let token = FencingToken(token);
+        self.input(py, now_ms, Input::LeaseLost { token })
+    }
+
+    /// The stored state, `{"snapshot": ... or None, "events": [...]}`, after a `loadState`.
+    fn state_loaded(&self, py: Python<'_>, now_ms: u64, stored: &Bound<'_, PyAny>) -> PyResult<()> {
+        let s: StoredState = json::from_py(stored, "stored state")?;
+        self.input(py, now_ms, Input::StateLoaded(s))
+    }
+
+    #[pyo3(signature = (now_ms, fenced = false))]
+    fn state_load_failed(&self, py: Python<'_>, now_ms: u64, fenced: bool) -> PyResult<()> {
+        self.input(py, now_ms, Input::StateLoadFailed { fenced })
+    }
+
+    /// A `persist` or `saveSnapshot` failed: drop the rest of the queued outputs first.
+    #[pyo3(signature = (now_ms, fenced = false))]
+    fn store_failed(&self, py: Python<'_>, now_ms: u64, fenced: bool) -> PyResult<()> {
+        self.input(py, now_ms, Input::StoreFailed { fenced })
+    }
+
+    fn preparing_for_shutdown(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.input(py, now_ms, Input::PreparingForShutdown)
+    }
+
+    fn stop(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.input(py, now_ms, Input::Stop)
+    }
+
+    fn on_timeout(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.with(py, |c| c.on_timeout(now_ms))
+    }
+
+    fn next_deadline(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.read(py, |c| c.next_deadline())
+    }
+
+    /// The next output (a dict with a "type"), or None. Carry them out in order.
+    fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let o = self.with(py, |c| Ok(c.poll_output()))?;
+        o.map(|o| json::to_py(py, &outputs::coordinator_output(&o)?))
+            .transpose()
+    }
+
+    /// Every queued output, in order.
+    fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let all = self.with(py, |c| Ok(c.drain_outputs()))?;
+        outputs::to_list(py, &all, outputs::coordinator_output)
+    }
+
+    #[getter]
+    fn phase(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.read(py, |c| phase_name(c.phase()))
+    }
+
+    #[getter]
+    fn is_active(&self, py: Python<'_>) -> PyResult<bool> {
+        self.read(py, |c| c.is_active())
+    }
+
+    /// The fencing token of the lease held, if any.
+    #[getter]
+    fn token(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.read(py, |c| c.token().map(|t| t.0))
+    }
+
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.read(py, |c| c.config().clone())?;
+        json::ser_to_py(py, &c)
+    }
+
+    fn handoffs_in_progress(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.read(py, |c| c.handoffs_in_progress())
+    }
+
+    fn is_alive(&self, py: Python<'_>, region: &str) -> PyResult<bool> {
+        self.read(py, |c| c.is_alive(region))
+    }
+
+    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
+        self.read(py, |c| queries::home_of(c, shard))
+    }
+
+    fn shards_of(&self, py: Python<'_>, region: &str) -> PyResult<Vec<String>> {
+        self.read(py, |c| queries::shards_of(c, region))
+    }
+
+    /// `{region: [shards, oldest first]}` in registration order.
+    fn allocations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let held = self.inner.hold(py, "Coordinator")?;
+        queries::allocations(py, &held)
+    }
+
+    /// The persistent state as a snapshot dict.
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let held = self.inner.hold(py, "Coordinator")?;
+        queries::snapshot(py, &held)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.read(py, |c| format!("{c:?}"))
+    }
+}

@@ -1,0 +1,349 @@
+//! The callback drivers: the state machines run for you, their outputs carried out through
+//! Python host objects (or the embedded backends) during each call.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use shardline_core::driver::{CoordinatorDriver, RegionDriver};
+use shardline_core::protocol::Envelope;
+use shardline_core::region::Region;
+
+use crate::busy::Busy;
+use crate::coordinator::{self, phase_name, queries};
+use crate::errors::{guard, OrRaise, Raised};
+use crate::host;
+use crate::json;
+use crate::region::{self, rejected, Extractor};
+use crate::state::member;
+
+#[pyclass(name = "CoordinatorDriver", module = "shardline._native", frozen)]
+pub struct PyCoordinatorDriver {
+    inner: Busy<CoordinatorDriver>,
+    raised: Raised,
+}
+
+impl PyCoordinatorDriver {
+    fn call<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut CoordinatorDriver) -> shardline_core::Result<R>,
+    ) -> PyResult<R> {
+        guard(|| {
+            let mut d = self.inner.hold(py, "CoordinatorDriver")?;
+            let r = f(&mut d);
+            drop(d);
+            self.raised.finish(r)
+        })
+    }
+
+    fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&CoordinatorDriver) -> R) -> PyResult<R> {
+        Ok(f(&*self.inner.hold(py, "CoordinatorDriver")?))
+    }
+}
+
+#[pymethods]
+impl PyCoordinatorDriver {
+    #[new]
+    #[pyo3(signature = (strategy, self_address, *, transport, clock, lease, store, config = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        strategy: Option<&Bound<'_, PyAny>>,
+        self_address: &str,
+        transport: Option<&Bound<'_, PyAny>>,
+        clock: Option<&Bound<'_, PyAny>>,
+        lease: Option<&Bound<'_, PyAny>>,
+        store: Option<&Bound<'_, PyAny>>,
+        config: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let raised = Raised::default();
+        let c = coordinator::build(strategy, self_address, config, &raised)?;
+        let d = CoordinatorDriver::new(
+            c,
+            host::transport(transport, &raised)?,
+            host::clock(clock, &raised)?,
+            host::lease(lease, &raised)?,
+            host::store(store, &raised)?,
+        );
+        Ok(PyCoordinatorDriver {
+            inner: Busy::new(d),
+            raised,
+        })
+    }
+
+    fn start(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |d| d.start())
+    }
+
+    fn receive(&self, py: Python<'_>, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
+        let env: Envelope = json::from_py(envelope, "envelope")?;
+        self.call(py, |d| d.receive(env))
+    }
+
+    #[pyo3(signature = (address, status = "Up", app_version = "0.0.0", data_center = "default", up_number = None))]
+    fn member(
+        &self,
+        py: Python<'_>,
+        address: &str,
+        status: &str,
+        app_version: &str,
+        data_center: &str,
+        up_number: Option<i32>,
+    ) -> PyResult<()> {
+        let m = member(address, status, app_version, data_center, up_number)?;
+        self.call(py, |d| d.member(m))
+    }
+
+    fn member_removed(&self, py: Python<'_>, address: &str) -> PyResult<()> {
+        self.call(py, |d| d.member_removed(address))
+    }
+
+    fn reachability(&self, py: Python<'_>, address: &str, reachable: bool) -> PyResult<()> {
+        self.call(py, |d| d.reachability(address, reachable))
+    }
+
+    fn region_terminated(&self, py: Python<'_>, region: &str) -> PyResult<()> {
+        self.call(py, |d| d.region_terminated(region))
+    }
+
+    /// The lease backend reports the current grant lost.
+    fn lease_lost(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |d| d.lease_lost())
+    }
+
+    fn preparing_for_shutdown(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |d| d.preparing_for_shutdown())
+    }
+
+    fn stop(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |d| d.stop())
+    }
+
+    /// Runs every timer that is due; returns when to call again (None: no timer armed).
+    fn poll(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.call(py, |d| d.poll())
+    }
+
+    fn next_deadline(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.read(py, |d| d.next_deadline())
+    }
+
+    /// Notices since the last call, as dicts with a "type".
+    fn take_notices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let notices = self.call(py, |d| Ok(d.take_notices()))?;
+        notices.iter().map(|n| json::ser_to_py(py, n)).collect()
+    }
+
+    #[getter]
+    fn phase(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.read(py, |d| phase_name(d.coordinator().phase()))
+    }
+
+    #[getter]
+    fn is_active(&self, py: Python<'_>) -> PyResult<bool> {
+        self.read(py, |d| d.coordinator().is_active())
+    }
+
+    #[getter]
+    fn token(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.read(py, |d| d.coordinator().token().map(|t| t.0))
+    }
+
+    fn handoffs_in_progress(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.read(py, |d| d.coordinator().handoffs_in_progress())
+    }
+
+    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
+        self.read(py, |d| queries::home_of(d.coordinator(), shard))
+    }
+
+    fn shards_of(&self, py: Python<'_>, region: &str) -> PyResult<Vec<String>> {
+        self.read(py, |d| queries::shards_of(d.coordinator(), region))
+    }
+
+    fn allocations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let held = self.inner.hold(py, "CoordinatorDriver")?;
+        queries::allocations(py, held.coordinator())
+    }
+
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let held = self.inner.hold(py, "CoordinatorDriver")?;
+        queries::snapshot(py, held.coordinator())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.read(py, |d| format!("CoordinatorDriver({:?})", d.coordinator()))
+    }
+}
+
+struct RegionSide {
+    driver: RegionDriver,
+    extractor: Extractor,
+}
+
+#[pyclass(name = "RegionDriver", module = "shardline._native", frozen)]
+pub struct PyRegionDriver {
+    inner: Busy<RegionSide>,
+    raised: Raised,
+}
+
+impl PyRegionDriver {
+    fn call<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut RegionDriver) -> shardline_core::Result<R>,
+    ) -> PyResult<R> {
+        guard(|| {
+            let mut d = self.inner.hold(py, "RegionDriver")?;
+            let r = f(&mut d.driver);
+            drop(d);
+            self.raised.finish(r)
+        })
+    }
+
+    fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Region) -> R) -> PyResult<R> {
+        Ok(f(self.inner.hold(py, "RegionDriver")?.driver.region()))
+    }
+}
+
+#[pymethods]
+impl PyRegionDriver {
+    #[new]
+    #[pyo3(signature = (region_id, node, shards, *, transport, clock, host, config = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        region_id: &str,
+        node: &str,
+        shards: &Bound<'_, PyAny>,
+        transport: Option<&Bound<'_, PyAny>>,
+        clock: Option<&Bound<'_, PyAny>>,
+        host: Option<&Bound<'_, PyAny>>,
+        config: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let raised = Raised::default();
+        let (core, extractor) = region::extractor(shards)?;
+        let r = Region::new(region::config(config)?, region_id, node, core).or_raise()?;
+        let driver = RegionDriver::new(
+            r,
+            host::transport(transport, &raised)?,
+            host::clock(clock, &raised)?,
+            host::entity_host(host, &raised)?,
+        );
+        Ok(PyRegionDriver {
+            inner: Busy::new(RegionSide { driver, extractor }),
+            raised,
+        })
+    }
+
+    fn start(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |d| d.start())
+    }
+
+    /// Routes a message. InvalidStateError (with `reason`) if the region cannot take it.
+    #[pyo3(signature = (entity, payload, shard = None))]
+    fn route(
+        &self,
+        py: Python<'_>,
+        entity: &str,
+        payload: &[u8],
+        shard: Option<&str>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let mut side = self.inner.hold(py, "RegionDriver")?;
+            let shard = match shard {
+                Some(s) => Some(s.to_owned()),
+                None => side.extractor.python_shard(py, entity)?,
+            };
+            let r = match shard {
+                Some(s) => side.driver.route_to_shard(&s, entity, payload.to_vec()),
+                None => match side.driver.try_route(entity, payload.to_vec()) {
+                    Ok(r) => r,
+                    Err(refused) => {
+                        drop(side);
+                        self.raised.take();
+                        return Err(rejected(py, refused));
+                    }
+                },
+            };
+            drop(side);
+            self.raised.finish(r)
+        })
+    }
+
+    fn receive(&self, py: Python<'_>, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
+        let env: Envelope = json::from_py(envelope, "envelope")?;
+        self.call(py, |d| d.receive(env))
+    }
+
+    /// The host finished stopping a shard whose `stop_shard` returned False.
+    fn shard_stopped(&self, py: Python<'_>, shard: &str) -> PyResult<()> {
+        self.call(py, |d| d.shard_stopped(shard))
+    }
+
+    fn entity_passivated(&self, py: Python<'_>, shard: &str, entity: &str) -> PyResult<()> {
+        self.call(py, |d| d.entity_passivated(shard, entity))
+    }
+
+    fn coordinator_changed(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |d| d.coordinator_changed())
+    }
+
+    fn region_terminated(&self, py: Python<'_>, region: String) -> PyResult<()> {
+        self.call(py, |d| d.region_terminated(&region))
+    }
+
+    /// Hands every shard off, then reports `stopped` to the host.
+    fn graceful_shutdown(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |d| d.graceful_shutdown())
+    }
+
+    fn poll(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.call(py, |d| d.poll())
+    }
+
+    fn next_deadline(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.read(py, |r| r.next_deadline())
+    }
+
+    fn take_notices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let notices = self.call(py, |d| Ok(d.take_notices()))?;
+        notices.iter().map(|n| json::ser_to_py(py, n)).collect()
+    }
+
+    #[getter]
+    fn id(&self, py: Python<'_>) -> PyResult<String> {
+        self.read(py, |r| r.id().to_owned())
+    }
+
+    #[getter]
+    fn is_registered(&self, py: Python<'_>) -> PyResult<bool> {
+        self.read(py, |r| r.is_registered())
+    }
+
+    fn local_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.read(py, |r| r.local_shards())
+    }
+
+    fn running_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.read(py, |r| r.running_shards())
+    }
+
+    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
+        self.read(py, |r| r.home_of(shard).map(str::to_owned))
+    }
+
+    #[getter]
+    fn buffered(&self, py: Python<'_>) -> PyResult<usize> {
+        self.read(py, |r| r.buffered())
+    }
+
+    fn shard_of(&self, py: Python<'_>, entity: &str) -> PyResult<String> {
+        let side = self.inner.hold(py, "RegionDriver")?;
+        match side.extractor.python_shard(py, entity)? {
+            Some(s) => Ok(s),
+            None => side.driver.region().shard_of(entity).or_raise(),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.read(py, |r| format!("RegionDriver({r:?})"))
+    }
+}

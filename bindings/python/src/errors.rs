@@ -1,0 +1,100 @@
+//! Errors: one Python exception class per C status code (defined in `shardline/errors.py`, so
+//! they carry docs and `code` attributes), the panic boundary, and the slot that carries an
+//! exception raised by a Python callback past the core back to the caller, unchanged.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use pyo3::prelude::*;
+use shardline_core::ErrorKind;
+
+pyo3::import_exception!(shardline.errors, InvalidArgumentError);
+pyo3::import_exception!(shardline.errors, NullPointerError);
+pyo3::import_exception!(shardline.errors, InvalidStateError);
+pyo3::import_exception!(shardline.errors, NoCandidatesError);
+pyo3::import_exception!(shardline.errors, CallbackFailedError);
+pyo3::import_exception!(shardline.errors, ReentrantCallError);
+pyo3::import_exception!(shardline.errors, PanicError);
+pyo3::import_exception!(shardline.errors, InternalError);
+
+pub fn core_err(e: shardline_core::Error) -> PyErr {
+    let msg = e.message().to_owned();
+    match e.kind() {
+        ErrorKind::InvalidArgument => InvalidArgumentError::new_err(msg),
+        ErrorKind::InvalidState => InvalidStateError::new_err(msg),
+        ErrorKind::NoCandidates => NoCandidatesError::new_err(msg),
+    }
+}
+
+pub fn invalid_argument(msg: impl Into<String>) -> PyErr {
+    InvalidArgumentError::new_err(msg.into())
+}
+
+pub fn invalid_state(msg: impl Into<String>) -> PyErr {
+    InvalidStateError::new_err(msg.into())
+}
+
+pub trait OrRaise<T> {
+    fn or_raise(self) -> PyResult<T>;
+}
+
+impl<T> OrRaise<T> for shardline_core::Result<T> {
+    fn or_raise(self) -> PyResult<T> {
+        self.map_err(core_err)
+    }
+}
+
+/// Runs a method body so that a Rust panic becomes `PanicError` rather than pyo3's
+/// `PanicException` (a `BaseException` that `except Exception` would not catch).
+pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        Err(PanicError::new_err(format!(
+            "shardline panicked (a bug; please report it): {what}"
+        )))
+    })
+}
+
+/// The first exception a Python callback raised during the current call on one object.
+///
+/// The core only sees a `shardline_core::Error`; the original exception waits here and is
+/// raised once the core call returns, so the caller gets the very object (and traceback) the
+/// callback raised. Later ones are dropped, as the drivers keep only their first error.
+#[derive(Clone, Default)]
+pub struct Raised(Arc<Mutex<Option<PyErr>>>);
+
+impl Raised {
+    /// Keeps `err` (if it is the first) and returns what the core should see instead.
+    pub fn keep(&self, err: PyErr, context: &str) -> shardline_core::Error {
+        let summary = Python::attach(|py| err.value(py).to_string());
+        self.slot().get_or_insert(err);
+        shardline_core::Error::invalid_state(format!("{context} raised: {summary}"))
+    }
+
+    pub fn take(&self) -> Option<PyErr> {
+        self.slot().take()
+    }
+
+    /// The caller's view of a core result: a kept callback exception wins over whatever the
+    /// core made of it.
+    pub fn finish<T>(&self, r: shardline_core::Result<T>) -> PyResult<T> {
+        match self.take() {
+            Some(e) => Err(e),
+            None => r.or_raise(),
+        }
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<PyErr>> {
+        // Held only to move a value in or out; a poisoned slot is still a valid Option.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Wraps a bad return value of a callback (wrong type, unknown shard, ...).
+pub fn callback_failed(msg: impl Into<String>) -> PyErr {
+    CallbackFailedError::new_err(msg.into())
+}

@@ -1,0 +1,286 @@
+//! The shard region state machine, step API, and the entity -> shard extractor it routes by.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyString};
+use serde_json::Value;
+use shardline_core::protocol::Envelope;
+use shardline_core::region::{
+    Region, RegionConfig, RegionInput, RejectReason, Rejected, ShardExtractor,
+};
+
+use crate::busy::Busy;
+use crate::errors::{callback_failed, guard, invalid_argument, InvalidStateError, OrRaise};
+use crate::json;
+use crate::outputs;
+
+/// A Python extractor, run before the core sees the message (so its exceptions reach the
+/// caller directly); the core's own extractors run inside the region.
+pub struct Extractor {
+    pub python: Option<Py<PyAny>>,
+}
+
+/// `{"kind": "pekko", "numberOfShards": n}`, `{"kind": "actor-ts", "numShards": n}` (dict or
+/// JSON), or a callable `entity_id -> shard_id`.
+pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)> {
+    if obj.is_callable() {
+        // The core's extractor is never consulted: routing asks the Python callable first.
+        let python = Some(obj.clone().unbind());
+        return Ok((
+            ShardExtractor::custom(|e| e.to_owned()),
+            Extractor { python },
+        ));
+    }
+    let v = json::config(Some(obj), None)?;
+    let n = |key: &str| {
+        v.get(key).and_then(Value::as_i64).ok_or_else(|| {
+            invalid_argument(format!("shard extractor: {key} (an integer) is required"))
+        })
+    };
+    let core = match v.get("kind").and_then(Value::as_str) {
+        Some("pekko") => ShardExtractor::pekko(
+            i32::try_from(n("numberOfShards")?)
+                .map_err(|_| invalid_argument("numberOfShards does not fit 32 bits"))?,
+        ),
+        Some("actor-ts") => ShardExtractor::actor_ts(
+            u32::try_from(n("numShards")?)
+                .map_err(|_| invalid_argument("numShards must be between 1 and 2^32-1"))?,
+        ),
+        other => {
+            return Err(invalid_argument(format!(
+                "shard extractor: kind must be \"pekko\" or \"actor-ts\" (or pass a callable), got {other:?}"
+            )))
+        }
+    }
+    .or_raise()?;
+    Ok((core, Extractor { python: None }))
+}
+
+impl Extractor {
+    /// The shard of `entity`, or None to let the core's extractor decide.
+    pub fn python_shard(&self, py: Python<'_>, entity: &str) -> PyResult<Option<String>> {
+        let Some(f) = &self.python else {
+            return Ok(None);
+        };
+        let r = {
+            let _scope = crate::busy::CallbackScope::enter();
+            f.bind(py).call1((entity,))?
+        };
+        if let Ok(s) = r.cast::<PyString>() {
+            return Ok(Some(s.to_str()?.to_owned()));
+        }
+        if r.is_instance_of::<PyInt>() {
+            return Ok(Some(r.str()?.to_str()?.to_owned()));
+        }
+        Err(callback_failed(format!(
+            "the shard extractor returned {} for entity {entity:?}; expected a shard id (str or int)",
+            r.get_type().name()?
+        )))
+    }
+}
+
+pub fn config(config: Option<&Bound<'_, PyAny>>) -> PyResult<RegionConfig> {
+    RegionConfig::from_json(&json::config(config, None)?).or_raise()
+}
+
+/// A refused message as InvalidStateError with `reason` ("buffer-full" or "shut-down"),
+/// `shard` and `entity` attributes.
+pub fn rejected(py: Python<'_>, r: Rejected) -> PyErr {
+    let reason = match r.reason {
+        RejectReason::BufferFull { .. } => "buffer-full",
+        RejectReason::ShutDown => "shut-down",
+    };
+    let err = InvalidStateError::new_err(r.to_string());
+    let v = err.value(py);
+    // Setting attributes on a fresh exception instance cannot fail in practice; if it did,
+    // the message still says everything.
+    let _ = v.setattr("reason", reason);
+    let _ = v.setattr("shard", &r.shard);
+    let _ = v.setattr("entity", &r.entity);
+    err
+}
+
+pub struct RegionCore {
+    pub region: Region,
+    pub extractor: Extractor,
+}
+
+#[pyclass(name = "Region", module = "shardline._native", frozen)]
+pub struct PyRegion {
+    inner: Busy<RegionCore>,
+}
+
+impl PyRegion {
+    fn with<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut RegionCore) -> PyResult<R>,
+    ) -> PyResult<R> {
+        guard(|| f(&mut *self.inner.hold(py, "Region")?))
+    }
+
+    fn input(&self, py: Python<'_>, now_ms: u64, input: RegionInput) -> PyResult<()> {
+        self.with(py, |r| {
+            r.region.handle(now_ms, input);
+            Ok(())
+        })
+    }
+}
+
+#[pymethods]
+impl PyRegion {
+    /// `region_id` names this incarnation; `node` is its cluster address; `shards` is the
+    /// extractor (see `extractor`); `config`: RegionConfig fields.
+    #[new]
+    #[pyo3(signature = (region_id, node, shards, config = None))]
+    fn new(
+        region_id: &str,
+        node: &str,
+        shards: &Bound<'_, PyAny>,
+        config: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let (core, extractor) = extractor(shards)?;
+        let region = Region::new(self::config(config)?, region_id, node, core).or_raise()?;
+        Ok(PyRegion {
+            inner: Busy::new(RegionCore { region, extractor }),
+        })
+    }
+
+    /// Registers with the coordinator (and keeps retrying until acknowledged).
+    fn start(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.with(py, |r| {
+            r.region.start(now_ms);
+            Ok(())
+        })
+    }
+
+    /// Routes a message from a local sender. Raises InvalidStateError (with `reason`) when the
+    /// region cannot take it; then nothing was queued.
+    #[pyo3(signature = (now_ms, entity, payload, shard = None))]
+    fn route(
+        &self,
+        py: Python<'_>,
+        now_ms: u64,
+        entity: &str,
+        payload: &[u8],
+        shard: Option<&str>,
+    ) -> PyResult<()> {
+        self.with(py, |r| {
+            let shard = match shard {
+                Some(s) => Some(s.to_owned()),
+                None => r.extractor.python_shard(py, entity)?,
+            };
+            let result = match shard {
+                Some(s) => r
+                    .region
+                    .route_to_shard(now_ms, &s, entity, payload.to_vec()),
+                None => r.region.route(now_ms, entity, payload.to_vec()),
+            };
+            result.map_err(|e| rejected(py, e))
+        })
+    }
+
+    fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
+        let env: Envelope = json::from_py(envelope, "envelope")?;
+        self.input(py, now_ms, RegionInput::Receive(env))
+    }
+
+    fn coordinator_changed(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.input(py, now_ms, RegionInput::CoordinatorChanged)
+    }
+
+    fn region_terminated(&self, py: Python<'_>, now_ms: u64, region: String) -> PyResult<()> {
+        self.input(py, now_ms, RegionInput::RegionTerminated { region })
+    }
+
+    /// The host finished stopping a shard's entities after a `stopShard` output.
+    fn shard_stopped(&self, py: Python<'_>, now_ms: u64, shard: String) -> PyResult<()> {
+        self.input(py, now_ms, RegionInput::ShardStopped { shard })
+    }
+
+    fn entity_passivated(
+        &self,
+        py: Python<'_>,
+        now_ms: u64,
+        shard: String,
+        entity: String,
+    ) -> PyResult<()> {
+        self.input(py, now_ms, RegionInput::EntityPassivated { shard, entity })
+    }
+
+    fn graceful_shutdown(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.input(py, now_ms, RegionInput::GracefulShutdown)
+    }
+
+    fn on_timeout(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
+        self.with(py, |r| {
+            r.region.on_timeout(now_ms);
+            Ok(())
+        })
+    }
+
+    fn next_deadline(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.with(py, |r| Ok(r.region.next_deadline()))
+    }
+
+    fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let o = self.with(py, |r| Ok(r.region.poll_output()))?;
+        o.map(|o| json::to_py(py, &outputs::region_output(&o)?))
+            .transpose()
+    }
+
+    fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let all = self.with(py, |r| Ok(r.region.drain_outputs()))?;
+        outputs::to_list(py, &all, outputs::region_output)
+    }
+
+    #[getter]
+    fn id(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |r| Ok(r.region.id().to_owned()))
+    }
+
+    #[getter]
+    fn is_registered(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |r| Ok(r.region.is_registered()))
+    }
+
+    fn local_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |r| Ok(r.region.local_shards()))
+    }
+
+    fn running_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |r| Ok(r.region.running_shards()))
+    }
+
+    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
+        self.with(py, |r| Ok(r.region.home_of(shard).map(str::to_owned)))
+    }
+
+    #[getter]
+    fn buffered(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |r| Ok(r.region.buffered()))
+    }
+
+    fn buffered_for(&self, py: Python<'_>, shard: &str) -> PyResult<usize> {
+        self.with(py, |r| Ok(r.region.buffered_for(shard)))
+    }
+
+    /// `(token, version)` of the newest directive seen for `shard`.
+    fn latest_stamp(&self, py: Python<'_>, shard: &str) -> PyResult<Option<(u64, u64)>> {
+        self.with(py, |r| {
+            Ok(r.region
+                .latest_stamp(shard)
+                .map(|s| (s.token.0, s.version.0)))
+        })
+    }
+
+    fn shard_of(&self, py: Python<'_>, entity: &str) -> PyResult<String> {
+        self.with(py, |r| match r.extractor.python_shard(py, entity)? {
+            Some(s) => Ok(s),
+            None => r.region.shard_of(entity).or_raise(),
+        })
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |r| Ok(format!("{:?}", r.region)))
+    }
+}

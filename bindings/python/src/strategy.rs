@@ -1,0 +1,433 @@
+//! Strategies: the built-in ones from a configuration, and custom ones written in Python (any
+//! object with `allocate(state, shard, requester)` and optionally `rebalance(state,
+//! in_progress)`), all behind the core's `AllocationStrategy` trait.
+
+use std::collections::HashSet;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFrozenSet, PyString};
+use shardline_core::allocation::{AllocationState, ShardId};
+use shardline_core::strategy::{
+    Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
+};
+
+use crate::busy::{Busy, CallbackScope};
+use crate::errors::{callback_failed, guard, NullPointerError, OrRaise, Raised};
+use crate::json;
+use crate::state::PyAllocationState;
+
+enum Spec {
+    Builtin(StrategyConfig),
+    Custom(Custom),
+}
+
+/// A Python object used as a strategy.
+struct Custom {
+    obj: Py<PyAny>,
+    name: String,
+}
+
+impl Custom {
+    fn clone_ref(&self, py: Python<'_>) -> Custom {
+        Custom {
+            obj: self.obj.clone_ref(py),
+            name: self.name.clone(),
+        }
+    }
+}
+
+struct PyCustom {
+    custom: Custom,
+    raised: Raised,
+}
+
+impl PyCustom {
+    /// Calls `method` with a view of `state` that expires when the call returns.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        state: &AllocationState,
+        method: &str,
+        args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let view = Bound::new(py, PyAllocationState::lend(state))?;
+        let _scope = CallbackScope::enter();
+        let result =
+            args(view.clone()).and_then(|a| self.custom.obj.bind(py).call_method1(method, a));
+        view.get().end_view();
+        result
+    }
+
+    fn fail(&self, e: PyErr, method: &str) -> shardline_core::Error {
+        self.raised.keep(
+            e,
+            &format!("{method} of custom strategy {:?}", self.custom.name),
+        )
+    }
+}
+
+impl AllocationStrategy for PyCustom {
+    fn name(&self) -> &str {
+        &self.custom.name
+    }
+
+    fn allocate(
+        &mut self,
+        state: &AllocationState,
+        requester: Option<&str>,
+        shard: &str,
+        explain: Option<&mut Explanation>,
+    ) -> shardline_core::Result<Allocation> {
+        Python::attach(|py| {
+            let answer = self
+                .call(py, state, "allocate", |view| {
+                    (view, shard, requester).into_pyobject(py)
+                })
+                .and_then(|r| {
+                    if r.is_none() {
+                        Ok(Allocation::Pending)
+                    } else if let Ok(s) = r.cast::<PyString>() {
+                        Ok(Allocation::Region(s.to_str()?.into()))
+                    } else {
+                        Err(callback_failed(format!(
+                            "allocate of custom strategy {:?} returned {}; expected a region id \
+                             (str) or None for \"not now\"",
+                            self.custom.name,
+                            r.get_type().name()?
+                        )))
+                    }
+                })
+                .map_err(|e| self.fail(e, "allocate"))?;
+            if let Some(e) = explain {
+                *e = Explanation::new(&self.custom.name, "allocate");
+                e.summary = match &answer {
+                    Allocation::Region(r) => format!("the custom strategy chose region {r}"),
+                    Allocation::Pending => "the custom strategy deferred the decision".into(),
+                };
+            }
+            Ok(answer)
+        })
+    }
+
+    fn rebalance(
+        &mut self,
+        state: &AllocationState,
+        in_progress: &InProgress,
+        explain: Option<&mut Explanation>,
+    ) -> shardline_core::Result<Vec<ShardId>> {
+        let picked = Python::attach(|py| -> PyResult<Vec<ShardId>> {
+            if !self.custom.obj.bind(py).hasattr("rebalance")? {
+                return Ok(Vec::new());
+            }
+            let r = self.call(py, state, "rebalance", |view| {
+                let busy = PyFrozenSet::new(py, in_progress.iter().map(|s| &**s))?;
+                (view, busy).into_pyobject(py)
+            })?;
+            if r.is_none() {
+                return Ok(Vec::new());
+            }
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            for item in r.try_iter()? {
+                let item = item?;
+                let s: String = item.extract().map_err(|_| {
+                    callback_failed(format!(
+                        "rebalance of custom strategy {:?} returned an item that is not a shard \
+                         id (str): {item}",
+                        self.custom.name
+                    ))
+                })?;
+                if !seen.insert(s.clone()) {
+                    return Err(callback_failed(format!(
+                        "rebalance of custom strategy {:?} returned shard {s:?} twice",
+                        self.custom.name
+                    )));
+                }
+                out.push(ShardId::from(s));
+            }
+            Ok(out)
+        })
+        .map_err(|e| self.fail(e, "rebalance"))?;
+        if let Some(e) = explain {
+            *e = Explanation::new(&self.custom.name, "rebalance");
+            e.summary = format!("the custom strategy picked {} shard(s)", picked.len());
+        }
+        Ok(picked)
+    }
+}
+
+fn build(spec: &Spec, raised: &Raised) -> PyResult<Box<dyn AllocationStrategy>> {
+    match spec {
+        Spec::Builtin(c) => c.build().or_raise(),
+        Spec::Custom(c) => Ok(Box::new(PyCustom {
+            custom: Python::attach(|py| c.clone_ref(py)),
+            raised: raised.clone(),
+        })),
+    }
+}
+
+fn custom_spec(obj: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Spec> {
+    let name = match name {
+        Some(n) => n,
+        None => match obj.getattr_opt("name")? {
+            Some(n) if n.is_instance_of::<PyString>() => n.extract()?,
+            _ => obj.get_type().name()?.to_string(),
+        },
+    };
+    Ok(Spec::Custom(Custom {
+        obj: obj.clone().unbind(),
+        name,
+    }))
+}
+
+fn is_custom(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(!obj.is_instance_of::<PyString>()
+        && !obj.is_instance_of::<PyDict>()
+        && obj.hasattr("allocate")?)
+}
+
+fn config_spec(
+    config: Option<&Bound<'_, PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Spec> {
+    // A bare kind ("least-shard") is the common case; JSON text and dicts are full configs.
+    let base = match config {
+        Some(c) => match c.cast::<PyString>() {
+            Ok(s) if !s.to_str()?.trim_start().starts_with('{') => {
+                let d = PyDict::new(c.py());
+                d.set_item("kind", s)?;
+                Some(d.into_any())
+            }
+            _ => Some(c.clone()),
+        },
+        None => None,
+    };
+    let value = json::config(base.as_ref(), kwargs)?;
+    let config = StrategyConfig::from_json(&value).or_raise()?;
+    config.build().or_raise()?; // validate now, not at first use
+    Ok(Spec::Builtin(config))
+}
+
+/// Whatever a `strategy=` parameter accepts, as a fresh strategy for a new coordinator: a
+/// `Strategy`, a kind or configuration, or a custom strategy object.
+pub fn strategy_from(
+    obj: Option<&Bound<'_, PyAny>>,
+    raised: &Raised,
+) -> PyResult<Box<dyn AllocationStrategy>> {
+    let obj = obj.ok_or_else(|| NullPointerError::new_err("strategy is None"))?;
+    if let Ok(s) = obj.cast::<PyStrategy>() {
+        return build(&s.get().spec, raised);
+    }
+    let spec = if is_custom(obj)? {
+        custom_spec(obj, None)?
+    } else {
+        config_spec(Some(obj), None)?
+    };
+    build(&spec, raised)
+}
+
+fn in_progress_set(obj: Option<&Bound<'_, PyAny>>) -> PyResult<InProgress> {
+    let mut set = HashSet::new();
+    if let Some(o) = obj {
+        for s in o.try_iter()? {
+            set.insert(ShardId::from(s?.extract::<String>()?));
+        }
+    }
+    Ok(set)
+}
+
+/// An allocation strategy: where new shards go, and which shards to move.
+#[pyclass(name = "Strategy", module = "shardline._native", frozen)]
+pub struct PyStrategy {
+    spec: Spec,
+    /// Kept outside the lock so a callback may ask for it.
+    name: String,
+    inner: Busy<Box<dyn AllocationStrategy>>,
+    raised: Raised,
+}
+
+impl PyStrategy {
+    fn from_spec(spec: Spec) -> PyResult<Self> {
+        let raised = Raised::default();
+        let strategy = build(&spec, &raised)?;
+        Ok(PyStrategy {
+            name: strategy.name().to_owned(),
+            inner: Busy::new(strategy),
+            spec,
+            raised,
+        })
+    }
+
+    fn run<R>(
+        &self,
+        py: Python<'_>,
+        state: &PyAllocationState,
+        f: impl FnOnce(&mut dyn AllocationStrategy, &AllocationState) -> shardline_core::Result<R>,
+    ) -> PyResult<R> {
+        guard(|| {
+            let mut strategy = self.inner.hold(py, "Strategy")?;
+            let r = state.read(py, |s| f(&mut **strategy, s));
+            // A failed read (reentrancy, expired view) must not leave an old callback error.
+            let kept = self.raised.take();
+            let r = r?;
+            match kept {
+                Some(e) => Err(e),
+                None => r.or_raise(),
+            }
+        })
+    }
+
+    fn allocate_inner(
+        &self,
+        py: Python<'_>,
+        state: &PyAllocationState,
+        shard: &str,
+        requester: Option<&str>,
+        explain: Option<&mut Explanation>,
+    ) -> PyResult<Option<String>> {
+        let a = self.run(py, state, |st, s| st.allocate(s, requester, shard, explain))?;
+        Ok(match a {
+            Allocation::Region(r) => Some(r.to_string()),
+            Allocation::Pending => None,
+        })
+    }
+
+    fn rebalance_inner(
+        &self,
+        py: Python<'_>,
+        state: &PyAllocationState,
+        in_progress: Option<&Bound<'_, PyAny>>,
+        explain: Option<&mut Explanation>,
+    ) -> PyResult<Vec<String>> {
+        let busy = in_progress_set(in_progress)?;
+        let picked = self.run(py, state, |st, s| st.rebalance(s, &busy, explain))?;
+        Ok(picked.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+#[pymethods]
+impl PyStrategy {
+    /// `Strategy("least-shard", absolute_limit=10)`, `Strategy({"kind": ...})`,
+    /// `Strategy('{"kind": ...}')`, or `Strategy(obj)` for a custom strategy object.
+    #[new]
+    #[pyo3(signature = (config = None, /, **kwargs))]
+    fn new(
+        config: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let spec = match config {
+            Some(c) if is_custom(c)? => {
+                let name = kwargs
+                    .map(|k| k.get_item("name"))
+                    .transpose()?
+                    .flatten()
+                    .map(|n| n.extract())
+                    .transpose()?;
+                custom_spec(c, name)?
+            }
+            None if kwargs.is_none() => {
+                return Err(NullPointerError::new_err(
+                    "a strategy needs a kind, a configuration or a custom strategy object",
+                ))
+            }
+            _ => config_spec(config, kwargs)?,
+        };
+        Self::from_spec(spec)
+    }
+
+    /// A custom strategy from any object with `allocate(state, shard, requester)` (returning
+    /// a region id, or None for "not now") and optionally `rebalance(state, in_progress)`.
+    #[staticmethod]
+    #[pyo3(signature = (obj, name = None))]
+    fn custom(obj: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Self> {
+        if !obj.hasattr("allocate")? {
+            return Err(crate::errors::invalid_argument(
+                "a custom strategy needs an allocate(state, shard, requester) method",
+            ));
+        }
+        Self::from_spec(custom_spec(obj, name)?)
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The configuration kind, or "custom".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match &self.spec {
+            Spec::Builtin(c) => c.kind(),
+            Spec::Custom(_) => "custom",
+        }
+    }
+
+    /// The full configuration with defaults filled in; None for a custom strategy.
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match &self.spec {
+            Spec::Builtin(c) => json::ser_to_py(py, c).map(Some),
+            Spec::Custom(_) => Ok(None),
+        }
+    }
+
+    /// The region for `shard`, or None when the strategy defers ("pending"). Raises
+    /// NoCandidatesError when no region can take it.
+    #[pyo3(signature = (state, shard, requester = None))]
+    fn allocate(
+        &self,
+        py: Python<'_>,
+        state: &PyAllocationState,
+        shard: &str,
+        requester: Option<&str>,
+    ) -> PyResult<Option<String>> {
+        self.allocate_inner(py, state, shard, requester, None)
+    }
+
+    /// `allocate`, plus a structured explanation (a dict).
+    #[pyo3(signature = (state, shard, requester = None))]
+    fn explain_allocate<'py>(
+        &self,
+        py: Python<'py>,
+        state: &PyAllocationState,
+        shard: &str,
+        requester: Option<&str>,
+    ) -> PyResult<(Option<String>, Bound<'py, PyAny>)> {
+        let mut e = Explanation::default();
+        let r = self.allocate_inner(py, state, shard, requester, Some(&mut e))?;
+        Ok((r, json::ser_to_py(py, &e)?))
+    }
+
+    /// Shards to hand off, in decision order. `in_progress`: shards already being handed off.
+    #[pyo3(signature = (state, in_progress = None))]
+    fn rebalance(
+        &self,
+        py: Python<'_>,
+        state: &PyAllocationState,
+        in_progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        self.rebalance_inner(py, state, in_progress, None)
+    }
+
+    #[pyo3(signature = (state, in_progress = None))]
+    fn explain_rebalance<'py>(
+        &self,
+        py: Python<'py>,
+        state: &PyAllocationState,
+        in_progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(Vec<String>, Bound<'py, PyAny>)> {
+        let mut e = Explanation::default();
+        let r = self.rebalance_inner(py, state, in_progress, Some(&mut e))?;
+        Ok((r, json::ser_to_py(py, &e)?))
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.spec {
+            Spec::Builtin(c) => format!(
+                "Strategy({})",
+                serde_json::to_string(c).unwrap_or_else(|_| c.kind().into())
+            ),
+            Spec::Custom(c) => format!("Strategy.custom(name={:?})", c.name),
+        }
+    }
+}
