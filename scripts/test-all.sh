@@ -20,6 +20,7 @@ step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
 step "differential vs Pekko" bash tests/differential.sh --count 2000
 step "Python binding" bash scripts/test-python.sh
 step "Node binding" bash scripts/test-node.sh
+step "JVM binding and Pekko adapter" bash scripts/test-java.sh
 step "etcd integration (real etcd on loopback)" bash tests/etcd.sh
 step "demo" bash -c './target/debug/shardline decide < examples/vectors/demo.json > /dev/null'
 

@@ -1,1 +1,57 @@
-//! Placeholder until the binding lands.
+//! JNI binding of shardline: the native half of the `org.shardline` Java package.
+//!
+//! Built on the `jni` crate 0.21 (its `JNIEnv<'local>` API with `with_local_frame`). Every
+//! `Java_org_shardline_*` export runs its body inside [`boundary::entry`], which turns errors
+//! into `ShardlineException`, panics into `ShardlineException(PANIC)`, and re-throws the
+//! original exception of any Java callback that failed during the call.
+//!
+//! Callbacks into Java (custom strategies, transports, stores, leases, entity hosts) run
+//! synchronously on the calling thread during a native call, so they use the thread's own
+//! `JNIEnv` ([`callback`]); no Rust thread ever calls Java.
+
+// JNI export names are fixed by the Java class and method names.
+#![allow(non_snake_case)]
+
+mod backends;
+mod boundary;
+mod callback;
+mod convert;
+mod coordinator;
+mod driver;
+mod handle;
+mod outputs;
+mod region;
+mod shardline;
+mod state;
+mod strategy;
+mod workerid;
+
+use std::ffi::c_void;
+use std::sync::OnceLock;
+
+use jni::sys::{jint, JNI_ERR, JNI_VERSION_1_8};
+use jni::JavaVM;
+
+static VM: OnceLock<JavaVM> = OnceLock::new();
+
+/// The JVM that loaded this library; set before any Java code can call a native method.
+pub(crate) fn vm() -> &'static JavaVM {
+    VM.get().expect("JNI_OnLoad ran before any native call")
+}
+
+/// # Safety
+/// Called by the JVM once, with a valid `JavaVM` pointer, when the library is loaded.
+#[no_mangle]
+pub unsafe extern "system" fn JNI_OnLoad(
+    vm: *mut jni::sys::JavaVM,
+    _reserved: *mut c_void,
+) -> jint {
+    // SAFETY: the JVM passes its own, valid, process-wide VM pointer.
+    match unsafe { JavaVM::from_raw(vm) } {
+        Ok(vm) => {
+            let _ = VM.set(vm);
+            JNI_VERSION_1_8
+        }
+        Err(_) => JNI_ERR,
+    }
+}

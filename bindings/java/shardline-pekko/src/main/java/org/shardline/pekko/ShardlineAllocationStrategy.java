@@ -1,0 +1,291 @@
+package org.shardline.pekko;
+
+import com.typesafe.config.Config;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.pekko.actor.ActorRef;
+import org.apache.pekko.actor.ActorSystem;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.cluster.Cluster;
+import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.sharding.ShardCoordinator;
+import org.shardline.Allocation;
+import org.shardline.AllocationState;
+import org.shardline.MemberStatus;
+import org.shardline.Strategy;
+import scala.Tuple2;
+import scala.collection.Iterator;
+import scala.collection.immutable.IndexedSeq;
+import scala.concurrent.Future;
+import scala.concurrent.Promise;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A drop-in Apache Pekko {@code ShardAllocationStrategy} whose decisions shardline makes,
+ * identical to Pekko's own strategies (ties included): pass it to {@code
+ * ClusterSharding.start(..., allocationStrategy, ...)}.
+ *
+ * <ul>
+ *   <li>{@link #leastShard}: Pekko's {@code LeastShardAllocationStrategy(absoluteLimit,
+ *       relativeLimit)};
+ *   <li>{@link #legacy}: {@code ShardCoordinator.LeastShardAllocationStrategy(threshold,
+ *       maxSimultaneous)}, Pekko's default;
+ *   <li>{@link #fromConfig}: whichever of the two Pekko's own configuration selects;
+ *   <li>{@link #consistentHashing}: Pekko 2.0 / Akka 2.8.3's {@code
+ *       ConsistentHashingShardAllocationStrategy} (Pekko 1.x has none), ring bit for bit;
+ *   <li>{@link #external}: {@code ExternalShardAllocationStrategy}, reading the locations that
+ *       Pekko's {@code ExternalShardAllocation(system).clientFor(typeName)} writes.
+ * </ul>
+ *
+ * <p>Like the built-ins it implements {@code ActorSystemDependentAllocationStrategy}: the
+ * coordinator calls {@link #start(ActorSystem)} before any decision, and the cluster view comes
+ * from {@code Cluster(system).state} and {@code selfMember} ({@link #clusterState()} and {@link
+ * #selfMember()} may be overridden, as Pekko's own specs do). Regions are fed to shardline in the
+ * iteration order of the map Pekko passes, which is the order Pekko breaks ties by.
+ *
+ * <p>Differences from Pekko, both outside normal operation: members in {@code
+ * PreparingForShutdown} / {@code ReadyForShutdown} rank like {@code Up}; and External answers
+ * from the locations received so far instead of asking an actor (no ask timeout to hit). Use one
+ * instance per entity type: the consistent-hash ring is cached in it.
+ */
+public class ShardlineAllocationStrategy
+    implements ShardCoordinator.ActorSystemDependentAllocationStrategy {
+
+  /** How long a pending allocation waits before it is tried again (Pekko: 50 ms). */
+  private static final Duration RETRY = Duration.ofMillis(50);
+
+  private final Strategy strategy;
+  private final String externalTypeName;
+  private final ExternalLocations locations;
+  private volatile ActorSystem system;
+  private volatile Cluster cluster;
+
+  protected ShardlineAllocationStrategy(String strategyJson) {
+    this(Strategy.fromJson(strategyJson), null, null);
+  }
+
+  private ShardlineAllocationStrategy(Strategy strategy, String externalTypeName, ExternalLocations locations) {
+    this.strategy = strategy;
+    this.externalTypeName = externalTypeName;
+    this.locations = locations;
+  }
+
+  /** Pekko's {@code LeastShardAllocationStrategy(absoluteLimit, relativeLimit)}. */
+  public static ShardlineAllocationStrategy leastShard(int absoluteLimit, double relativeLimit) {
+    return new ShardlineAllocationStrategy(Strategy.leastShard(absoluteLimit, relativeLimit), null, null);
+  }
+
+  /** Pekko's legacy (and default) {@code ShardCoordinator.LeastShardAllocationStrategy}. */
+  public static ShardlineAllocationStrategy legacy(int rebalanceThreshold, int maxSimultaneousRebalance) {
+    return new ShardlineAllocationStrategy(
+        Strategy.leastShardLegacy(rebalanceThreshold, maxSimultaneousRebalance), null, null);
+  }
+
+  /** Shards follow Pekko's consistent-hash ring over node addresses; {@code <= 0}: no limit. */
+  public static ShardlineAllocationStrategy consistentHashing(int rebalanceLimit) {
+    return new ShardlineAllocationStrategy(Strategy.consistentHashing(rebalanceLimit), null, null);
+  }
+
+  /**
+   * Pekko's {@code ExternalShardAllocationStrategy} for entity type {@code typeName}: shards go
+   * where {@code ExternalShardAllocation(system).clientFor(typeName)} says, else to the
+   * requesting region.
+   */
+  public static ShardlineAllocationStrategy external(String typeName) {
+    ExternalLocations l = new ExternalLocations(Objects.requireNonNull(typeName, "typeName"));
+    return new ShardlineAllocationStrategy(Strategy.external(l), typeName, l);
+  }
+
+  /**
+   * The least-shard strategy Pekko's own configuration selects ({@code
+   * pekko.cluster.sharding.least-shard-allocation-strategy}): the new one when {@code
+   * rebalance-absolute-limit > 0}, else the legacy one with {@code rebalance-threshold} and
+   * {@code max-simultaneous-rebalance}.
+   */
+  public static ShardlineAllocationStrategy fromConfig(Config config) {
+    Config c = config.getConfig("pekko.cluster.sharding.least-shard-allocation-strategy");
+    int absolute = c.getInt("rebalance-absolute-limit");
+    if (absolute > 0) return leastShard(absolute, c.getDouble("rebalance-relative-limit"));
+    return legacy(c.getInt("rebalance-threshold"), c.getInt("max-simultaneous-rebalance"));
+  }
+
+  /** Any shardline strategy, as JSON (schema of {@code tests/vectors/README.md}). */
+  public static ShardlineAllocationStrategy of(String strategyJson) {
+    return new ShardlineAllocationStrategy(strategyJson);
+  }
+
+  /** The shardline strategy's name, e.g. {@code least-shard}. */
+  public String name() {
+    return strategy.name();
+  }
+
+  @Override
+  public void start(ActorSystem system) {
+    this.system = system;
+    this.cluster = Cluster.get(system);
+    if (locations != null) locations.start(system);
+  }
+
+  /** The cluster view decisions read; overridable for tests, as in Pekko's specs. */
+  protected CurrentClusterState clusterState() {
+    return cluster().state();
+  }
+
+  protected Member selfMember() {
+    return cluster().selfMember();
+  }
+
+  private Cluster cluster() {
+    Cluster c = cluster;
+    if (c == null) throw new IllegalStateException("start(system) was not called");
+    return c;
+  }
+
+  /** The external locations received so far ({@link #external} only; empty otherwise). */
+  public Map<String, String> externalLocations() {
+    return locations == null ? Map.of() : locations.locations();
+  }
+
+  @Override
+  public Future<ActorRef> allocateShard(
+      ActorRef requester, String shardId, scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current) {
+    Promise<ActorRef> promise = scala.concurrent.Promise$.MODULE$.apply();
+    tryAllocate(requester, shardId, current, promise);
+    return promise.future();
+  }
+
+  private void tryAllocate(
+      ActorRef requester,
+      String shardId,
+      scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current,
+      Promise<ActorRef> promise) {
+    ActorRef chosen;
+    try {
+      chosen = decideAllocation(requester, shardId, current);
+    } catch (RuntimeException e) {
+      // A failed future: the coordinator logs it and the region asks again.
+      promise.tryFailure(e);
+      return;
+    }
+    if (chosen != null) {
+      promise.trySuccess(chosen);
+      return;
+    }
+    // No region maps to a known member: the cluster view is behind. Pekko retries the same
+    // call after 50 ms, with the same map and a fresh view; so does this.
+    ActorSystem sys = system;
+    if (sys == null) {
+      promise.tryFailure(new IllegalStateException("start(system) was not called"));
+      return;
+    }
+    sys.scheduler()
+        .scheduleOnce(RETRY, () -> tryAllocate(requester, shardId, current, promise), sys.dispatcher());
+  }
+
+  /** The chosen region, or null for "not now". */
+  private synchronized ActorRef decideAllocation(
+      ActorRef requester, String shardId, scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current) {
+    AtomicReference<ActorRef> out = new AtomicReference<>();
+    withState(
+        current,
+        requester,
+        (state, refs, requesterId) -> {
+          Allocation a = strategy.allocate(state, requesterId, shardId);
+          a.regionId().ifPresent(id -> out.set(refs.get(id)));
+        });
+    return out.get();
+  }
+
+  @Override
+  public Future<scala.collection.immutable.Set<String>> rebalance(
+      scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current,
+      scala.collection.immutable.Set<String> rebalanceInProgress) {
+    try {
+      List<String> picked = decideRebalance(current, CollectionConverters.asJava(rebalanceInProgress));
+      return Future.successful(CollectionConverters.asScala(new LinkedHashSet<>(picked)).toSet());
+    } catch (RuntimeException e) {
+      // The coordinator treats a failed rebalance as "nothing to move".
+      return scala.concurrent.Future$.MODULE$.failed(e);
+    }
+  }
+
+  private synchronized List<String> decideRebalance(
+      scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current, java.util.Set<String> inProgress) {
+    List<String> out = new ArrayList<>();
+    withState(current, null, (state, refs, requesterId) -> out.addAll(strategy.rebalance(state, inProgress)));
+    return out;
+  }
+
+  @FunctionalInterface
+  private interface Decision {
+    void decide(AllocationState state, Map<String, ActorRef> refs, String requesterId);
+  }
+
+  /**
+   * Builds the allocation map shardline decides on: the cluster view, then the regions in the
+   * iteration order of Pekko's map, each with its shards in stored order.
+   */
+  private void withState(
+      scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current, ActorRef requester, Decision d) {
+    CurrentClusterState view = clusterState();
+    Member self = selfMember();
+    try (AllocationState state = new AllocationState(self.address().toString())) {
+      for (Member m : view.getMembers()) {
+        MemberStatus status = status(m);
+        if (status != null) {
+          state.upsertMember(
+              new org.shardline.Member(
+                  m.address().toString(), status, m.appVersion().toString(), m.dataCenter(), Integer.MAX_VALUE));
+        }
+      }
+      for (Member m : view.getUnreachable()) state.setReachable(m.address().toString(), false);
+      Map<String, ActorRef> refs = new HashMap<>();
+      Iterator<Tuple2<ActorRef, IndexedSeq<String>>> it = current.iterator();
+      while (it.hasNext()) {
+        Tuple2<ActorRef, IndexedSeq<String>> e = it.next();
+        ActorRef ref = e._1();
+        String id = regionId(ref);
+        refs.put(id, ref);
+        Address a = ref.path().address();
+        state.addRegion(id, a.toString(), a.hasLocalScope(), CollectionConverters.asJava(e._2()));
+      }
+      String requesterId = null;
+      if (requester != null) {
+        requesterId = regionId(requester);
+        refs.putIfAbsent(requesterId, requester);
+      }
+      d.decide(state, refs, requesterId);
+    }
+  }
+
+  /** Unique per region incarnation: the path with the actor's uid. */
+  private static String regionId(ActorRef ref) {
+    return ref.path().toSerializationFormat();
+  }
+
+  /** Null for members the strategies never see (Removed). */
+  private static MemberStatus status(Member m) {
+    org.apache.pekko.cluster.MemberStatus s = m.status();
+    if (s.equals(org.apache.pekko.cluster.MemberStatus.up())) return MemberStatus.UP;
+    if (s.equals(org.apache.pekko.cluster.MemberStatus.joining())) return MemberStatus.JOINING;
+    if (s.equals(org.apache.pekko.cluster.MemberStatus.weaklyUp())) return MemberStatus.WEAKLY_UP;
+    if (s.equals(org.apache.pekko.cluster.MemberStatus.leaving())) return MemberStatus.LEAVING;
+    if (s.equals(org.apache.pekko.cluster.MemberStatus.exiting())) return MemberStatus.EXITING;
+    if (s.equals(org.apache.pekko.cluster.MemberStatus.down())) return MemberStatus.DOWN;
+    if (s.equals(org.apache.pekko.cluster.MemberStatus.removed())) return null;
+    // PreparingForShutdown / ReadyForShutdown: not leaving, so Up's class in Pekko's ranking.
+    return MemberStatus.UP;
+  }
+
+  @Override
+  public String toString() {
+    return "ShardlineAllocationStrategy(" + name() + (externalTypeName == null ? "" : " " + externalTypeName) + ")";
+  }
+}

@@ -1,0 +1,89 @@
+package org.shardline;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.LongConsumer;
+
+/** Queries shared by {@link Coordinator} and {@link CoordinatorDriver}. */
+public abstract class AbstractCoordinator extends NativeHandle {
+  static {
+    NativeLibrary.load();
+  }
+
+  /** Where the coordinator is in its life. */
+  public enum Phase {
+    /** Created; start not called yet. */
+    IDLE,
+    /** Waiting for the lease (requested, or retrying after a refusal). */
+    ACQUIRING_LEASE,
+    /** Holding the lease, waiting for the stored state. */
+    LOADING,
+    ACTIVE,
+    STOPPED
+  }
+
+  private final boolean driver;
+
+  AbstractCoordinator(long handle, LongConsumer free, String what, boolean driver) {
+    super(handle, free, what);
+    this.driver = driver;
+  }
+
+  public final Phase phase() {
+    return Phase.values()[callInt(h -> CoordinatorQueries.nPhase(h, driver))];
+  }
+
+  public final boolean isActive() {
+    return phase() == Phase.ACTIVE;
+  }
+
+  /** The fencing token of the current lease grant. */
+  public final OptionalLong token() {
+    long t = callLong(h -> CoordinatorQueries.nToken(h, driver));
+    return t < 0 ? OptionalLong.empty() : OptionalLong.of(t);
+  }
+
+  /** When the next timer is due (monotonic ms). */
+  public final OptionalLong nextDeadline() {
+    long t = callLong(h -> CoordinatorQueries.nNextDeadline(h, driver));
+    return t < 0 ? OptionalLong.empty() : OptionalLong.of(t);
+  }
+
+  /** The region a shard is allocated to, as of the last stored event. */
+  public final Optional<String> homeOf(String shard) {
+    return Optional.ofNullable(call(h -> CoordinatorQueries.nHomeOf(h, driver, shard)));
+  }
+
+  /** Registered regions in map order. */
+  public final List<String> regions() {
+    return list(0, null);
+  }
+
+  /** A region's shards, oldest first. */
+  public final List<String> shardsOf(String region) {
+    return list(1, region);
+  }
+
+  /** Shards being handed off, sorted. */
+  public final List<String> handoffsInProgress() {
+    return list(2, null);
+  }
+
+  public final List<String> unallocatedShards() {
+    return list(3, null);
+  }
+
+  /** The persistent state as a snapshot (JSON). */
+  public final String snapshot() {
+    return call(h -> CoordinatorQueries.nSnapshot(h, driver));
+  }
+
+  public final boolean isAlive(String region) {
+    return callBoolean(h -> CoordinatorQueries.nIsAlive(h, driver, region));
+  }
+
+  private List<String> list(int what, String arg) {
+    return List.of(call(h -> CoordinatorQueries.nList(h, driver, what, arg)));
+  }
+}

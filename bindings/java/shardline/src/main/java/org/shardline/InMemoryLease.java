@@ -1,0 +1,84 @@
+package org.shardline;
+
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The embedded lease: contenders made with {@link #contender} share one backend, each with its
+ * own owner name, so a fail-over can be played inside one process. Time is whatever callers
+ * pass, so it runs under simulated time. Deadlines are shortened by a safety margin (ttl/10, at
+ * most 1 s) and 0.1% clock drift.
+ */
+public final class InMemoryLease extends NativeHandle implements Lease {
+  static {
+    NativeLibrary.load();
+  }
+
+  /** Who holds the lease and under which token. */
+  public record Holder(String owner, long token) {}
+
+  public InMemoryLease(String owner, long ttlMs) {
+    this(nNew(owner, ttlMs));
+  }
+
+  private InMemoryLease(long handle) {
+    super(handle, InMemoryLease::nFree, "InMemoryLease");
+  }
+
+  /** Another contender for the same lease. */
+  public InMemoryLease contender(String owner) {
+    return new InMemoryLease(callLong(h -> nContender(h, owner)));
+  }
+
+  /** Sets the safety margin and assumed clock-rate error (parts per million) of deadlines. */
+  public InMemoryLease withSafety(long marginMs, long driftPpm) {
+    run(h -> nWithSafety(h, marginMs, driftPpm));
+    return this;
+  }
+
+  @Override
+  public Optional<LeaseGrant> acquire(long nowMs) {
+    long[] g = call(h -> nAcquire(h, nowMs));
+    return g == null ? Optional.empty() : Optional.of(new LeaseGrant(g[0], g[1]));
+  }
+
+  @Override
+  public OptionalLong renew(long token, long nowMs) {
+    long d = callLong(h -> nRenew(h, token, nowMs));
+    return d < 0 ? OptionalLong.empty() : OptionalLong.of(d);
+  }
+
+  @Override
+  public void release(long token) {
+    run(h -> nRelease(h, token));
+  }
+
+  /** The current holder as the backend sees it at {@code nowMs}. */
+  public Optional<Holder> holder(long nowMs) {
+    String[] f = call(h -> nHolder(h, nowMs));
+    return f == null ? Optional.empty() : Optional.of(new Holder(f[0], Long.parseLong(f[1])));
+  }
+
+  /** Test hook: the backend forgets the holder, as when its session expires server-side. */
+  public void expireNow() {
+    run(InMemoryLease::nExpireNow);
+  }
+
+  private static native long nNew(String owner, long ttlMs);
+
+  private static native long nContender(long h, String owner);
+
+  private static native void nWithSafety(long h, long marginMs, long driftPpm);
+
+  private static native long[] nAcquire(long h, long nowMs);
+
+  private static native long nRenew(long h, long token, long nowMs);
+
+  private static native void nRelease(long h, long token);
+
+  private static native String[] nHolder(long h, long nowMs);
+
+  private static native void nExpireNow(long h);
+
+  private static native void nFree(long h);
+}

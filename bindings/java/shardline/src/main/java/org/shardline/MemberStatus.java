@@ -1,0 +1,36 @@
+package org.shardline;
+
+/** A cluster member's status, as Pekko names it. */
+public enum MemberStatus {
+  JOINING("Joining"),
+  WEAKLY_UP("WeaklyUp"),
+  UP("Up"),
+  LEAVING("Leaving"),
+  EXITING("Exiting"),
+  DOWN("Down");
+
+  private final String pekkoName;
+
+  MemberStatus(String pekkoName) {
+    this.pekkoName = pekkoName;
+  }
+
+  /** {@code "WeaklyUp"} etc.: the spelling of the conformance vectors and of Pekko. */
+  public String pekkoName() {
+    return pekkoName;
+  }
+
+  /** Leaving, Exiting and Down regions sort last and are drained first. */
+  public boolean isLeaving() {
+    return this == LEAVING || this == EXITING || this == DOWN;
+  }
+
+  public static MemberStatus fromPekkoName(String name) {
+    for (MemberStatus s : values()) {
+      if (s.pekkoName.equals(name)) return s;
+    }
+    throw new ShardlineException(
+        Status.INVALID_ARGUMENT,
+        "member status " + name + ": expected one of Joining, WeaklyUp, Up, Leaving, Exiting, Down");
+  }
+}

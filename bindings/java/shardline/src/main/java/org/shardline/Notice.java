@@ -1,0 +1,14 @@
+package org.shardline;
+
+/**
+ * Something worth logging or asserting on (a coordinator became active, a hand-off timed out,
+ * a region refused an old directive). Acting on notices is optional.
+ *
+ * @param type e.g. {@code "active"}, {@code "handOffCompleted"}, {@code "directiveRefused"}
+ * @param json the whole notice as a JSON object
+ */
+public record Notice(String type, String json) {
+  static Notice of(String type, String json) {
+    return new Notice(type, json);
+  }
+}

@@ -1,0 +1,110 @@
+package org.shardline;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A shard region (or proxy) as a sans-IO state machine: routes entity messages to the local
+ * shard, to the shard's remote home, or into a bounded buffer while the home is unknown or a
+ * hand-off is under way; takes part in the coordinator's fenced hand-off protocol. Carry out
+ * {@link #drainOutputs()} in order; {@link RegionDriver} does it with callbacks.
+ *
+ * <p>Buffered messages are never dropped at hand-off; when the buffer is full, {@link #route}
+ * throws {@link Status#INVALID_STATE} and the message stays the caller's.
+ */
+public final class Region extends AbstractRegion {
+  /**
+   * @param configJson null for defaults, else e.g. {@code {"bufferCapacity": 100000,
+   *     "retryIntervalMs": 2000, "proxy": false, "rememberEntities": false}}
+   * @param id names this incarnation (a restarted process should pick a new id)
+   * @param node this region's cluster address, as the coordinator's membership knows it
+   */
+  public Region(String configJson, String id, String node, ShardExtractor extractor) {
+    super(make(configJson, id, node, extractor), Region::nFree, "Region", false, extractor);
+  }
+
+  public Region(String id, String node, ShardExtractor extractor) {
+    this(null, id, node, extractor);
+  }
+
+  private static long make(String configJson, String id, String node, ShardExtractor extractor) {
+    Objects.requireNonNull(extractor, "extractor");
+    if (extractor instanceof BuiltinExtractor) {
+      BuiltinExtractor b = (BuiltinExtractor) extractor;
+      return nNew(configJson, id, node, b.kind, b.shards);
+    }
+    return nNew(configJson, id, node, 2, 0);
+  }
+
+  /** Registers with the coordinator. */
+  public void start(long nowMs) {
+    run(h -> nStart(h, nowMs));
+  }
+
+  public void onTimeout(long nowMs) {
+    run(h -> nOnTimeout(h, nowMs));
+  }
+
+  /** Routes a message from a local sender to {@code entityId}'s shard. */
+  public void route(long nowMs, String entityId, byte[] payload) {
+    String shard = extractor instanceof BuiltinExtractor ? null : checkedShard(entityId);
+    run(h -> nRoute(h, nowMs, shard, entityId, payload));
+  }
+
+  /** Routes a message whose shard the caller already knows. */
+  public void routeToShard(long nowMs, String shard, String entityId, byte[] payload) {
+    Objects.requireNonNull(shard, "shard");
+    run(h -> nRoute(h, nowMs, shard, entityId, payload));
+  }
+
+  public void receive(long nowMs, Envelope e) {
+    input(nowMs, 0, e.from().regionId(), e.to().regionId(), e.message());
+  }
+
+  /** The coordinator moved (or may have): register again. */
+  public void coordinatorChanged(long nowMs) {
+    input(nowMs, 1, null, null, null);
+  }
+
+  /** Another region died: forget the homes it had. */
+  public void regionTerminated(long nowMs, String region) {
+    input(nowMs, 2, region, null, null);
+  }
+
+  /** The host finished stopping a shard's entities after {@link RegionOutput.StopShard}. */
+  public void shardStopped(long nowMs, String shard) {
+    input(nowMs, 3, shard, null, null);
+  }
+
+  /** An entity was passivated on purpose (remember-entities forgets it). */
+  public void entityPassivated(long nowMs, String shard, String entityId) {
+    input(nowMs, 4, shard, entityId, null);
+  }
+
+  /** Hand every shard off, then stop ({@link RegionOutput.Stopped}). */
+  public void gracefulShutdown(long nowMs) {
+    input(nowMs, 5, null, null, null);
+  }
+
+  public List<RegionOutput> drainOutputs() {
+    return List.of(call(Region::nDrain));
+  }
+
+  private void input(long nowMs, int kind, String a, String b, String c) {
+    run(h -> nInput(h, nowMs, kind, a, b, c));
+  }
+
+  private static native long nNew(String configJson, String id, String node, int kind, int n);
+
+  private static native void nFree(long h);
+
+  private static native void nStart(long h, long nowMs);
+
+  private static native void nOnTimeout(long h, long nowMs);
+
+  private static native void nRoute(long h, long nowMs, String shard, String entity, byte[] payload);
+
+  private static native void nInput(long h, long nowMs, int kind, String a, String b, String c);
+
+  private static native RegionOutput[] nDrain(long h);
+}

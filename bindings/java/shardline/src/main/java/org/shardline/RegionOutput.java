@@ -1,0 +1,54 @@
+package org.shardline;
+
+import java.util.List;
+
+/** What a {@link Region} asks its host to do, in order. */
+public sealed interface RegionOutput {
+  /** Deliver to {@code envelope.to()}. */
+  record Send(Envelope envelope) implements RegionOutput {}
+
+  /** Start hosting {@code shard}, with remembered {@code entities} to start right away. */
+  record StartShard(String shard, List<String> entities) implements RegionOutput {}
+
+  /** More remembered entities for a shard already running. */
+  record StartEntities(String shard, List<String> entities) implements RegionOutput {}
+
+  /** Hand {@code payload} to entity {@code entity} of local shard {@code shard}. */
+  record Deliver(String shard, String entity, byte[] payload) implements RegionOutput {}
+
+  /** Stop every entity of {@code shard}, then report {@link Region#shardStopped}. */
+  record StopShard(String shard) implements RegionOutput {}
+
+  /** A message another region forwarded here that could not be kept. */
+  record Undeliverable(String shard, String entity, byte[] payload, String reason)
+      implements RegionOutput {}
+
+  /** Graceful shutdown finished: nothing hosted, nothing buffered. */
+  record Stopped() implements RegionOutput {}
+
+  record Notify(Notice notice) implements RegionOutput {}
+
+  /** Tags match the native side (outputs.rs). */
+  static RegionOutput of(int tag, String a, String b, String c, String[] list, byte[] payload) {
+    switch (tag) {
+      case 0:
+        return new Send(new Envelope(Endpoint.of(a), Endpoint.of(b), c));
+      case 1:
+        return new StartShard(a, List.of(list));
+      case 2:
+        return new StartEntities(a, List.of(list));
+      case 3:
+        return new Deliver(a, b, payload);
+      case 4:
+        return new StopShard(a);
+      case 5:
+        return new Undeliverable(a, b, payload, c);
+      case 6:
+        return new Stopped();
+      case 7:
+        return new Notify(new Notice(a, c));
+      default:
+        throw new ShardlineException(Status.INTERNAL, "unknown region output tag " + tag);
+    }
+  }
+}

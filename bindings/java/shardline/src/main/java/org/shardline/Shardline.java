@@ -1,0 +1,60 @@
+package org.shardline;
+
+/** Stateless entry points: conformance decisions, entity -> shard functions, the version. */
+public final class Shardline {
+  static {
+    NativeLibrary.load();
+  }
+
+  private Shardline() {}
+
+  /** {@code shardline/<semver>} of the native library (always the jar's own version). */
+  public static String version() {
+    return NativeLibrary.nVersion();
+  }
+
+  /**
+   * Decides one conformance vector (a JSON object) or each of a JSON array of them, exactly as
+   * {@code shardline decide} does; schema in {@code tests/vectors/README.md}. Returns a result
+   * object ({@code {"region"}}, {@code {"pending": true}}, {@code {"error": "no-candidates"}},
+   * {@code {"shards", "shardsInOrder"}} or {@code {"order"}}), or an array of them.
+   *
+   * @throws ShardlineException {@link Status#INVALID_ARGUMENT} naming the vector and field
+   */
+  public static String decide(String json) {
+    return nDecide(json, false);
+  }
+
+  /** As {@link #decide(String)}, each result with an {@code "explanation"}. */
+  public static String decide(String json, boolean explain) {
+    return nDecide(json, explain);
+  }
+
+  /** Pekko's {@code HashCodeMessageExtractor} shard id: {@code abs(entityId.hashCode % n)}. */
+  public static String pekkoShardId(String entityId, int numberOfShards) {
+    return nPekkoShardId(entityId, numberOfShards);
+  }
+
+  /** actor-ts {@code hashShardId(entityId, numShards)}. */
+  public static int actorTsShardId(String entityId, int numShards) {
+    return nActorTsShardId(entityId, numShards);
+  }
+
+  /** Pekko's {@code MurmurHash.stringHash} (the consistent-hash ring's hash), bit for bit. */
+  public static int murmurStringHash(String s) {
+    return nMurmurStringHash(s);
+  }
+
+  private static native String nDecide(String json, boolean explain);
+
+  private static native String nPekkoShardId(String entityId, int numberOfShards);
+
+  private static native int nActorTsShardId(String entityId, int numShards);
+
+  private static native int nMurmurStringHash(String s);
+
+  static native String[] nParseEnvelope(String json);
+
+  /** Test hook: panics inside the native library. */
+  static native void nPanicForTest();
+}

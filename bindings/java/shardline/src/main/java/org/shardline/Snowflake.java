@@ -1,0 +1,128 @@
+package org.shardline;
+
+import java.util.Objects;
+import java.util.OptionalLong;
+
+/**
+ * One worker's Snowflake id generator (sans-IO: you pass the wall clock in). One per thread;
+ * for a reserved worker id use {@link WorkerIdHolder}, which keeps the generator's timestamp
+ * budget in step with the registry.
+ */
+public final class Snowflake extends NativeHandle {
+  static {
+    NativeLibrary.load();
+  }
+
+  /** What the generator answered: an id, or a wall time to ask again at. */
+  public record Next(boolean isId, long value) {
+    public long id() {
+      if (!isId) throw new ShardlineException(Status.INVALID_STATE, "no id yet: wait until " + value);
+      return value;
+    }
+  }
+
+  private final SnowflakeLayout layout;
+
+  private Snowflake(long handle, SnowflakeLayout layout) {
+    super(handle, Snowflake::nFree, "Snowflake");
+    this.layout = layout;
+  }
+
+  /** For a worker id made unique by other means (configuration): no floor, no budget limit. */
+  public static Snowflake create(SnowflakeLayout layout, long worker) {
+    return make(layout, worker, -1, false);
+  }
+
+  /**
+   * For a reserved worker id: issues nothing at or below {@code floorMs} (-1: none), and
+   * nothing until {@link #extendBudget} grants a ceiling.
+   */
+  public static Snowflake fenced(SnowflakeLayout layout, long worker, long floorMs) {
+    return make(layout, worker, floorMs, true);
+  }
+
+  private static Snowflake make(SnowflakeLayout layout, long worker, long floor, boolean fenced) {
+    Objects.requireNonNull(layout, "layout");
+    long h = nNew(layout.timestampBits(), layout.workerBits(), layout.sequenceBits(), layout.epochMs(), worker, floor, fenced);
+    return new Snowflake(h, layout);
+  }
+
+  public SnowflakeLayout layout() {
+    return layout;
+  }
+
+  /** The next id at wall time {@code wallMs} (Unix ms), or when to ask again. */
+  public Next next(long wallMs) {
+    long[] r = call(h -> nNext(h, wallMs));
+    return new Next(r[0] == 0, r[1]);
+  }
+
+  /** The next id by the system clock, sleeping through sequence overflows and short rollbacks. */
+  public long nextId() throws InterruptedException {
+    for (int waits = 0; waits < 64; waits++) {
+      long now = System.currentTimeMillis();
+      Next n = next(now);
+      if (n.isId()) return n.value();
+      Thread.sleep(Math.max(1, n.value() - now));
+    }
+    throw new ShardlineException(Status.INVALID_STATE, "the clock did not advance while waiting for it");
+  }
+
+  /** Raises the timestamp ceiling to an acknowledged budget (never lowers it). */
+  public void extendBudget(long ceilingMs) {
+    run(h -> nSet(h, 0, ceilingMs));
+  }
+
+  /** Stops issuing ids at once (the reservation was lost). */
+  public void revoke() {
+    run(h -> nSet(h, 1, 0));
+  }
+
+  public Snowflake withRollbackTolerance(long toleranceMs) {
+    run(h -> nSet(h, 2, toleranceMs));
+    return this;
+  }
+
+  public Snowflake withMaxFenceWait(long maxFenceWaitMs) {
+    run(h -> nSet(h, 3, maxFenceWaitMs));
+    return this;
+  }
+
+  public long worker() {
+    return info()[0];
+  }
+
+  public OptionalLong lastTimestampMs() {
+    return opt(info()[1]);
+  }
+
+  public OptionalLong floorMs() {
+    return opt(info()[2]);
+  }
+
+  public OptionalLong budgetMs() {
+    return opt(info()[3]);
+  }
+
+  private long[] info() {
+    return call(Snowflake::nInfo);
+  }
+
+  private static OptionalLong opt(long v) {
+    return v < 0 ? OptionalLong.empty() : OptionalLong.of(v);
+  }
+
+  private static native long nNew(int t, int w, int s, long epochMs, long worker, long floor, boolean fenced);
+
+  private static native void nFree(long h);
+
+  private static native long[] nNext(long h, long wallMs);
+
+  private static native void nSet(long h, int kind, long value);
+
+  private static native long[] nInfo(long h);
+
+  static native void nValidate(int t, int w, int s, long epochMs);
+
+  static native long[] nDecompose(int t, int w, int s, long epochMs, long id);
+}

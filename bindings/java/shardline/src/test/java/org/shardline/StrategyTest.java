@@ -1,0 +1,344 @@
+package org.shardline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class StrategyTest {
+  static final String A = AllocationStateTest.A;
+  static final String B = AllocationStateTest.B;
+  static final String C = AllocationStateTest.C;
+
+  /** Three Up members; regions a (4 shards), b (1), c (0) in that map order. */
+  static AllocationState threeRegions() {
+    AllocationState s = new AllocationState(A);
+    for (String n : List.of(A, B, C)) s.upsertMember(Member.up(n));
+    s.addRegion("a", A, false, List.of("1", "2", "3", "4"));
+    s.addRegion("b", B, false, List.of("5"));
+    s.addRegion("c", C);
+    return s;
+  }
+
+  @Test
+  void leastShardAllocatesToTheEmptiestAndRebalancesTheFullest() {
+    try (AllocationState s = threeRegions(); Strategy st = Strategy.leastShard(20, 1.0)) {
+      assertEquals("least-shard", st.name());
+      assertEquals(Allocation.to("c"), st.allocate(s, "a", "9"));
+      assertEquals(List.of("1", "2"), st.rebalance(s, List.of()));
+      assertEquals(List.of(), st.rebalance(s, List.of("5")), "one round at a time");
+    }
+  }
+
+  @Test
+  void legacyMovesTheLexicographicallyFirstShardsOfTheFullest() {
+    // at most `threshold` shards per round: min(4 - 0 - threshold, threshold, 3)
+    try (AllocationState s = threeRegions();
+        Strategy one = Strategy.leastShardLegacy(1, 3);
+        Strategy two = Strategy.leastShardLegacy(2, 3)) {
+      assertEquals(List.of("1"), one.rebalance(s, List.of()));
+      assertEquals(List.of("1", "2"), two.rebalance(s, List.of()));
+    }
+  }
+
+  @Test
+  void explanationsSayWhyNothingMoved() {
+    try (AllocationState s = threeRegions(); Strategy st = Strategy.leastShard(20, 1.0)) {
+      s.upsertMember(Member.up(B).withAppVersion("2.0.0"));
+      Explained<List<String>> e = st.explainRebalance(s, List.of());
+      assertEquals(List.of(), e.decision());
+      assertTrue(e.explanation().contains("mixedVersions"), e.explanation());
+      Explained<Allocation> a = st.explainAllocate(s, null, "9");
+      assertTrue(a.explanation().contains("\"candidates\""), a.explanation());
+    }
+  }
+
+  @Test
+  void consistentHashingAndExternal() {
+    try (AllocationState s = threeRegions();
+        Strategy ch = Strategy.consistentHashing(10);
+        Strategy ext = Strategy.external(Map.of("9", B))) {
+      assertTrue(ch.allocate(s, null, "x").regionId().isPresent());
+      assertEquals(Allocation.to("b"), ext.allocate(s, "a", "9"));
+      assertEquals(Allocation.to("a"), ext.allocate(s, "a", "unknown"), "falls back to the requester");
+      assertEquals(Allocation.pending(), ext.allocate(s, null, "unknown"));
+    }
+  }
+
+  @Test
+  void externalAsksAJavaSourceAndTreatsNullAsUnavailable() {
+    Map<String, String> where = new HashMap<>(Map.of("1", C));
+    AtomicReference<Boolean> available = new AtomicReference<>(true);
+    ShardLocations source =
+        new ShardLocations() {
+          @Override
+          public Optional<String> location(String shard) {
+            return available.get() ? Optional.ofNullable(where.get(shard)) : null;
+          }
+
+          @Override
+          public Map<String, String> locations() {
+            return available.get() ? where : null;
+          }
+        };
+    try (AllocationState s = threeRegions(); Strategy ext = Strategy.external(source)) {
+      assertEquals(List.of("1"), ext.rebalance(s, List.of()), "1 lives on a but belongs on c");
+      where.put("new", B);
+      assertEquals(Allocation.to("b"), ext.allocate(s, "a", "new"));
+      available.set(false);
+      assertEquals(Allocation.to("a"), ext.allocate(s, "a", "new"), "unavailable: the requester");
+      assertTrue(ext.explainRebalance(s, List.of()).explanation().contains("lookupUnavailable"));
+    }
+  }
+
+  @Test
+  void actorTsStrategiesNeedCandidates() {
+    try (AllocationState s = new AllocationState("sys@h:1"); Strategy st = Strategy.actorTsHash()) {
+      ShardlineException e = assertThrows(ShardlineException.class, () -> st.allocate(s, null, "1"));
+      assertEquals(Status.NO_CANDIDATES, e.status());
+    }
+  }
+
+  @Test
+  void badConfigurationIsAnInvalidArgument() {
+    assertEquals(Status.INVALID_ARGUMENT, assertThrows(ShardlineException.class, () -> Strategy.leastShard(1, 1.5)).status());
+    assertEquals(Status.INVALID_ARGUMENT, assertThrows(ShardlineException.class, () -> Strategy.leastShard(1, Double.NaN)).status());
+    assertEquals(Status.INVALID_ARGUMENT, assertThrows(ShardlineException.class, () -> Strategy.fromJson("{\"kind\":\"best\"}")).status());
+    assertEquals(Status.INVALID_ARGUMENT, assertThrows(ShardlineException.class, () -> Strategy.fromJson("[")).status());
+  }
+
+  // ---- custom strategies -------------------------------------------------------------------
+
+  @Test
+  void aCustomStrategyDecidesAndSeesTheState() {
+    List<String> seen = new ArrayList<>();
+    CustomStrategy mine =
+        new CustomStrategy() {
+          @Override
+          public Allocation allocate(AllocationState state, String requester, String shard) {
+            assertTrue(state.isView());
+            seen.add(requester + ":" + shard + ":" + state.regionIds());
+            return Allocation.to(state.regionIds().get(state.regionCount() - 1));
+          }
+
+          @Override
+          public List<String> rebalance(AllocationState state, Set<String> inProgress) {
+            seen.add("in progress " + inProgress);
+            return state.region("a").orElseThrow().shards().subList(0, 1);
+          }
+        };
+    try (AllocationState s = threeRegions(); Strategy st = Strategy.custom("mine", mine)) {
+      assertEquals("mine", st.name());
+      assertEquals(Allocation.to("c"), st.allocate(s, "b", "9"));
+      assertEquals(List.of("1"), st.rebalance(s, List.of("5")));
+      assertEquals(List.of("b:9:[a, b, c]", "in progress [5]"), seen);
+      assertTrue(st.explainAllocate(s, null, "9").explanation().contains("custom strategy chose region c"));
+    }
+  }
+
+  @Test
+  void anExceptionFromACallbackComesOutUnchanged() {
+    IllegalStateException boom = new IllegalStateException("boom");
+    try (AllocationState s = threeRegions();
+        Strategy st = Strategy.custom((state, requester, shard) -> { throw boom; })) {
+      assertSame(boom, assertThrows(IllegalStateException.class, () -> st.allocate(s, null, "9")));
+      // and the strategy is still usable afterwards
+      assertSame(boom, assertThrows(IllegalStateException.class, () -> st.allocate(s, null, "9")));
+    }
+  }
+
+  @Test
+  void errorsAreNotExceptionsOnlyWhenTheyAreUnchecked() {
+    AssertionError error = new AssertionError("an Error passes through too");
+    try (AllocationState s = threeRegions();
+        Strategy st = Strategy.custom((state, requester, shard) -> { throw error; })) {
+      assertSame(error, assertThrows(AssertionError.class, () -> st.allocate(s, null, "9")));
+    }
+  }
+
+  @Test
+  void unusableAnswersAreCallbackFailures() {
+    try (AllocationState s = threeRegions();
+        Strategy nowhere = Strategy.custom((state, r, shard) -> Allocation.to("nope"));
+        Strategy nothing = Strategy.custom((state, r, shard) -> null);
+        Strategy twice =
+            Strategy.custom(
+                new CustomStrategy() {
+                  @Override
+                  public Allocation allocate(AllocationState state, String r, String shard) {
+                    return Allocation.pending();
+                  }
+
+                  @Override
+                  public List<String> rebalance(AllocationState state, Set<String> inProgress) {
+                    return List.of("1", "1");
+                  }
+                })) {
+      ShardlineException e = assertThrows(ShardlineException.class, () -> nowhere.allocate(s, null, "9"));
+      assertEquals(Status.CALLBACK_FAILED, e.status());
+      assertTrue(e.getMessage().contains("not registered"), e.getMessage());
+      assertEquals(Status.CALLBACK_FAILED, assertThrows(ShardlineException.class, () -> nothing.allocate(s, null, "9")).status());
+      assertEquals(Allocation.pending(), twice.allocate(s, null, "9"));
+      assertEquals(Status.CALLBACK_FAILED, assertThrows(ShardlineException.class, () -> twice.rebalance(s, List.of())).status());
+    }
+  }
+
+  @Test
+  void reentrancyIsAClearError() {
+    AtomicReference<Strategy> self = new AtomicReference<>();
+    AtomicReference<AllocationState> owned = new AtomicReference<>();
+    List<Status> seen = new ArrayList<>();
+    CustomStrategy nosy =
+        (state, requester, shard) -> {
+          try {
+            self.get().allocate(state, null, "again");
+          } catch (ShardlineException e) {
+            seen.add(e.status());
+          }
+          try {
+            owned.get().addShard("c", "sneaky");
+          } catch (ShardlineException e) {
+            seen.add(e.status());
+          }
+          try {
+            state.addShard("c", "sneaky");
+          } catch (ShardlineException e) {
+            seen.add(e.status());
+          }
+          // reading the owned map while it is being decided on is fine
+          assertEquals(3, owned.get().regionCount());
+          return Allocation.to("c");
+        };
+    try (AllocationState s = threeRegions(); Strategy st = Strategy.custom(nosy)) {
+      self.set(st);
+      owned.set(s);
+      assertEquals(Allocation.to("c"), st.allocate(s, null, "9"));
+      assertEquals(List.of(Status.REENTRANT_CALL, Status.REENTRANT_CALL, Status.REENTRANT_CALL), seen);
+      assertEquals(Optional.empty(), s.homeOf("sneaky"));
+    }
+  }
+
+  @Test
+  void closingObjectsFromInsideTheirOwnCallbackIsDeferred() {
+    AtomicReference<Strategy> self = new AtomicReference<>();
+    AtomicReference<AllocationState> owned = new AtomicReference<>();
+    CustomStrategy closer =
+        (state, requester, shard) -> {
+          self.get().close();
+          owned.get().close();
+          // the map being decided on is still intact for the rest of this decision
+          assertEquals(3, state.regionCount());
+          return Allocation.to("c");
+        };
+    AllocationState s = threeRegions();
+    Strategy st = Strategy.custom(closer);
+    self.set(st);
+    owned.set(s);
+    assertEquals(Allocation.to("c"), st.allocate(s, null, "9"));
+    assertTrue(st.isClosed() && s.isClosed());
+    assertEquals(Status.INVALID_STATE, assertThrows(ShardlineException.class, () -> st.allocate(s, null, "9")).status());
+  }
+
+  @Test
+  void theViewExpiresWhenTheCallbackReturns() {
+    AtomicReference<AllocationState> kept = new AtomicReference<>();
+    try (AllocationState s = threeRegions();
+        Strategy st =
+            Strategy.custom(
+                (state, r, shard) -> {
+                  kept.set(state);
+                  return Allocation.pending();
+                })) {
+      st.allocate(s, null, "9");
+      assertNotNull(kept.get());
+      ShardlineException e = assertThrows(ShardlineException.class, () -> kept.get().regionCount());
+      assertEquals(Status.INVALID_STATE, e.status());
+      assertTrue(e.getMessage().contains("only valid during the callback"), e.getMessage());
+    }
+  }
+
+  @Test
+  void anotherThreadUsingABusyStrategyIsRefusedNotBlocked() throws Exception {
+    AtomicReference<Strategy> self = new AtomicReference<>();
+    AtomicReference<Throwable> fromOtherThread = new AtomicReference<>();
+    CustomStrategy waits =
+        (state, r, shard) -> {
+          Thread t =
+              new Thread(
+                  () -> {
+                    try (AllocationState other = threeRegions()) {
+                      self.get().allocate(other, null, "x");
+                    } catch (Throwable e) {
+                      fromOtherThread.set(e);
+                    }
+                  });
+          t.start();
+          try {
+            t.join();
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+          return Allocation.pending();
+        };
+    try (AllocationState s = threeRegions(); Strategy st = Strategy.custom(waits)) {
+      self.set(st);
+      st.allocate(s, null, "9");
+      assertEquals(Status.REENTRANT_CALL, ((ShardlineException) fromOtherThread.get()).status());
+    }
+  }
+
+  @Test
+  void manyCallbacksInOneCallDoNotExhaustLocalReferences() {
+    // 20 000 callbacks in one native call each create several local references; without a
+    // frame per callback the JVM's local reference table would grow without bound.
+    int[] calls = {0};
+    CustomStrategy counting =
+        new CustomStrategy() {
+          @Override
+          public Allocation allocate(AllocationState state, String requester, String shard) {
+            return Allocation.pending();
+          }
+
+          @Override
+          public List<String> rebalance(AllocationState state, Set<String> inProgress) {
+            calls[0]++;
+            return List.of();
+          }
+        };
+    try (AllocationState s = new AllocationState(A)) {
+      List<String> shards = new ArrayList<>();
+      for (int i = 0; i < 20_000; i++) shards.add(Integer.toString(i));
+      s.addRegion("a", A, false, shards);
+      try (Strategy st = Strategy.custom(counting)) {
+        for (int i = 0; i < 2_000; i++) st.rebalance(s, shards.subList(0, 10));
+      }
+      assertEquals(2_000, calls[0]);
+      assertEquals(20_000, s.region("a").orElseThrow().shards().size());
+    }
+  }
+
+  @Test
+  void aPanicInsideTheLibraryIsAShardlineException() {
+    ShardlineException e = assertThrows(ShardlineException.class, Shardline::nPanicForTest);
+    assertEquals(Status.PANIC, e.status());
+    assertTrue(e.getMessage().contains("deliberate panic"), e.getMessage());
+    // the library keeps working
+    assertEquals("0", Shardline.pekkoShardId("", 10));
+  }
+
+  @Test
+  void theLibraryReportsItsVersionAndOrigin() {
+    assertEquals("shardline/0.1.0", Shardline.version());
+    assertNotNull(NativeLibrary.loadedFrom());
+  }
+}

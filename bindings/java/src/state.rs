@@ -1,0 +1,465 @@
+//! `org.shardline.AllocationState`: the allocation map (regions in map order with their
+//! shards, the cluster view) that strategies decide on.
+//!
+//! A Java `AllocationState` is either an owned map or a read-only view lent to a custom
+//! strategy's callback for the duration of that callback (the Java bridge invalidates it in a
+//! `finally`). An owned map is read-locked while a strategy decides on it, so a callback that
+//! tries to change it gets REENTRANT_CALL.
+
+use std::sync::{RwLock, RwLockReadGuard, TryLockError};
+
+use jni::objects::{JClass, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
+use jni::JNIEnv;
+
+use shardline_core::address::Address;
+use shardline_core::allocation::{AllocationState, Region};
+use shardline_core::cluster::ClusterView;
+use shardline_core::strategy::{rank, AkkaOptions};
+
+use crate::boundary::{entry, Failure, Result};
+use crate::convert::{member, opt_new_string, read_strings, string, string_array};
+
+// Owned cells live in their own heap allocation and views are short-lived stack values, so
+// boxing the large variant would only add an indirection.
+#[allow(clippy::large_enum_variant)]
+pub enum StateCell {
+    Owned(RwLock<AllocationState>),
+    /// Valid only while the decision that lent it is running.
+    View(*const AllocationState),
+}
+
+pub enum Read<'a> {
+    Guard(RwLockReadGuard<'a, AllocationState>),
+    View(&'a AllocationState),
+}
+
+impl std::ops::Deref for Read<'_> {
+    type Target = AllocationState;
+    fn deref(&self) -> &AllocationState {
+        match self {
+            Read::Guard(g) => g,
+            Read::View(s) => s,
+        }
+    }
+}
+
+impl StateCell {
+    /// # Safety
+    /// `raw` is 0 or a live `StateCell` (an owned handle, or a view during its callback).
+    pub unsafe fn get<'a>(raw: jlong) -> Result<&'a StateCell> {
+        // SAFETY: per the contract.
+        unsafe { (raw as *const StateCell).as_ref() }
+            .ok_or_else(|| Failure::invalid_state("the AllocationState is closed"))
+    }
+
+    pub fn read(&self) -> Result<Read<'_>> {
+        match self {
+            StateCell::Owned(lock) => match lock.try_read() {
+                Ok(g) => Ok(Read::Guard(g)),
+                Err(TryLockError::WouldBlock) => Err(Failure::reentrant(
+                    "the AllocationState is being changed by another call in progress",
+                )),
+                Err(TryLockError::Poisoned(_)) => Err(poisoned()),
+            },
+            // SAFETY: a view exists only inside the callback that lent it (see module doc).
+            StateCell::View(p) => Ok(Read::View(unsafe { &**p })),
+        }
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
+        match self {
+            StateCell::Owned(lock) => match lock.try_write() {
+                Ok(mut g) => f(&mut g),
+                Err(TryLockError::WouldBlock) => Err(Failure::reentrant(
+                    "the AllocationState is in use by a decision in progress; it cannot change \
+                     until that call returns",
+                )),
+                Err(TryLockError::Poisoned(_)) => Err(poisoned()),
+            },
+            StateCell::View(_) => Err(Failure::reentrant(
+                "the AllocationState passed to a callback is read-only while the strategy decides",
+            )),
+        }
+    }
+}
+
+fn poisoned() -> Failure {
+    Failure::new(
+        crate::boundary::Status::Panic,
+        "an earlier call on this AllocationState panicked; close it",
+    )
+}
+
+unsafe fn read<R>(raw: jlong, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
+    // SAFETY: Java passes live handles only.
+    let cell = unsafe { StateCell::get(raw) }?;
+    let state = cell.read()?;
+    f(&state)
+}
+
+unsafe fn write<R>(raw: jlong, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
+    // SAFETY: Java passes live handles only.
+    unsafe { StateCell::get(raw) }?.write(f)
+}
+
+fn region<'a>(s: &'a AllocationState, id: &str) -> Result<&'a Region> {
+    s.region(id)
+        .ok_or_else(|| Failure::invalid_state(format!("region {id:?} is not registered")))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nNew<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    self_address: JString<'l>,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let a = Address::parse(&string(env, &self_address, "selfAddress")?)?;
+        let cell = StateCell::Owned(RwLock::new(AllocationState::new(ClusterView::new(a))));
+        Ok(Box::into_raw(Box::new(cell)) as jlong)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) {
+    entry(&mut env, (), |_| {
+        if h != 0 {
+            // SAFETY: Java frees an owned handle once, after its last call.
+            drop(unsafe { Box::from_raw(h as *mut StateCell) });
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nUpsertMember<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    fields: JObjectArray<'l>,
+    up_number: jint,
+) {
+    entry(&mut env, (), |env| {
+        let m = member(env, &fields, up_number)?;
+        unsafe {
+            write(h, |s| {
+                s.upsert_member(m);
+                Ok(())
+            })
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nRemoveMember<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    address: JString<'l>,
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |env| {
+        let a = string(env, &address, "address")?;
+        let removed = unsafe { write(h, |s| Ok(s.remove_member(&a).is_some())) }?;
+        Ok(if removed { JNI_TRUE } else { JNI_FALSE })
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nSetReachable<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    address: JString<'l>,
+    reachable: jboolean,
+) {
+    entry(&mut env, (), |env| {
+        let a = Address::parse(&string(env, &address, "address")?)?;
+        unsafe {
+            write(h, |s| {
+                s.set_reachable(a.as_str(), reachable != JNI_FALSE);
+                Ok(())
+            })
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nAddRegion<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    id: JString<'l>,
+    address: JString<'l>,
+    local: jboolean,
+    shards: JObjectArray<'l>,
+) {
+    entry(&mut env, (), |env| {
+        let id = string(env, &id, "region id")?;
+        let a = Address::parse(&string(env, &address, "address")?)?;
+        let shards = read_strings(env, &shards, "shards")?;
+        unsafe {
+            write(h, |s| {
+                s.add_region(&id, a, local != JNI_FALSE)?;
+                for shard in &shards {
+                    if let Err(e) = s.add_shard(&id, shard) {
+                        // All or nothing: a half-registered region would surprise the caller.
+                        s.remove_region(&id)?;
+                        return Err(e.into());
+                    }
+                }
+                Ok(())
+            })
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nRemoveRegion<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    id: JString<'l>,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let id = string(env, &id, "region id")?;
+        let shards = unsafe { write(h, |s| Ok(s.remove_region(&id)?)) }?;
+        string_array(env, shards.iter().map(|s| &**s))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nSetEligible<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    id: JString<'l>,
+    eligible: jboolean,
+) {
+    entry(&mut env, (), |env| {
+        let id = string(env, &id, "region id")?;
+        unsafe { write(h, |s| Ok(s.set_eligible(&id, eligible != JNI_FALSE)?)) }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nAddShard<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    region: JString<'l>,
+    shard: JString<'l>,
+) {
+    entry(&mut env, (), |env| {
+        let r = string(env, &region, "region")?;
+        let shard = string(env, &shard, "shard")?;
+        unsafe { write(h, |s| Ok(s.add_shard(&r, &shard)?)) }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nRemoveShard<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    shard: JString<'l>,
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let shard = string(env, &shard, "shard")?;
+        let r = unsafe { write(h, |s| Ok(s.remove_shard(&shard)?)) }?;
+        crate::convert::new_string(env, &r)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nHomeOf<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    shard: JString<'l>,
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let shard = string(env, &shard, "shard")?;
+        let home = unsafe { read(h, |s| Ok(s.home_of(&shard).map(|r| r.id().to_string()))) }?;
+        opt_new_string(env, home.as_deref())
+    })
+}
+
+/// 0: regions, 1: shards.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nCount<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    what: jint,
+) -> jint {
+    entry(&mut env, 0, |_| {
+        let n = unsafe {
+            read(h, |s| {
+                Ok(if what == 0 {
+                    s.region_count()
+                } else {
+                    s.shard_count()
+                })
+            })
+        }?;
+        Ok(n.min(i32::MAX as usize) as jint)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nRegionIds<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let ids: Vec<String> =
+            unsafe { read(h, |s| Ok(s.regions().map(|r| r.id().to_string()).collect())) }?;
+        string_array(env, ids.iter())
+    })
+}
+
+/// {address, node (the self address for a local region), local, eligible} or null.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nRegionInfo<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    id: JString<'l>,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let id = string(env, &id, "region id")?;
+        let info = unsafe {
+            read(h, |s| {
+                Ok(s.region(&id).map(|r| {
+                    [
+                        r.address().to_string(),
+                        s.node_of(r).to_string(),
+                        r.is_local().to_string(),
+                        r.is_eligible().to_string(),
+                    ]
+                }))
+            })
+        }?;
+        match info {
+            Some(f) => string_array(env, f.iter()),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nRegionShards<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    id: JString<'l>,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let id = string(env, &id, "region id")?;
+        let shards: Vec<String> = unsafe {
+            read(h, |s| {
+                Ok(region(s, &id)?.shards().map(|x| x.to_string()).collect())
+            })
+        }?;
+        string_array(env, shards.iter())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nSelfAddress<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let a = unsafe { read(h, |s| Ok(s.cluster().self_address().to_string())) }?;
+        crate::convert::new_string(env, &a)
+    })
+}
+
+/// {address, status, appVersion, dataCenter, upNumber} or null.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nMember<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    address: JString<'l>,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let a = string(env, &address, "address")?;
+        let m = unsafe {
+            read(h, |s| {
+                Ok(s.cluster().member(&a).map(|m| {
+                    [
+                        m.address.to_string(),
+                        m.status.to_string(),
+                        m.app_version.to_string(),
+                        m.data_center.clone(),
+                        m.up_number.to_string(),
+                    ]
+                }))
+            })
+        }?;
+        match m {
+            Some(f) => string_array(env, f.iter()),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nMemberAddresses<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let mut all: Vec<String> = unsafe {
+            read(h, |s| {
+                Ok(s.cluster()
+                    .members()
+                    .map(|m| m.address.to_string())
+                    .collect())
+            })
+        }?;
+        all.sort();
+        string_array(env, all.iter())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nIsUnreachable<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    address: JString<'l>,
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |env| {
+        let a = string(env, &address, "address")?;
+        let u = unsafe { read(h, |s| Ok(s.cluster().is_unreachable(&a))) }?;
+        Ok(if u { JNI_TRUE } else { JNI_FALSE })
+    })
+}
+
+/// Regions with a known member in Pekko's ShardSuitabilityOrdering; null when Pekko's sort
+/// would throw on the inconsistent comparator.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_AllocationState_nRank<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let order = unsafe { read(h, |s| Ok(rank(s, AkkaOptions::default()))) }?;
+        match order {
+            Some(o) => string_array(env, o.iter().map(|r| &**r)),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}

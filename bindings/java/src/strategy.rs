@@ -1,0 +1,395 @@
+//! `org.shardline.Strategy`: built-in strategies from their JSON configuration, custom
+//! strategies implemented in Java (`CustomStrategy`), and External fed by a Java
+//! `ShardLocations` source.
+
+use std::collections::HashSet;
+
+use jni::objects::{JClass, JObject, JObjectArray, JString, JValue};
+use jni::sys::{jboolean, jlong, jobjectArray, jstring, JNI_FALSE};
+use jni::JNIEnv;
+
+use shardline_core::address::Address;
+use shardline_core::allocation::{AllocationState, ShardId};
+use shardline_core::strategy::{
+    Allocation, AllocationStrategy, Explanation, External, InProgress, Lookup, ShardLocations,
+    StrategyConfig,
+};
+
+use crate::boundary::{entry, Failure, Result};
+use crate::callback::{call, JavaObject, Refusal, BRIDGE};
+use crate::convert::{new_string, opt_string, read_strings, string, string_array};
+use crate::handle::{self, Handle};
+use crate::state::StateCell;
+
+pub type Strategy = Box<dyn AllocationStrategy>;
+
+const WHAT: &str = "strategy";
+
+/// A strategy whose decisions a Java `CustomStrategy` makes.
+pub struct JavaStrategy {
+    name: String,
+    target: JavaObject,
+}
+
+fn opt_jstring<'a>(env: &mut JNIEnv<'a>, s: Option<&str>) -> jni::errors::Result<JObject<'a>> {
+    Ok(match s {
+        Some(s) => env.new_string(s)?.into(),
+        None => JObject::null(),
+    })
+}
+
+fn read_opt_string(env: &mut JNIEnv, o: JObject) -> Result<Option<String>, Refusal> {
+    if o.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(crate::convert::read(env, &JString::from(o))?))
+}
+
+fn read_string_array(
+    env: &mut JNIEnv,
+    o: JObject,
+    what: &str,
+) -> Result<Option<Vec<String>>, Refusal> {
+    if o.is_null() {
+        return Ok(None);
+    }
+    read_strings(env, &JObjectArray::from(o), what)
+        .map(Some)
+        .map_err(|f| match f {
+            Failure::Java => Refusal::Threw,
+            Failure::Status(_, m) => Refusal::Invalid(m),
+        })
+}
+
+impl AllocationStrategy for JavaStrategy {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn allocate(
+        &mut self,
+        state: &AllocationState,
+        requester: Option<&str>,
+        shard: &str,
+        explain: Option<&mut Explanation>,
+    ) -> shardline_core::Result<Allocation> {
+        let view = StateCell::View(state);
+        let view_handle = &view as *const StateCell as jlong;
+        let what = format!("allocate of custom strategy {:?}", self.name);
+        let target = &self.target;
+        let chosen = call(&what, |env| {
+            let requester = opt_jstring(env, requester)?;
+            let shard = env.new_string(shard)?;
+            let r = env
+                .call_static_method(
+                    BRIDGE,
+                    "allocate",
+                    "(Lorg/shardline/CustomStrategy;JLjava/lang/String;Ljava/lang/String;)Ljava/lang/String;",
+                    &[
+                        JValue::Object(target.obj.as_obj()),
+                        JValue::Long(view_handle),
+                        JValue::Object(&requester),
+                        JValue::Object(&shard),
+                    ],
+                )?
+                .l()?;
+            let chosen = read_opt_string(env, r)?;
+            if let Some(r) = &chosen {
+                if state.region(r).is_none() {
+                    return Err(Refusal::Invalid(format!(
+                        "chose region {r:?}, which is not registered"
+                    )));
+                }
+            }
+            Ok(chosen)
+        })?;
+        let answer = match chosen {
+            Some(r) => Allocation::Region(r.as_str().into()),
+            None => Allocation::Pending,
+        };
+        if let Some(e) = explain {
+            *e = Explanation::new(&self.name, "allocate");
+            e.summary = match &answer {
+                Allocation::Region(r) => {
+                    format!("custom strategy chose region {r} for shard {shard:?}")
+                }
+                Allocation::Pending => format!("custom strategy left shard {shard:?} pending"),
+            };
+        }
+        Ok(answer)
+    }
+
+    fn rebalance(
+        &mut self,
+        state: &AllocationState,
+        in_progress: &InProgress,
+        explain: Option<&mut Explanation>,
+    ) -> shardline_core::Result<Vec<ShardId>> {
+        let view = StateCell::View(state);
+        let view_handle = &view as *const StateCell as jlong;
+        let what = format!("rebalance of custom strategy {:?}", self.name);
+        let target = &self.target;
+        let mut sorted: Vec<&str> = in_progress.iter().map(|s| &**s).collect();
+        sorted.sort_unstable();
+        let picked = call(&what, |env| {
+            let array = JObjectArray::from(
+                // SAFETY: string_array returns a fresh local reference owned by this frame.
+                unsafe {
+                    JObject::from_raw(string_array(env, sorted.iter()).map_err(|f| match f {
+                        Failure::Java => Refusal::Threw,
+                        Failure::Status(_, m) => Refusal::Invalid(m),
+                    })?)
+                },
+            );
+            let r = env
+                .call_static_method(
+                    BRIDGE,
+                    "rebalance",
+                    "(Lorg/shardline/CustomStrategy;J[Ljava/lang/String;)[Ljava/lang/String;",
+                    &[
+                        JValue::Object(target.obj.as_obj()),
+                        JValue::Long(view_handle),
+                        JValue::Object(&array),
+                    ],
+                )?
+                .l()?;
+            let picked = read_string_array(env, r, "rebalance result")?.unwrap_or_default();
+            let mut seen = HashSet::new();
+            for s in &picked {
+                if state.home_of(s).is_none() {
+                    return Err(Refusal::Invalid(format!(
+                        "picked shard {s:?}, which is not allocated"
+                    )));
+                }
+                if !seen.insert(s.as_str()) {
+                    return Err(Refusal::Invalid(format!("picked shard {s:?} twice")));
+                }
+            }
+            Ok(picked)
+        })?;
+        if let Some(e) = explain {
+            *e = Explanation::new(&self.name, "rebalance");
+            e.summary = format!(
+                "custom strategy picked {} shard(s) to hand off",
+                picked.len()
+            );
+        }
+        Ok(picked
+            .into_iter()
+            .map(|s| ShardId::from(s.as_str()))
+            .collect())
+    }
+}
+
+/// External's location source implemented by a Java `ShardLocations`.
+struct JavaLocations {
+    target: JavaObject,
+}
+
+fn parse_address(a: &str) -> Result<Address, Refusal> {
+    Address::parse(a).map_err(|e| Refusal::Invalid(e.to_string()))
+}
+
+impl ShardLocations for JavaLocations {
+    fn location(&mut self, shard: &str) -> Lookup<Option<Address>> {
+        let target = &self.target;
+        let r = call("ShardLocations.location", |env| {
+            let shard = env.new_string(shard)?;
+            let r = env
+                .call_static_method(
+                    BRIDGE,
+                    "location",
+                    "(Lorg/shardline/ShardLocations;Ljava/lang/String;)[Ljava/lang/String;",
+                    &[JValue::Object(target.obj.as_obj()), JValue::Object(&shard)],
+                )?
+                .l()?;
+            match read_string_array(env, r, "location")? {
+                None => Ok(Lookup::Unavailable),
+                Some(v) => match v.first() {
+                    None => Ok(Lookup::Found(None)),
+                    Some(a) => Ok(Lookup::Found(Some(parse_address(a)?))),
+                },
+            }
+        });
+        // A failed callback is kept for the boundary; for the decision it is unavailability,
+        // which Pekko answers with the requester.
+        r.unwrap_or(Lookup::Unavailable)
+    }
+
+    fn locations(&mut self) -> Lookup<Vec<(String, Address)>> {
+        let target = &self.target;
+        let r = call("ShardLocations.locations", |env| {
+            let r = env
+                .call_static_method(
+                    BRIDGE,
+                    "locations",
+                    "(Lorg/shardline/ShardLocations;)[Ljava/lang/String;",
+                    &[JValue::Object(target.obj.as_obj())],
+                )?
+                .l()?;
+            match read_string_array(env, r, "locations")? {
+                None => Ok(Lookup::Unavailable),
+                Some(flat) => {
+                    let mut out = Vec::with_capacity(flat.len() / 2);
+                    for pair in flat.chunks(2) {
+                        if let [shard, address] = pair {
+                            out.push((shard.clone(), parse_address(address)?));
+                        }
+                    }
+                    Ok(Lookup::Found(out))
+                }
+            }
+        });
+        r.unwrap_or(Lookup::Unavailable)
+    }
+}
+
+fn into_handle(s: Strategy) -> jlong {
+    Handle::into_raw(WHAT, s)
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nFromJson<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    json: JString<'l>,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let text = string(env, &json, "strategy JSON")?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Failure::invalid_argument(format!("strategy: not valid JSON: {e}")))?;
+        Ok(into_handle(StrategyConfig::from_json(&value)?.build()?))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nCustom<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    target: JObject<'l>,
+    name: JString<'l>,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let name = opt_string(env, &name)?.unwrap_or_else(|| "custom".into());
+        let target = JavaObject::new(env, &target, "strategy")?;
+        Ok(into_handle(Box::new(JavaStrategy { name, target })))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nExternalSource<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    source: JObject<'l>,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let target = JavaObject::new(env, &source, "locations")?;
+        Ok(into_handle(Box::new(External::with_source(Box::new(
+            JavaLocations { target },
+        )))))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) {
+    // SAFETY: Java frees a handle once, after its last call.
+    entry(&mut env, (), |_| {
+        unsafe { Handle::<Strategy>::free(h) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nName<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let name = unsafe { handle::with::<Strategy, _>(h, |s| Ok(s.name().to_owned())) }?;
+        new_string(env, &name)
+    })
+}
+
+fn explanation_json(e: Option<Explanation>) -> Option<String> {
+    e.map(|e| serde_json::to_string(&e).expect("explanations serialize"))
+}
+
+/// {region id or null for pending, explanation JSON or null}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nAllocate<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    state: jlong,
+    requester: JString<'l>,
+    shard: JString<'l>,
+    explain: jboolean,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let requester = opt_string(env, &requester)?;
+        let shard = string(env, &shard, "shard")?;
+        let mut explanation = (explain != JNI_FALSE).then(Explanation::default);
+        let answer = unsafe {
+            handle::with::<Strategy, _>(h, |s| {
+                let cell = StateCell::get(state)?;
+                let st = cell.read()?;
+                Ok(s.allocate(&st, requester.as_deref(), &shard, explanation.as_mut())?)
+            })
+        }?;
+        let region = match answer {
+            Allocation::Region(r) => Some(r.to_string()),
+            Allocation::Pending => None,
+        };
+        let out = [region, explanation_json(explanation)];
+        let array = env.new_object_array(2, "java/lang/String", JObject::null())?;
+        for (i, v) in (0..).zip(out.iter()) {
+            if let Some(v) = v {
+                let s = env.new_string(v)?;
+                env.set_object_array_element(&array, i, &s)?;
+                env.delete_local_ref(s)?;
+            }
+        }
+        Ok(array.into_raw())
+    })
+}
+
+/// {String[] shards in decision order, explanation JSON or null}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nRebalance<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    state: jlong,
+    in_progress: JObjectArray<'l>,
+    explain: jboolean,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let in_progress: InProgress = read_strings(env, &in_progress, "inProgress")?
+            .iter()
+            .map(|s| ShardId::from(s.as_str()))
+            .collect();
+        let mut explanation = (explain != JNI_FALSE).then(Explanation::default);
+        let picked = unsafe {
+            handle::with::<Strategy, _>(h, |s| {
+                let cell = StateCell::get(state)?;
+                let st = cell.read()?;
+                Ok(s.rebalance(&st, &in_progress, explanation.as_mut())?)
+            })
+        }?;
+        let shards = string_array(env, picked.iter().map(|s| &**s))?;
+        // SAFETY: a fresh local reference just returned by string_array.
+        let shards = unsafe { JObject::from_raw(shards) };
+        let array = env.new_object_array(2, "java/lang/Object", JObject::null())?;
+        env.set_object_array_element(&array, 0, &shards)?;
+        if let Some(e) = explanation_json(explanation) {
+            let s = env.new_string(e)?;
+            env.set_object_array_element(&array, 1, &s)?;
+        }
+        Ok(array.into_raw())
+    })
+}

@@ -1,0 +1,644 @@
+//! Worker ids and Snowflake ids: `org.shardline.Snowflake`, `org.shardline.InMemoryRegistry`
+//! (with its sessions) and `org.shardline.WorkerIdHolder`.
+//!
+//! The holder waits (backoff, sequence overflow) through the host's `IdClock`, called back on
+//! the calling thread like every other callback.
+
+use jni::objects::{JClass, JObject, JString, JValue};
+use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
+use jni::JNIEnv;
+
+use shardline_core::snowflake::{Clock, Layout, Next, Snowflake};
+use shardline_core::workerid::{
+    Backoff, HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig,
+    ReserveError, TenureConfig, WorkerIdHolder,
+};
+
+use crate::boundary::{entry, Failure, Result, Status};
+use crate::callback::{call, JavaObject};
+use crate::convert::{opt_long, string, string_array, unsigned};
+use crate::handle::{self, Handle};
+
+fn layout(t: jint, w: jint, s: jint, epoch: jlong) -> Result<Layout> {
+    let bits = |v: jint, what: &str| {
+        u8::try_from(v)
+            .map_err(|_| Failure::invalid_argument(format!("{what} bits out of range: {v}")))
+    };
+    Ok(Layout::new(
+        bits(t, "timestamp")?,
+        bits(w, "worker")?,
+        bits(s, "sequence")?,
+        unsigned(epoch, "epochMs")?,
+    )?)
+}
+
+fn long_array(env: &mut JNIEnv, values: &[jlong]) -> Result<jlongArray> {
+    let a = env.new_long_array(values.len() as i32)?;
+    env.set_long_array_region(&a, 0, values)?;
+    Ok(a.into_raw())
+}
+
+// ---- Snowflake -----------------------------------------------------------------------------
+
+/// `floor` < 0: unfenced (no floor, unlimited budget).
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Snowflake_nNew<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    t: jint,
+    w: jint,
+    s: jint,
+    epoch: jlong,
+    worker: jlong,
+    floor: jlong,
+    fenced: jboolean,
+) -> jlong {
+    entry(&mut env, 0, |_| {
+        let l = layout(t, w, s, epoch)?;
+        let worker = unsigned(worker, "worker")?;
+        let g = if fenced != JNI_FALSE {
+            Snowflake::fenced(l, worker, u64::try_from(floor).ok())?
+        } else {
+            Snowflake::new(l, worker)?
+        };
+        Ok(Handle::into_raw("Snowflake", g))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Snowflake_nFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) {
+    entry(&mut env, (), |_| {
+        // SAFETY: Java frees a handle once, after its last call.
+        unsafe { Handle::<Snowflake>::free(h) };
+        Ok(())
+    })
+}
+
+/// {0, id} or {1, wait until (wall ms)}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Snowflake_nNext<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    now: jlong,
+) -> jlongArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let now = unsigned(now, "wallMs")?;
+        let next = unsafe {
+            handle::with::<Snowflake, _>(h, |g| {
+                Ok(g.next(now).map_err(shardline_core::Error::from)?)
+            })
+        }?;
+        match next {
+            Next::Id(id) => long_array(env, &[0, opt_long(Some(id))]),
+            Next::WaitUntil(t) => long_array(env, &[1, opt_long(Some(t))]),
+        }
+    })
+}
+
+/// Kind 0: extend budget to `v`; 1: revoke; 2: rollback tolerance `v`; 3: max fence wait `v`.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Snowflake_nSet<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    kind: jint,
+    v: jlong,
+) {
+    entry(&mut env, (), |_| {
+        let v = if kind == 1 { 0 } else { unsigned(v, "value")? };
+        unsafe {
+            handle::with::<Snowflake, _>(h, |g| {
+                match kind {
+                    0 => g.extend_budget(v),
+                    1 => g.revoke(),
+                    2 => *g = g.clone().with_rollback_tolerance(v),
+                    3 => *g = g.clone().with_max_fence_wait(v),
+                    other => {
+                        return Err(Failure::invalid_argument(format!(
+                            "unknown setting {other}"
+                        )))
+                    }
+                }
+                Ok(())
+            })
+        }
+    })
+}
+
+/// {worker, last timestamp, floor, budget}; -1 where absent.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Snowflake_nInfo<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jlongArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let info = unsafe {
+            handle::with::<Snowflake, _>(h, |g| {
+                Ok([
+                    opt_long(Some(g.worker())),
+                    opt_long(g.last_timestamp_ms()),
+                    opt_long(g.floor_ms()),
+                    opt_long(g.budget_ms()),
+                ])
+            })
+        }?;
+        long_array(env, &info)
+    })
+}
+
+/// {unix ms, worker, sequence}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Snowflake_nDecompose<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    t: jint,
+    w: jint,
+    s: jint,
+    epoch: jlong,
+    id: jlong,
+) -> jlongArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let p = layout(t, w, s, epoch)?.decompose(unsigned(id, "id")?);
+        long_array(
+            env,
+            &[
+                opt_long(Some(p.unix_ms)),
+                opt_long(Some(p.worker)),
+                opt_long(Some(p.sequence)),
+            ],
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Snowflake_nValidate<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    t: jint,
+    w: jint,
+    s: jint,
+    epoch: jlong,
+) {
+    entry(&mut env, (), |_| layout(t, w, s, epoch).map(|_| ()))
+}
+
+// ---- InMemoryRegistry ----------------------------------------------------------------------
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemoryRegistry_nNew<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+) -> jlong {
+    entry(&mut env, 0, |_| {
+        Ok(Handle::into_raw(
+            "InMemoryRegistry",
+            InMemoryRegistry::new(),
+        ))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemoryRegistry_nFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) {
+    entry(&mut env, (), |_| {
+        // SAFETY: Java frees a handle once, after its last call.
+        unsafe { Handle::<InMemoryRegistry>::free(h) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemoryRegistry_nSession<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    ttl: jlong,
+) -> jlong {
+    entry(&mut env, 0, |_| {
+        let ttl = unsigned(ttl, "ttlMs")?;
+        if ttl == 0 {
+            return Err(Failure::invalid_argument("ttlMs must be > 0"));
+        }
+        let s = unsafe { handle::with::<InMemoryRegistry, _>(h, |r| Ok(r.session(ttl))) }?;
+        Ok(Handle::into_raw("InMemorySession", s))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemoryRegistry_nAdvanceTo<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    now: jlong,
+) -> jlong {
+    entry(&mut env, 0, |_| {
+        let now = unsigned(now, "nowMs")?;
+        unsafe {
+            handle::with::<InMemoryRegistry, _>(h, |r| {
+                r.advance_to(now);
+                Ok(opt_long(Some(r.now_ms())))
+            })
+        }
+    })
+}
+
+/// Flat {id, owner, incarnation, epoch, ...} of the live claims.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemoryRegistry_nLiveClaims<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let claims = unsafe { handle::with::<InMemoryRegistry, _>(h, |r| Ok(r.live_claims())) }?;
+        let flat: Vec<String> = claims
+            .iter()
+            .flat_map(|(id, c)| {
+                [
+                    id.to_string(),
+                    c.owner.clone(),
+                    c.incarnation.to_string(),
+                    c.epoch.to_string(),
+                ]
+            })
+            .collect();
+        string_array(env, flat.iter())
+    })
+}
+
+/// {epoch, floor, hwm} or null.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemoryRegistry_nFence<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    id: jint,
+) -> jlongArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let id = u32::try_from(id)
+            .map_err(|_| Failure::invalid_argument(format!("worker id is negative: {id}")))?;
+        match unsafe { handle::with::<InMemoryRegistry, _>(h, |r| Ok(r.fence(id))) }? {
+            None => Ok(std::ptr::null_mut()),
+            Some(f) => long_array(
+                env,
+                &[
+                    opt_long(Some(f.epoch)),
+                    opt_long(Some(f.floor_ms)),
+                    opt_long(Some(f.hwm_ms)),
+                ],
+            ),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemorySession_nIsLive<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |_| {
+        let live = unsafe { handle::with::<InMemorySession, _>(h, |s| Ok(s.is_live())) }?;
+        Ok(if live { JNI_TRUE } else { JNI_FALSE })
+    })
+}
+
+/// Ends the session (its claims go with it) and frees the handle.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_InMemorySession_nFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) {
+    entry(&mut env, (), |_| {
+        // SAFETY: Java frees a handle once, after its last call.
+        let handle = unsafe { Handle::<InMemorySession>::get(h) }?;
+        // Already moved into a holder: only the shell is left.
+        if let Ok(mut s) = handle.take() {
+            s.close();
+        }
+        unsafe { Handle::<InMemorySession>::free(h) };
+        Ok(())
+    })
+}
+
+// ---- WorkerIdHolder ------------------------------------------------------------------------
+
+/// The host's clocks for waiting, implemented by a Java `IdClock`.
+struct JavaIdClock(JavaObject);
+
+impl JavaIdClock {
+    fn read(&self, method: &str) -> u64 {
+        let target = &self.0.obj;
+        // A failing clock is reported when the call returns; until then it reads 0, which
+        // the generator and tenure treat as time standing still or rolled back.
+        call(&format!("IdClock.{method}"), |env| {
+            let t = env.call_method(target.as_obj(), method, "()J", &[])?.j()?;
+            Ok(u64::try_from(t).unwrap_or(0))
+        })
+        .unwrap_or(0)
+    }
+}
+
+impl Clock for JavaIdClock {
+    fn wall_ms(&mut self) -> u64 {
+        self.read("wallMs")
+    }
+    fn monotonic_ms(&mut self) -> u64 {
+        self.read("monotonicMs")
+    }
+    fn sleep_until(&mut self, monotonic_ms: u64) {
+        let target = &self.0.obj;
+        let _ = call("IdClock.sleepUntil", |env| {
+            env.call_method(
+                target.as_obj(),
+                "sleepUntil",
+                "(J)V",
+                &[JValue::Long(opt_long(Some(monotonic_ms)))],
+            )?;
+            Ok(())
+        });
+    }
+}
+
+pub struct Holder {
+    holder: Option<WorkerIdHolder<InMemorySession>>,
+    clock: JavaIdClock,
+}
+
+fn hold_failure(e: HoldError) -> Failure {
+    match e {
+        HoldError::Config(e) => e.into(),
+        HoldError::Reserve(r @ ReserveError::Exhausted { .. }) => {
+            Failure::new(Status::NoCandidates, r.to_string())
+        }
+        other => Failure::invalid_state(other.to_string()),
+    }
+}
+
+fn holder(h: &mut Holder) -> Result<&mut WorkerIdHolder<InMemorySession>> {
+    h.holder
+        .as_mut()
+        .ok_or_else(|| Failure::invalid_state("the worker id was released"))
+}
+
+/// `config`: {workerBits, spreadWindow (0: lowest first), backoffBaseMs, backoffMaxMs,
+/// maxFailures}; `tenure`: {ttlMs, renewEveryMs, lookaheadMs, marginMs, driftPpm}; `layout`:
+/// {timestampBits, workerBits, sequenceBits, epochMs}.
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_WorkerIdHolder_nAcquire<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    session: jlong,
+    config: jni::objects::JLongArray<'l>,
+    tenure: jni::objects::JLongArray<'l>,
+    layout_fields: jni::objects::JLongArray<'l>,
+    owner: JString<'l>,
+    incarnation: jlong,
+    seed: jlong,
+    clock: JObject<'l>,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let read = |env: &mut JNIEnv,
+                    a: &jni::objects::JLongArray,
+                    n: usize,
+                    what: &str|
+         -> Result<Vec<u64>> {
+            let mut v = vec![0i64; n];
+            if a.is_null() || env.get_array_length(a)? as usize != n {
+                return Err(Failure::invalid_argument(format!(
+                    "{what}: expected {n} values"
+                )));
+            }
+            env.get_long_array_region(a, 0, &mut v)?;
+            v.iter().map(|x| unsigned(*x, what)).collect()
+        };
+        let c = read(env, &config, 5, "reserve config")?;
+        let t = read(env, &tenure, 5, "tenure config")?;
+        let l = read(env, &layout_fields, 4, "layout")?;
+        let narrow = |v: u64, what: &str| {
+            u8::try_from(v)
+                .map_err(|_| Failure::invalid_argument(format!("{what} out of range: {v}")))
+        };
+        let reserve = ReserveConfig {
+            worker_bits: narrow(c[0], "workerBits")?,
+            policy: if c[1] == 0 {
+                Policy::Lowest
+            } else {
+                Policy::Spread {
+                    window: u32::try_from(c[1])
+                        .map_err(|_| Failure::invalid_argument("spread window out of range"))?,
+                }
+            },
+            backoff: Backoff {
+                base_ms: c[2],
+                max_ms: c[3],
+            },
+            max_failures: u32::try_from(c[4])
+                .map_err(|_| Failure::invalid_argument("maxFailures out of range"))?,
+        };
+        reserve.validate()?;
+        let tenure = TenureConfig {
+            ttl_ms: t[0],
+            renew_every_ms: t[1],
+            lookahead_ms: t[2],
+            margin_ms: t[3],
+            drift_ppm: t[4],
+        };
+        tenure.validate()?;
+        let layout = Layout::new(
+            narrow(l[0], "timestampBits")?,
+            narrow(l[1], "workerBits")?,
+            narrow(l[2], "sequenceBits")?,
+            l[3],
+        )?;
+        let me = Identity {
+            owner: string(env, &owner, "owner")?,
+            incarnation: unsigned(incarnation, "incarnation")?,
+        };
+        let mut clock = JavaIdClock(JavaObject::new(env, &clock, "clock")?);
+        let registry = unsafe { Handle::<InMemorySession>::get(session) }?.take()?;
+        let h = WorkerIdHolder::acquire(
+            registry,
+            reserve,
+            tenure,
+            layout,
+            me,
+            seed as u64,
+            &mut clock,
+        )
+        .map_err(hold_failure)?;
+        Ok(Handle::into_raw(
+            "WorkerIdHolder",
+            Holder {
+                holder: Some(h),
+                clock,
+            },
+        ))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_WorkerIdHolder_nFree<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) {
+    entry(&mut env, (), |_| {
+        // Releases the id if it is still held, so closing never leaves a claim behind.
+        let released = unsafe { handle::with::<Holder, _>(h, release) };
+        // SAFETY: Java frees a handle once, after its last call.
+        unsafe { Handle::<Holder>::free(h) };
+        released
+    })
+}
+
+fn release(x: &mut Holder) -> Result<()> {
+    if let Some(w) = x.holder.take() {
+        let mut session = w.release(&mut x.clock);
+        session.close();
+    }
+    Ok(())
+}
+
+/// {worker id, epoch, floor, budget, local deadline (-1 none)}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_WorkerIdHolder_nInfo<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jlongArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let info = unsafe {
+            handle::with::<Holder, _>(h, |x| {
+                let w = holder(x)?;
+                Ok([
+                    jlong::from(w.worker_id()),
+                    opt_long(Some(w.epoch())),
+                    opt_long(Some(w.tenure().floor_ms())),
+                    opt_long(Some(w.tenure().budget_ms())),
+                    opt_long(w.tenure().valid_until_ms()),
+                ])
+            })
+        }?;
+        long_array(env, &info)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_WorkerIdHolder_nNextId<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) -> jlong {
+    entry(&mut env, -1, |_| unsafe {
+        handle::with::<Holder, _>(h, |x| {
+            let Holder { holder: w, clock } = x;
+            let w = w
+                .as_mut()
+                .ok_or_else(|| Failure::invalid_state("the worker id was released"))?;
+            Ok(opt_long(Some(w.next_id(clock).map_err(hold_failure)?)))
+        })
+    })
+}
+
+/// `until` < 0: one round of upkeep; returns when the next is due. Otherwise keeps the id
+/// alive until the monotonic clock reads `until`.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_WorkerIdHolder_nMaintain<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    until: jlong,
+) -> jlong {
+    entry(&mut env, -1, |_| unsafe {
+        handle::with::<Holder, _>(h, |x| {
+            let Holder { holder: w, clock } = x;
+            let w = w
+                .as_mut()
+                .ok_or_else(|| Failure::invalid_state("the worker id was released"))?;
+            let lost = |r| Failure::invalid_state(format!("worker id lost: {r}"));
+            match u64::try_from(until) {
+                Err(_) => Ok(opt_long(Some(w.maintain(clock).map_err(lost)?))),
+                Ok(u) => {
+                    w.hold_until(clock, u).map_err(lost)?;
+                    Ok(-1)
+                }
+            }
+        })
+    })
+}
+
+/// Hands the id back (returns the unused budget, deletes the claim) and ends the session.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_WorkerIdHolder_nRelease<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+) {
+    entry(&mut env, (), |_| unsafe {
+        handle::with::<Holder, _>(h, release)
+    })
+}
+
+/// Core defaults, so Java never restates them: kind 0: reserve config {workerBits,
+/// spreadWindow, backoffBaseMs, backoffMaxMs, maxFailures}; kind 1: `TenureConfig::for_ttl(arg)`
+/// {ttlMs, renewEveryMs, lookaheadMs, marginMs, driftPpm}; kind 2: layout {timestampBits,
+/// workerBits, sequenceBits, epochMs}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_WorkerIdHolder_nDefaults<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    kind: jint,
+    arg: jlong,
+) -> jlongArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let v: Vec<u64> = match kind {
+            0 => {
+                let c = ReserveConfig::default();
+                let window = match c.policy {
+                    Policy::Lowest => 0,
+                    Policy::Spread { window } => u64::from(window),
+                };
+                vec![
+                    u64::from(c.worker_bits),
+                    window,
+                    c.backoff.base_ms,
+                    c.backoff.max_ms,
+                    u64::from(c.max_failures),
+                ]
+            }
+            1 => {
+                let t = TenureConfig::for_ttl(unsigned(arg, "ttlMs")?);
+                vec![
+                    t.ttl_ms,
+                    t.renew_every_ms,
+                    t.lookahead_ms,
+                    t.margin_ms,
+                    t.drift_ppm,
+                ]
+            }
+            _ => {
+                let l = Layout::default();
+                vec![
+                    u64::from(l.timestamp_bits()),
+                    u64::from(l.worker_bits()),
+                    u64::from(l.sequence_bits()),
+                    l.epoch_ms(),
+                ]
+            }
+        };
+        let v: Vec<jlong> = v.into_iter().map(|x| opt_long(Some(x))).collect();
+        long_array(env, &v)
+    })
+}
