@@ -31,10 +31,10 @@ struct CachedRing {
 impl ConsistentHashing {
     /// `rebalance_limit` <= 0 means unlimited (as in Pekko); `virtual_nodes` >= 1 (Pekko: 10).
     pub fn new(rebalance_limit: i32, virtual_nodes: u32) -> Result<ConsistentHashing> {
-        if virtual_nodes == 0 {
-            return Err(Error::invalid_argument(
-                "virtualNodesFactor must be >= 1, got 0",
-            ));
+        if !(1..=MAX_VIRTUAL_NODES).contains(&virtual_nodes) {
+            return Err(Error::invalid_argument(format!(
+                "virtualNodesFactor must be in 1..={MAX_VIRTUAL_NODES}, got {virtual_nodes}"
+            )));
         }
         Ok(ConsistentHashing {
             rebalance_limit,
