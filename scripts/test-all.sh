@@ -14,7 +14,10 @@ step() {
 }
 
 step "rustfmt" cargo fmt --all -- --check
-step "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
+# napi-rs registers exports in a way clippy's test-target pass reads as dead code: lint
+# the Node crate's library target only.
+step "clippy" cargo clippy --workspace --exclude shardline-node --all-targets --quiet -- -D warnings
+step "clippy (node)" cargo clippy -p shardline-node --quiet -- -D warnings
 step "rust tests" cargo test
 step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
 step "differential vs Pekko" bash tests/differential.sh --count 2000
