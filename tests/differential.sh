@@ -46,7 +46,7 @@ if [ -n "${SHARDLINE:-}" ]; then
 else
   echo "building shardline ..."
   cargo build -q -p shardline-cli
-  shardline=target/debug/shardline
+  shardline=${CARGO_TARGET_DIR:-target}/debug/shardline
 fi
 
 echo "building the Pekko harness ..."

@@ -27,7 +27,7 @@ else
 fi
 
 cargo build -q -p shardline-cli
-bin=$PWD/target/debug/shardline
+bin=$(cd "${CARGO_TARGET_DIR:-$PWD/target}" && pwd)/debug/shardline
 ns="wid-test-$$-$(date +%s%N)"
 common=(--backend etcd --endpoints "$endpoint" --namespace "$ns")
 
