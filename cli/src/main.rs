@@ -1,6 +1,7 @@
 //! `shardline`: the command-line front end of shardline-core.
 
 mod decide;
+mod sim;
 mod snowflake;
 mod workerid;
 
@@ -28,6 +29,8 @@ enum Command {
     WorkerId(workerid::Command),
     /// Print Snowflake ids.
     Snowflake(snowflake::Args),
+    /// Run a deterministic cluster simulation and check its invariants (see --list).
+    Sim(sim::Args),
 }
 
 /// Exit code for input the command cannot use (bad JSON, bad vector, bad flag value).
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::Decide(args) => decide::run(args),
         Command::WorkerId(command) => workerid::run(command),
         Command::Snowflake(args) => snowflake::run(args),
+        Command::Sim(args) => sim::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

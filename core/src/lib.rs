@@ -16,6 +16,7 @@ pub mod jvm;
 pub mod lease;
 pub mod protocol;
 pub mod region;
+pub mod sim;
 pub mod snowflake;
 pub mod store;
 pub mod strategy;

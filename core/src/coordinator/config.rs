@@ -13,7 +13,9 @@ pub enum HandOffTimeoutPolicy {
     KeepOwner,
     /// actor-ts: the shard is deallocated and re-allocated at once. The new home is announced
     /// to every region with a newer stamp, so the old owner stops its copy as soon as it hears
-    /// of it and can never start it again from an older directive.
+    /// of it and can never start it again from an older directive. Only an owner that has
+    /// acknowledged `BeginHandOff` (and so no longer delivers) is overruled this way; one that
+    /// never answered may still be running the shard and keeps it, as under `KeepOwner`.
     ForceReallocate,
 }
 

@@ -590,6 +590,10 @@ impl Coordinator {
                 st.recover(r)?;
             }
         }
+        // After a failed write this coordinator reloads under the same token: the volatile
+        // version bumps it already sent out must not be undercut, or regions refuse every
+        // later directive for those shards (found by the simulator).
+        st.raise_versions(&self.state);
         let mut alloc = AllocationState::new(self.alloc.cluster().clone());
         for (region, node, shards) in st.regions() {
             let address = Address::parse(node).map_err(|e| e.context("stored region"))?;
@@ -1036,35 +1040,38 @@ impl Coordinator {
             policy,
         }));
         let still_owner = self.state.home_of(shard) == Some(&h.from);
-        match policy {
-            HandOffTimeoutPolicy::KeepOwner => {
-                if still_owner {
-                    if self.graceful.remove(&h.from) && !self.terminating.contains(&h.from) {
-                        self.alloc.set_eligible(&h.from, true)?;
-                    }
-                    // Regions forgot the home at BeginHandOff and the owner may have stopped
-                    // the shard: a newer stamp re-establishes both.
-                    self.state.bump_version(shard);
-                    self.host_shard(shard, &h.from);
-                }
-                for r in &h.deferred {
-                    self.get_shard_home(shard, Some(r))?;
-                }
+        // An owner that acknowledged BeginHandOff buffers instead of delivering, so moving
+        // the shard cannot run it twice. One that never answered may still be running it:
+        // forcing then would give the shard two live copies until the owner hears of the
+        // move (found by the simulator), so it keeps the shard, as under KeepOwner, until it
+        // answers a later hand-off or its node is removed.
+        let owner_quiesced = h.phase == handoff::Phase::Stopping || !h.remaining.contains(&h.from);
+        if policy == HandOffTimeoutPolicy::ForceReallocate && owner_quiesced {
+            if still_owner {
+                let version = self.state.version(shard) + 1;
+                self.persist(Event::ShardHomeDeallocated {
+                    shard: shard.to_owned(),
+                    version,
+                })?;
             }
-            HandOffTimeoutPolicy::ForceReallocate => {
-                if still_owner {
-                    let version = self.state.version(shard) + 1;
-                    self.persist(Event::ShardHomeDeallocated {
-                        shard: shard.to_owned(),
-                        version,
-                    })?;
-                }
-                for r in &h.deferred {
-                    self.get_shard_home(shard, Some(r))?;
-                }
-                self.get_shard_home(shard, None)?;
-                self.announce_forced_move(shard, &h.from);
+            for r in &h.deferred {
+                self.get_shard_home(shard, Some(r))?;
             }
+            self.get_shard_home(shard, None)?;
+            self.announce_forced_move(shard, &h.from);
+            return Ok(());
+        }
+        if still_owner {
+            if self.graceful.remove(&h.from) && !self.terminating.contains(&h.from) {
+                self.alloc.set_eligible(&h.from, true)?;
+            }
+            // Regions forgot the home at BeginHandOff and the owner may have stopped the
+            // shard: a newer stamp re-establishes both.
+            self.state.bump_version(shard);
+            self.host_shard(shard, &h.from);
+        }
+        for r in &h.deferred {
+            self.get_shard_home(shard, Some(r))?;
         }
         Ok(())
     }

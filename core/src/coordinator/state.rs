@@ -176,12 +176,24 @@ impl PersistentState {
         self.versions.get(shard).copied().unwrap_or(0)
     }
 
-    /// Raises a shard's version without an event: hand-off starts and aborts are volatile,
-    /// and a restored coordinator holds a larger fencing token anyway.
+    /// Raises a shard's version without an event: hand-off starts and aborts are volatile.
+    /// A successor coordinator outranks them with its larger fencing token; the same
+    /// coordinator reloading under its own token keeps them with [`Self::raise_versions`].
     pub fn bump_version(&mut self, shard: &str) -> u64 {
         let v = self.versions.entry(shard.to_owned()).or_insert(0);
         *v += 1;
         *v
+    }
+
+    /// Puts every shard whose version `floor` has taken further past that version, so that
+    /// stamps issued before a reload are neither undercut nor reused for another decision.
+    pub fn raise_versions(&mut self, floor: &PersistentState) {
+        for (shard, v) in &floor.versions {
+            let mine = self.versions.entry(shard.clone()).or_insert(0);
+            if *v > *mine {
+                *mine = *v + 1;
+            }
+        }
     }
 
     /// Checks `event`'s precondition and applies it; the state is untouched on error.

@@ -916,7 +916,13 @@ fn hand_off_timeout_can_force_a_fenced_reallocation() {
     h.two_regions_with_shards_on_a(4);
     h.register("c", 3);
     h.from("a", Command::GracefulShutdownReq);
-    let stamp = begin_stamp(&h.sent(), "0");
+    let begun = h.sent();
+    let stamp = begin_stamp(&begun, "0");
+    // The owner has quiesced (it buffers), but c never answers, so HandOff is never sent.
+    for s in 0..4 {
+        let s = s.to_string();
+        h.ack_all(&s, begin_stamp(&begun, &s), &["a", "b"]);
+    }
     h.advance(60_000);
     let sent = h.sent();
     let new_home = h.home("0").unwrap();
@@ -956,6 +962,65 @@ fn hand_off_timeout_can_force_a_fenced_reallocation() {
     // The bookkeeping bug of actor-ts#1429 would list the shard under both regions.
     assert!(!h.c.state().shards_of("a").contains(&"0".to_string()));
     assert_eq!(h.c.allocation().region("a").unwrap().shard_count(), 0);
+}
+
+#[test]
+fn a_forced_move_never_overrules_an_owner_that_may_still_be_running() {
+    // Regression (found by the simulator): the owner never heard BeginHandOff, so it still
+    // delivered to its entities; forcing the move made a second region run the shard until
+    // the announcement reached the owner.
+    let mut h = H::active(CoordinatorConfig {
+        handoff_timeout_policy: HandOffTimeoutPolicy::ForceReallocate,
+        ..Default::default()
+    });
+    h.two_regions_with_shards_on_a(2);
+    h.from("a", Command::GracefulShutdownReq);
+    let stamp = begin_stamp(&h.sent(), "0");
+    h.ack_all("0", stamp, &["b"]);
+    h.ask("b", "0");
+    h.advance(60_000);
+    let outs = h.take();
+    assert_eq!(
+        h.home("0").as_deref(),
+        Some("a"),
+        "kept by the silent owner"
+    );
+    assert!(
+        !h.events().iter().any(|e| matches!(
+            e,
+            Event::ShardHomeDeallocated { shard, .. } if shard == "0"
+        )),
+        "no forced deallocation"
+    );
+    let sends: Vec<(String, Directive)> = outs
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Send(Envelope {
+                to: Endpoint::Region(r),
+                message: Message::Directive(d),
+                ..
+            }) => Some((r, d)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        sends.iter().any(|(to, d)| to == "a"
+            && matches!(d, Directive::HostShard { shard, stamp: s, .. } if shard == "0" && *s > stamp)),
+        "the owner is re-established with a newer stamp: {sends:?}"
+    );
+    assert!(
+        !sends
+            .iter()
+            .any(|(to, d)| to == "a" && matches!(d, Directive::HandOff { .. })),
+        "nothing tells the owner to stop"
+    );
+    assert!(
+        sends
+            .iter()
+            .any(|(to, d)| to == "b"
+                && matches!(d, Directive::ShardHome(home) if home.region == "a")),
+        "the waiting region is answered with the kept owner"
+    );
 }
 
 #[test]
@@ -1251,6 +1316,33 @@ fn a_fenced_write_steps_down_and_releases_and_an_unavailable_store_reloads() {
     }));
     assert!(h.c.is_active(), "reloaded and carried on");
     assert!(!h.c.is_alive("a"), "volatile state was reset");
+}
+
+#[test]
+fn a_reload_under_the_same_token_never_undercuts_stamps_already_sent() {
+    // Regression (found by the simulator): a hand-off start bumps the shard's version without
+    // an event; after a store failure the coordinator reloads under the same token, and used
+    // to re-host the shard with the stored, lower version, which the owner refuses forever.
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(2);
+    h.from("a", Command::GracefulShutdownReq);
+    let begun = begin_stamp(&h.sent(), "0");
+    let token = h.c.token();
+    h.input(Input::StoreFailed { fenced: false });
+    assert!(h.c.is_active(), "reloaded");
+    assert_eq!(h.c.token(), token, "under the same lease grant");
+    let rehost = h
+        .sent()
+        .into_iter()
+        .find_map(|(to, d)| match d {
+            Directive::HostShard { shard, stamp, .. } if to == "a" && shard == "0" => Some(stamp),
+            _ => None,
+        })
+        .expect("standing allocations are re-announced after a reload");
+    assert!(
+        rehost > begun,
+        "{rehost} must outrank the BeginHandOff {begun} the owner already saw"
+    );
 }
 
 #[test]

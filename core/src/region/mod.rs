@@ -202,6 +202,9 @@ struct LocalShard {
     entities: BTreeSet<EntityId>,
 }
 
+/// Terminated regions remembered for routing; old enough ones cannot come back late.
+const MAX_DEAD_REGIONS: usize = 4_096;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shutdown {
     No,
@@ -228,6 +231,10 @@ pub struct Region {
     local: HashMap<ShardId, LocalShard>,
     latest: HashMap<ShardId, Stamp>,
     asked: HashSet<ShardId>,
+    /// Regions reported terminated, most recent last: a late `ShardHome` naming one must not
+    /// bring it back as a home. Region ids name incarnations, so they never return.
+    dead: HashSet<RegionId>,
+    dead_order: VecDeque<RegionId>,
     buffer: buffer::Buffer,
     shutdown: Shutdown,
     timers: Timers<Timer>,
@@ -272,6 +279,8 @@ impl Region {
             local: HashMap::new(),
             latest: HashMap::new(),
             asked: HashSet::new(),
+            dead: HashSet::new(),
+            dead_order: VecDeque::new(),
             shutdown: Shutdown::No,
             timers: Timers::default(),
             out: VecDeque::new(),
@@ -424,6 +433,14 @@ impl Region {
             }
             RegionInput::RegionTerminated { region } => {
                 self.homes.retain(|_, r| *r != region);
+                if self.dead.insert(region.clone()) {
+                    self.dead_order.push_back(region);
+                    if self.dead_order.len() > MAX_DEAD_REGIONS {
+                        if let Some(oldest) = self.dead_order.pop_front() {
+                            self.dead.remove(&oldest);
+                        }
+                    }
+                }
             }
             RegionInput::ShardStopped { shard } => self.shard_stopped(&shard),
             RegionInput::EntityPassivated { shard, entity } => {
@@ -477,6 +494,21 @@ impl Region {
             self.send_register();
         }
         self.ask_for_buffered(true);
+        // A shard paused by BeginHandOff waits for a HandOff that a coordinator may never
+        // send (it failed over, or its announcement of a forced move was dropped with a
+        // failed write). Whatever it answers now ends the wait: a newer home elsewhere stops
+        // the copy, our own id resumes it, a hand-off still running defers the answer.
+        // Found by the simulator: a leaving region waited forever.
+        let mut paused: Vec<ShardId> = self
+            .local
+            .iter()
+            .filter(|(s, l)| l.status == Status::HandingOff && !self.buffer.has(s))
+            .map(|(s, _)| s.clone())
+            .collect();
+        paused.sort();
+        for shard in paused {
+            self.tell_coordinator(Command::GetShardHome { shard });
+        }
         if self.shutdown == Shutdown::Graceful {
             self.tell_coordinator(Command::GracefulShutdownReq);
         }
@@ -741,7 +773,19 @@ impl Region {
             }
             return;
         }
-        self.homes.insert(h.shard.clone(), h.region);
+        if self.dead.contains(&h.region) {
+            // A home the coordinator has not yet replaced, or a late duplicate (found by the
+            // simulator: it sent messages back to a stopped region until they bounced out).
+            // Keep waiting and ask again.
+            if self.buffer.has(&h.shard) {
+                self.asked.insert(h.shard.clone());
+                self.tell_coordinator(Command::GetShardHome {
+                    shard: h.shard.clone(),
+                });
+            }
+        } else {
+            self.homes.insert(h.shard.clone(), h.region);
+        }
         if let Some(l) = self.local.get_mut(&h.shard) {
             match &mut l.status {
                 Status::Running | Status::HandingOff => {

@@ -201,6 +201,53 @@ fn the_retry_tick_asks_again_for_buffered_shards() {
 }
 
 #[test]
+fn a_shard_paused_by_a_hand_off_that_never_ends_asks_for_its_home() {
+    // Regression (found by the simulator): the coordinator dropped the announcement of a
+    // forced move with a failed write and reloaded; the leaving owner stayed paused forever.
+    let mut t = T::registered(RegionConfig::default());
+    t.dir(host("s1", 1));
+    t.r.handle(t.now, RegionInput::GracefulShutdown);
+    t.dir(Directive::BeginHandOff {
+        shard: "s1".into(),
+        stamp: st(2),
+    });
+    t.out();
+    t.advance(2_000);
+    assert!(
+        cmds(&t.out()).contains(&Command::GetShardHome { shard: "s1".into() }),
+        "the retry tick asks about the paused shard"
+    );
+    t.dir(home("s1", "b", 4));
+    assert!(t
+        .out()
+        .contains(&RegionOutput::StopShard { shard: "s1".into() }));
+    t.r.handle(t.now, RegionInput::ShardStopped { shard: "s1".into() });
+    assert!(
+        t.out().contains(&RegionOutput::Stopped),
+        "the shutdown ends"
+    );
+
+    // Told to keep it instead, the region resumes the shard.
+    let mut t = T::registered(RegionConfig::default());
+    t.dir(host("s1", 1));
+    t.dir(Directive::BeginHandOff {
+        shard: "s1".into(),
+        stamp: st(2),
+    });
+    t.out();
+    t.advance(2_000);
+    t.out();
+    t.dir(home("s1", "a", 3));
+    assert_eq!(t.r.running_shards(), vec!["s1".to_string()]);
+    t.advance(2_000);
+    let asked = cmds(&t.out());
+    assert!(
+        asked.is_empty(),
+        "nothing left to ask once the shard runs: {asked:?}"
+    );
+}
+
+#[test]
 fn host_shard_starts_acks_and_delivers_buffered_first() {
     let mut t = T::registered(RegionConfig::default());
     t.send("s1:x", "1");
@@ -571,6 +618,36 @@ fn a_terminated_region_is_dropped_from_the_routing_cache() {
         cmds(&outs),
         vec![Command::GetShardHome { shard: "s1".into() }]
     );
+}
+
+#[test]
+fn a_late_home_naming_a_terminated_region_is_not_used() {
+    // Regression (found by the simulator): a duplicate ShardHome arriving after the death
+    // watch reinstalled the dead region as the home, so messages went there and bounced.
+    let mut t = T::registered(RegionConfig::default());
+    t.dir(home("s1", "b", 3));
+    t.r.handle(t.now, RegionInput::RegionTerminated { region: "b".into() });
+    t.dir(home("s1", "b", 3));
+    t.out();
+    t.send("s1:x", "1");
+    let outs = t.out();
+    assert!(
+        forwards(&outs).is_empty(),
+        "nothing goes to the dead region"
+    );
+    assert_eq!(
+        cmds(&outs),
+        vec![Command::GetShardHome { shard: "s1".into() }]
+    );
+    assert_eq!(t.r.buffered_for("s1"), 1);
+    // Another answer naming it asks again; the real new home delivers.
+    t.dir(home("s1", "b", 4));
+    assert_eq!(
+        cmds(&t.out()),
+        vec![Command::GetShardHome { shard: "s1".into() }]
+    );
+    t.dir(home("s1", "c", 5));
+    assert_eq!(forwards(&t.out()), vec![("c".to_string(), "1".to_string())]);
 }
 
 #[test]

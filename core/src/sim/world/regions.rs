@@ -1,0 +1,272 @@
+//! The regions' host: entity deliveries, shard stops that take time, undeliverable
+//! messages sent back for another try, death watch, and the traffic itself.
+
+use crate::coordinator::Input;
+use crate::protocol::ShardId;
+use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, ShardExtractor};
+
+use super::super::checker::RegionKey;
+use super::super::clock::Proc;
+use super::{payload_id, Event, NodeState, RegionSlot, World};
+
+impl World {
+    pub(super) fn start_region(&mut self, i: usize) {
+        let inc = self.nodes[i].incarnation;
+        let id = if inc == 0 {
+            format!("r{i}")
+        } else {
+            format!("r{i}.{inc}")
+        };
+        let extractor =
+            ShardExtractor::pekko(self.cfg.shards as i32).expect("shard count is validated");
+        let region = Region::new(
+            self.cfg.region.clone(),
+            &id,
+            &self.nodes[i].address,
+            extractor,
+        )
+        .expect("region config is validated");
+        let key = self.region_keys.len() as RegionKey;
+        self.region_keys.insert(id.clone(), key);
+        self.checker.name_region(key, &id);
+        self.regions.insert(
+            id.clone(),
+            RegionSlot {
+                region,
+                node: i,
+                key,
+                leaving: false,
+                done: None,
+            },
+        );
+        self.nodes[i].region = Some(id.clone());
+        self.region_do(&id, |r, now| r.start(now));
+    }
+
+    pub(super) fn accepting(&self) -> Vec<String> {
+        self.regions
+            .iter()
+            .filter(|(_, s)| s.done.is_none() && self.nodes[s.node].state == NodeState::Up)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    pub(super) fn pick_sender(&mut self) -> Option<String> {
+        let senders = self.accepting();
+        self.traffic_rng.pick(&senders).cloned()
+    }
+
+    pub(super) fn traffic(&mut self) {
+        let Some(sender) = self.pick_sender() else {
+            return;
+        };
+        let shard = self.traffic_rng.below(u64::from(self.cfg.shards)) as usize;
+        let entity = self.traffic_rng.below(self.entities[shard].len() as u64) as usize;
+        self.send_message(&sender, shard, entity);
+    }
+
+    /// One message sent to the cold-start storm: every shard, within a second.
+    pub fn storm(&mut self) {
+        for s in 0..self.cfg.shards {
+            let at = self.now + self.traffic_rng.range(1, 1_000);
+            self.agenda.push(at, Event::Storm { shard: s });
+        }
+    }
+
+    pub(super) fn send_message(&mut self, sender: &str, shard: usize, entity: usize) {
+        let Some(key) = self.regions.get(sender).map(|s| s.key) else {
+            return;
+        };
+        let entity_index = (shard * 8 + entity) as u32;
+        let id = self.checker.accepted(self.now, key, entity_index);
+        let name = self.entities[shard][entity].clone();
+        let shard_id = shard.to_string();
+        let payload = id.to_le_bytes().to_vec();
+        let sid = shard_id.clone();
+        let result = self.region_do(sender, |r, now| r.route_to_shard(now, &sid, &name, payload));
+        match result {
+            Some(Ok(())) => {
+                self.messages.accepted += 1;
+                self.requested.insert(shard_id);
+            }
+            _ => {
+                self.checker.unaccept(id);
+                self.messages.rejected += 1;
+            }
+        }
+    }
+
+    pub(super) fn region_do<T>(
+        &mut self,
+        id: &str,
+        f: impl FnOnce(&mut Region, u64) -> T,
+    ) -> Option<T> {
+        let slot = self.regions.get_mut(id)?;
+        let now = self.clocks.local(Proc::Node(slot.node), self.now);
+        let out = f(&mut slot.region, now);
+        self.touched.push(id.to_owned());
+        self.pump_region(id);
+        Some(out)
+    }
+
+    pub(super) fn pump_region(&mut self, id: &str) {
+        while let Some(o) = self
+            .regions
+            .get_mut(id)
+            .and_then(|s| s.region.poll_output())
+        {
+            self.region_output(id, o);
+        }
+    }
+
+    pub(super) fn region_output(&mut self, id: &str, o: RegionOutput) {
+        let key = self.regions[id].key;
+        if !matches!(o, RegionOutput::Deliver { .. }) {
+            self.trace(id, &o);
+        }
+        match o {
+            RegionOutput::Send(env) => self.send_from_region(id, env),
+            RegionOutput::StartShard { .. } | RegionOutput::StartEntities { .. } => {}
+            RegionOutput::Deliver { payload, .. } => match payload_id(&payload) {
+                Some(m) => self.checker.delivered(self.now, m, key),
+                None => {
+                    self.checker
+                        .violate(self.now, "bad-payload", "a delivery without a message id")
+                }
+            },
+            RegionOutput::StopShard { shard } => {
+                let slow = self.rng.chance(self.slow_stop_fraction);
+                let delay = if slow {
+                    self.injected.slow_stops += 1;
+                    2 * self.cfg.coordinator.handoff_timeout_ms
+                } else {
+                    self.rng.range(0, 50)
+                };
+                self.agenda.push(
+                    self.now + delay,
+                    Event::StopDone {
+                        region: id.to_owned(),
+                        shard,
+                    },
+                );
+            }
+            RegionOutput::Undeliverable {
+                shard,
+                entity,
+                payload,
+                reason,
+            } => self.bounce(id, shard, entity, payload, &reason),
+            RegionOutput::Stopped => {
+                let watchers = self.now + self.rng.range(1, 20);
+                self.agenda.push(
+                    watchers,
+                    Event::Terminated {
+                        region: id.to_owned(),
+                    },
+                );
+                let slot = self.regions.get_mut(id).expect("region exists");
+                slot.done = Some(self.now);
+                let node = slot.node;
+                let incarnation = self.nodes[node].incarnation;
+                // Coordinated shutdown goes on: the member exits and is removed a bit later,
+                // once the transport has flushed what the region sent.
+                self.agenda
+                    .push(self.now + 1_000, Event::Removed { node, incarnation });
+            }
+            RegionOutput::Notice(RegionNotice::DirectiveRefused { .. }) => {
+                self.directives_refused += 1;
+            }
+            RegionOutput::Notice(RegionNotice::Registered { .. }) => {}
+        }
+    }
+
+    /// The host's answer to an undeliverable message: send it back to the region that
+    /// forwarded it (or, if that one cannot take messages any more, to any region that can),
+    /// which routes it again with what it knows by then.
+    pub(super) fn bounce(
+        &mut self,
+        at: &str,
+        shard: ShardId,
+        entity: String,
+        payload: Vec<u8>,
+        why: &str,
+    ) {
+        let Some(m) = payload_id(&payload) else {
+            return;
+        };
+        let accepting = self.accepting();
+        let origin = self.bounce_origin.clone().filter(|o| accepting.contains(o));
+        let Some(target) = origin.or_else(|| accepting.first().cloned()) else {
+            self.checker.lost_undeliverable(
+                self.now,
+                m,
+                &format!("{at}: {why}; no region to take it"),
+            );
+            return;
+        };
+        let key = self.regions[&target].key;
+        if !self.checker.bounced(self.now, m, key) {
+            return;
+        }
+        self.messages.bounced += 1;
+        let (from_node, to_node) = (self.region_node(at), self.region_node(&target));
+        let arrive = self.net.data(self.now, (at, &target), from_node, to_node);
+        self.agenda.push(
+            arrive,
+            Event::Bounce {
+                to: target,
+                shard,
+                entity,
+                payload,
+            },
+        );
+    }
+
+    pub(super) fn bounce_arrived(
+        &mut self,
+        to: &str,
+        shard: ShardId,
+        entity: String,
+        payload: Vec<u8>,
+    ) {
+        let Some(m) = payload_id(&payload) else {
+            return;
+        };
+        let Some(key) = self.regions.get(to).map(|s| s.key) else {
+            let crashed = self.gone.get(to).copied().unwrap_or(true);
+            self.checker.dropped(self.now, m, crashed);
+            return;
+        };
+        self.checker.arrived(self.now, m, key);
+        let result = self.region_do(to, |r, now| r.route_to_shard(now, &shard, &entity, payload));
+        if !matches!(result, Some(Ok(()))) {
+            self.checker.lost_undeliverable(
+                self.now,
+                m,
+                &format!("{to} refused it after a bounce"),
+            );
+        }
+    }
+
+    /// Death watch fired for `region`: other regions forget it, coordinators terminate it.
+    pub(super) fn terminated(&mut self, region: &str) {
+        let ids: Vec<String> = self
+            .regions
+            .keys()
+            .filter(|r| *r != region)
+            .cloned()
+            .collect();
+        for r in ids {
+            let region = region.to_owned();
+            self.region_do(&r, |x, now| {
+                x.handle(now, RegionInput::RegionTerminated { region })
+            });
+        }
+        for k in 0..self.coords.len() {
+            let region = region.to_owned();
+            self.coordinator_do(k, |c, now| {
+                c.handle(now, Input::RegionTerminated { region })
+            });
+        }
+    }
+}
