@@ -241,3 +241,44 @@ mod tests {
         );
     }
 }
+
+/// Serde adapters for a tagged enum carried by a newtype variant of another tagged enum:
+/// both use the key `type`, so the inner value is nested under its own key instead of being
+/// flattened into the outer object (which would write `type` twice).
+pub(crate) mod nested {
+    macro_rules! field {
+        ($module:ident, $key:literal, $ty:ty) => {
+            pub(crate) mod $module {
+                use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+                #[derive(Serialize)]
+                struct Out<'a> {
+                    #[serde(rename = $key)]
+                    value: &'a $ty,
+                }
+
+                #[derive(Deserialize)]
+                struct In {
+                    #[serde(rename = $key)]
+                    value: $ty,
+                }
+
+                pub(crate) fn serialize<S: Serializer>(
+                    value: &$ty,
+                    s: S,
+                ) -> Result<S::Ok, S::Error> {
+                    Out { value }.serialize(s)
+                }
+
+                pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+                    d: D,
+                ) -> Result<$ty, D::Error> {
+                    Ok(In::deserialize(d)?.value)
+                }
+            }
+        };
+    }
+    field!(lease_request, "request", crate::coordinator::LeaseRequest);
+    field!(coordinator_notice, "notice", crate::coordinator::Notice);
+    field!(region_notice, "notice", crate::region::RegionNotice);
+}

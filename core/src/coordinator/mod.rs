@@ -109,13 +109,13 @@ pub enum Output {
         token: FencingToken,
         snapshot: Snapshot,
     },
-    Lease(LeaseRequest),
+    Lease(#[serde(with = "crate::protocol::nested::lease_request")] LeaseRequest),
     /// Load the stored state with this token (fencing older writers), then feed
     /// [`Input::StateLoaded`] or [`Input::StateLoadFailed`].
     LoadState {
         token: FencingToken,
     },
-    Notice(Notice),
+    Notice(#[serde(with = "crate::protocol::nested::coordinator_notice")] Notice),
 }
 
 /// Things worth logging or asserting on; carrying them out is optional.
@@ -1317,3 +1317,30 @@ impl Coordinator {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod serde_shape {
+    use super::*;
+
+    #[test]
+    fn nested_outputs_keep_both_tags() {
+        let out = Output::Lease(LeaseRequest::Renew {
+            token: FencingToken(3),
+        });
+        let text = serde_json::to_string(&out).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"lease","request":{"type":"renew","token":3}}"#
+        );
+        assert_eq!(serde_json::from_str::<Output>(&text).unwrap(), out);
+        let out = Output::Notice(Notice::Active {
+            token: FencingToken(1),
+        });
+        let text = serde_json::to_string(&out).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"notice","notice":{"type":"active","token":1}}"#
+        );
+        assert_eq!(serde_json::from_str::<Output>(&text).unwrap(), out);
+    }
+}

@@ -124,7 +124,7 @@ pub enum RegionOutput {
     },
     /// Graceful shutdown finished: nothing hosted, nothing buffered.
     Stopped,
-    Notice(RegionNotice),
+    Notice(#[serde(with = "crate::protocol::nested::region_notice")] RegionNotice),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
