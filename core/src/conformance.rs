@@ -17,8 +17,6 @@ use crate::{Error, ErrorKind, Result};
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct VectorDoc {
-    #[serde(default)]
-    id: Option<String>,
     strategy: Value,
     op: Op,
     #[serde(default)]
@@ -132,7 +130,6 @@ fn with_id(e: Error, v: &Value) -> Error {
 fn decide_one(input: &Value, explain: bool) -> Result<Value> {
     let doc: VectorDoc = serde_path_to_error::deserialize(input)
         .map_err(|e| Error::invalid_argument(format!("field {}: {}", e.path(), e.inner())))?;
-    let _ = &doc.id;
     let config = StrategyConfig::from_json(&doc.strategy)?;
     let mut strategy = config.build()?;
     let mut state = build_state(&doc)?;
