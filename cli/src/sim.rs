@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     shards: Option<u32>,
     /// Allocation strategy: a kind name (least-shard, least-shard-legacy, consistent-hashing,
-    /// actor-ts-least-shard, actor-ts-hash) or a strategy JSON object.
+    /// bounded-load-hashing, actor-ts-least-shard, actor-ts-hash) or a strategy JSON object.
     #[arg(long, default_value = "least-shard", value_name = "KIND|JSON")]
     strategy: String,
     /// What a hand-off timeout does.

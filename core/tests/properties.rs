@@ -376,7 +376,7 @@ fn any_config() -> impl Strategy<Value = StrategyConfig> {
         1 => "\\PC{0,12}",
     ];
     prop_oneof![
-        (small_i32(), rel, any::<bool>(), any::<bool>()).prop_map(|(a, r, t, p)| {
+        (small_i32(), rel.clone(), any::<bool>(), any::<bool>()).prop_map(|(a, r, t, p)| {
             StrategyConfig::LeastShard {
                 absolute_limit: a,
                 relative_limit: r,
@@ -394,6 +394,14 @@ fn any_config() -> impl Strategy<Value = StrategyConfig> {
         (any::<i32>(), 0u32..40).prop_map(|(l, v)| StrategyConfig::ConsistentHashing {
             rebalance_limit: l,
             virtual_nodes_factor: v,
+        }),
+        (rel.clone(), small_i32(), rel.clone(), 0u32..1100).prop_map(|(e, a, r, v)| {
+            StrategyConfig::BoundedLoadHashing {
+                epsilon: e * 4.0,
+                absolute_limit: a,
+                relative_limit: r,
+                virtual_nodes_factor: v,
+            }
         }),
         (
             prop::collection::btree_map(shard_id(), location_addr, 0..5),
@@ -430,6 +438,19 @@ fn config_is_valid(c: &StrategyConfig) -> bool {
             virtual_nodes_factor,
             ..
         } => *virtual_nodes_factor >= 1,
+        StrategyConfig::BoundedLoadHashing {
+            epsilon,
+            absolute_limit,
+            relative_limit,
+            virtual_nodes_factor,
+        } => {
+            *epsilon > 0.0
+                && *epsilon <= 100.0
+                && *absolute_limit >= 1
+                && *relative_limit > 0.0
+                && *relative_limit <= 1.0
+                && (1..=1000).contains(virtual_nodes_factor)
+        }
         StrategyConfig::External { locations, lookup } => match lookup.as_deref() {
             Some("timeout") => true,
             Some(_) => false,
@@ -447,7 +468,7 @@ fn config_is_valid(c: &StrategyConfig) -> bool {
 fn valid_config() -> impl Strategy<Value = StrategyConfig> {
     let rel = prop_oneof![3 => 0.01..=1.0f64, 1 => Just(1.0), 1 => Just(0.1)];
     prop_oneof![
-        (0i32..30, rel, any::<bool>(), any::<bool>()).prop_map(|(a, r, t, p)| {
+        (0i32..30, rel.clone(), any::<bool>(), any::<bool>()).prop_map(|(a, r, t, p)| {
             StrategyConfig::LeastShard {
                 absolute_limit: a,
                 relative_limit: r,
@@ -465,6 +486,14 @@ fn valid_config() -> impl Strategy<Value = StrategyConfig> {
         (-2i32..12, 1u32..16).prop_map(|(l, v)| StrategyConfig::ConsistentHashing {
             rebalance_limit: l,
             virtual_nodes_factor: v,
+        }),
+        (0.05..2.0f64, 1i32..30, rel.clone(), 1u32..120).prop_map(|(e, a, r, v)| {
+            StrategyConfig::BoundedLoadHashing {
+                epsilon: e,
+                absolute_limit: a,
+                relative_limit: r,
+                virtual_nodes_factor: v,
+            }
         }),
         (
             prop::collection::btree_map(shard_id(), prop::sample::select(ADDR_POOL), 0..20),
@@ -532,6 +561,18 @@ fn fixed_configs() -> Vec<StrategyConfig> {
         ats_least(1, 3),
         ats_least(2, 0),
         ats_least(1, 100),
+        StrategyConfig::BoundedLoadHashing {
+            epsilon: 0.25,
+            absolute_limit: 20,
+            relative_limit: 0.1,
+            virtual_nodes_factor: 100,
+        },
+        StrategyConfig::BoundedLoadHashing {
+            epsilon: 0.01,
+            absolute_limit: 1000,
+            relative_limit: 1.0,
+            virtual_nodes_factor: 1,
+        },
     ]
 }
 
@@ -665,7 +706,13 @@ proptest! {
             prop_assert_eq!(e.kind(), ErrorKind::InvalidArgument);
             prop_assert!(e.message().contains(c.kind()), "{}", e);
         }
-        let finite = !matches!(c, StrategyConfig::LeastShard { relative_limit, .. } if !relative_limit.is_finite());
+        let finite = match c {
+            StrategyConfig::LeastShard { relative_limit, .. } => relative_limit.is_finite(),
+            StrategyConfig::BoundedLoadHashing { epsilon, relative_limit, .. } => {
+                epsilon.is_finite() && relative_limit.is_finite()
+            }
+            _ => true,
+        };
         if finite {
             let v = serde_json::to_value(&c).unwrap();
             let back = StrategyConfig::from_json(&v).unwrap();
@@ -751,6 +798,21 @@ fn check_allocate(
         },
         StrategyConfig::ConsistentHashing { .. } => match got {
             Ok(Allocation::Region(r)) => prop_assert!(is_eligible(&r), "{:?}: {}", c, r),
+            Ok(Allocation::Pending) => prop_assert!(eligible.is_empty()),
+            Err(e) => prop_assert!(false, "{:?}: {}", c, e),
+        },
+        StrategyConfig::BoundedLoadHashing { .. } => match got {
+            Ok(Allocation::Region(r)) => {
+                prop_assert!(is_eligible(&r), "{:?}: {}", c, r);
+                // One eligible region per node: the chosen one is below the load cap.
+                let nodes: HashSet<&str> =
+                    eligible.iter().map(|r| state.node_of(r).as_str()).collect();
+                if nodes.len() == eligible.len() {
+                    let cap = bounded(c).cap(state.shard_count() + 1, nodes.len());
+                    let load = state.region(&r).unwrap().shard_count();
+                    prop_assert!(load < cap, "{:?}: {} holds {} >= cap {}", c, r, load, cap);
+                }
+            }
             Ok(Allocation::Pending) => prop_assert!(eligible.is_empty()),
             Err(e) => prop_assert!(false, "{:?}: {}", c, e),
         },
@@ -882,6 +944,12 @@ fn check_rebalance(
                 prop_assert!(n <= rebalance_limit as usize);
             }
         }
+        StrategyConfig::BoundedLoadHashing { .. } => {
+            prop_assert!(n <= bounded(c).limit(state.shard_count()), "{:?}: {}", c, n);
+            for p in &picked {
+                prop_assert!(state.home_of(p).unwrap().is_eligible(), "{:?}: {:?}", c, p);
+            }
+        }
         StrategyConfig::ActorTsLeastShard {
             rebalance_threshold,
             max_simultaneous_rebalance,
@@ -904,6 +972,24 @@ fn check_rebalance(
         StrategyConfig::External { .. } | StrategyConfig::ActorTsHash => {}
     }
     Ok(())
+}
+
+fn bounded(c: &StrategyConfig) -> strategy::BoundedLoadHashing {
+    match *c {
+        StrategyConfig::BoundedLoadHashing {
+            epsilon,
+            absolute_limit,
+            relative_limit,
+            virtual_nodes_factor,
+        } => strategy::BoundedLoadHashing::new(
+            epsilon,
+            absolute_limit,
+            relative_limit,
+            virtual_nodes_factor,
+        )
+        .unwrap(),
+        _ => unreachable!("not bounded-load-hashing: {c:?}"),
+    }
 }
 
 // ---- conformance::decide on JSON-ish input --------------------------------------------------
@@ -2125,5 +2211,35 @@ proptest! {
             chash_rebalance_model(&state, limit, vnodes, &busy),
             "{}", describe(&state)
         );
+    }
+}
+
+// ---- bounded-load hashing reaches a fixed point within its load bound -----------------------
+
+proptest! {
+    #![proptest_config(cases(64))]
+
+    /// From any start, rounds of rebalance + re-allocation stop moving shards, and then no
+    /// region holds more than `ceil((1 + epsilon) * mean)`.
+    #[test]
+    fn bounded_load_hashing_settles_within_its_cap(
+        c in counts(20, 60),
+        epsilon in 0.05..1.0f64,
+        absolute in 1i32..40,
+        vnodes in 1u32..120,
+    ) {
+        let mut s = strategy::BoundedLoadHashing::new(epsilon, absolute, 1.0, vnodes).unwrap();
+        let mut state = pekko_state(&c);
+        let total = state.shard_count();
+        let cap = s.cap(total, c.len());
+        let mut rounds = 0;
+        // Each move brings a shard strictly closer to its hash position or drains a region
+        // above the cap, so the number of rounds is bounded by shards x regions.
+        while !round(&mut s, &mut state).is_empty() {
+            rounds += 1;
+            prop_assert!(rounds <= total * c.len() + 1, "no fixed point after {} rounds", rounds);
+        }
+        let max = state.regions().map(|r| r.shard_count()).max().unwrap();
+        prop_assert!(max <= cap, "max {} > cap {} after {} rounds: {}", max, cap, rounds, describe(&state));
     }
 }

@@ -11,12 +11,13 @@ use shardline_core::coordinator::HandOffTimeoutPolicy;
 use shardline_core::sim::{run, Report, Scenario, SimConfig};
 use shardline_core::strategy::StrategyConfig;
 
-const STRATEGIES: [&str; 5] = [
+const STRATEGIES: [&str; 6] = [
     "least-shard",
     "least-shard-legacy",
     "consistent-hashing",
     "actor-ts-least-shard",
     "actor-ts-hash",
+    "bounded-load-hashing",
 ];
 const POLICIES: [HandOffTimeoutPolicy; 2] = [
     HandOffTimeoutPolicy::KeepOwner,

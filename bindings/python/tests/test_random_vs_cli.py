@@ -40,6 +40,9 @@ def pekko_vector(rng, i, kind):
         strategy["tieBreakByAge"] = rng.random() < 0.3
     elif kind == "least-shard-legacy":
         strategy.update(rebalanceThreshold=rng.randint(1, 4), maxSimultaneousRebalance=rng.randint(1, 4))
+    elif kind == "bounded-load-hashing":
+        strategy.update(epsilon=rng.choice([0.1, 0.25, 1.0]), absoluteLimit=rng.randint(1, 8),
+                        virtualNodesFactor=rng.choice([1, 10, 100]))
     else:
         strategy.update(rebalanceLimit=rng.randint(-1, 5), virtualNodesFactor=rng.choice([1, 3, 10]))
     v = {"id": f"rand-{i}", "strategy": strategy, "regions": regions}
@@ -88,7 +91,7 @@ def actor_ts_vector(rng, i, kind):
 
 def random_vectors(seed=20261122, count=200):
     rng = random.Random(seed)
-    kinds = ["least-shard", "least-shard-legacy", "consistent-hashing", "actor-ts-hash", "actor-ts-least-shard"]
+    kinds = ["least-shard", "least-shard-legacy", "consistent-hashing", "bounded-load-hashing", "actor-ts-hash", "actor-ts-least-shard"]
     out = []
     for i in range(count):
         kind = kinds[i % len(kinds)]

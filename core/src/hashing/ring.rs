@@ -60,6 +60,19 @@ impl Ring {
         Some(*node as usize)
     }
 
+    /// Node indices of every position clockwise from `hash`'s owner, once around the ring
+    /// (a node appears once per virtual node).
+    pub fn clockwise(&self, hash: i32) -> impl Iterator<Item = usize> + '_ {
+        let at = self
+            .entries
+            .partition_point(|&(position, _)| position < hash);
+        let (wrapped, from_owner) = self.entries.split_at(at);
+        from_owner
+            .iter()
+            .chain(wrapped)
+            .map(|&(_, node)| node as usize)
+    }
+
     /// `(position, node index)` pairs in ascending position order.
     pub fn positions(&self) -> impl Iterator<Item = (i32, usize)> + '_ {
         self.entries

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ActorTsHash, ActorTsLeastShard, AkkaOptions, AllocationStrategy, ConsistentHashing, External,
-    LeastShard, LeastShardLegacy,
+    ActorTsHash, ActorTsLeastShard, AkkaOptions, AllocationStrategy, BoundedLoadHashing,
+    ConsistentHashing, External, LeastShard, LeastShardLegacy,
 };
 use crate::address::Address;
 use crate::{Error, Result};
@@ -42,6 +42,19 @@ pub enum StrategyConfig {
         #[serde(default = "ten")]
         rebalance_limit: i32,
         #[serde(default = "ten_u")]
+        virtual_nodes_factor: u32,
+    },
+    /// Consistent hashing with bounded loads: shards keep to their hash position (as with
+    /// consistent-hashing) while no region holds more than `1 + epsilon` times the mean.
+    #[serde(rename_all = "camelCase")]
+    BoundedLoadHashing {
+        #[serde(default = "default_epsilon")]
+        epsilon: f64,
+        #[serde(default = "default_absolute_limit")]
+        absolute_limit: i32,
+        #[serde(default = "default_relative_limit")]
+        relative_limit: f64,
+        #[serde(default = "hundred_u")]
         virtual_nodes_factor: u32,
     },
     #[serde(rename_all = "camelCase")]
@@ -80,6 +93,12 @@ fn ten() -> i32 {
 fn ten_u() -> u32 {
     10
 }
+fn default_epsilon() -> f64 {
+    0.25
+}
+fn hundred_u() -> u32 {
+    100
+}
 fn one_i64() -> i64 {
     1
 }
@@ -99,6 +118,7 @@ impl StrategyConfig {
             StrategyConfig::LeastShard { .. } => "least-shard",
             StrategyConfig::LeastShardLegacy { .. } => "least-shard-legacy",
             StrategyConfig::ConsistentHashing { .. } => "consistent-hashing",
+            StrategyConfig::BoundedLoadHashing { .. } => "bounded-load-hashing",
             StrategyConfig::External { .. } => "external",
             StrategyConfig::ActorTsHash => "actor-ts-hash",
             StrategyConfig::ActorTsLeastShard { .. } => "actor-ts-least-shard",
@@ -139,6 +159,20 @@ impl StrategyConfig {
                 virtual_nodes_factor,
             } => Box::new(
                 ConsistentHashing::new(*rebalance_limit, *virtual_nodes_factor).map_err(ctx)?,
+            ),
+            StrategyConfig::BoundedLoadHashing {
+                epsilon,
+                absolute_limit,
+                relative_limit,
+                virtual_nodes_factor,
+            } => Box::new(
+                BoundedLoadHashing::new(
+                    *epsilon,
+                    *absolute_limit,
+                    *relative_limit,
+                    *virtual_nodes_factor,
+                )
+                .map_err(ctx)?,
             ),
             StrategyConfig::External { locations, lookup } => match lookup.as_deref() {
                 Some("timeout") => Box::new(External::unavailable()),

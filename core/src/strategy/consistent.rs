@@ -22,10 +22,10 @@ pub struct ConsistentHashing {
 
 /// A ring over the sorted node addresses of one state at one topology stamp.
 #[derive(Debug, Clone)]
-struct CachedRing {
+pub(super) struct CachedRing {
     stamp: (u64, u64),
-    nodes: Vec<String>,
-    ring: Ring,
+    pub(super) nodes: Vec<String>,
+    pub(super) ring: Ring,
 }
 
 impl ConsistentHashing {
@@ -44,7 +44,7 @@ impl ConsistentHashing {
         })
     }
 
-    fn ring<'a>(
+    pub(super) fn cached_ring<'a>(
         cache: &'a mut Option<CachedRing>,
         state: &AllocationState,
         vnodes: u32,
@@ -87,7 +87,7 @@ impl AllocationStrategy for ConsistentHashing {
         note(&mut explain, |e| {
             *e = Explanation::new("consistent-hashing", "allocate")
         });
-        let ring = Self::ring(&mut self.eligible_ring, state, self.virtual_nodes, true);
+        let ring = Self::cached_ring(&mut self.eligible_ring, state, self.virtual_nodes, true);
         let Some(i) = ring.ring.node_for(shard) else {
             note(&mut explain, |e| {
                 e.summary = "no eligible region; retry later".into()
@@ -125,7 +125,7 @@ impl AllocationStrategy for ConsistentHashing {
         if !good_time(state, &sorted, &mut explain) {
             return Ok(Vec::new());
         }
-        let ring = Self::ring(&mut self.full_ring, state, self.virtual_nodes, false);
+        let ring = Self::cached_ring(&mut self.full_ring, state, self.virtual_nodes, false);
         // Later regions win when several share a node (Pekko builds a Map from the keys).
         let mut region_by_node: HashMap<&str, &Region> = HashMap::new();
         for r in state.regions() {

@@ -3,8 +3,10 @@
 //! Every strategy reads the same [`AllocationState`] and can explain its decision. The Pekko
 //! family reproduces Pekko/Akka 2.6 decisions exactly, including map-order ties; the actor-ts
 //! family reproduces actor-ts with two deliberate fixes (strict threshold, byte-order addresses).
+//! `bounded-load-hashing` is our own: hash affinity with a bound on the most loaded region.
 
 mod actor_ts;
+mod bounded;
 mod config;
 mod consistent;
 mod explain;
@@ -15,6 +17,7 @@ mod legacy;
 use std::collections::HashSet;
 
 pub use actor_ts::{ActorTsHash, ActorTsLeastShard};
+pub use bounded::BoundedLoadHashing;
 pub use config::StrategyConfig;
 pub use consistent::ConsistentHashing;
 pub use explain::{Candidate, Explanation, Skip};

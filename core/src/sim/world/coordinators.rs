@@ -5,7 +5,7 @@ use crate::allocation::AllocationState;
 use crate::coordinator::{Coordinator, Input, LeaseRequest, Notice, Output, PersistentState};
 use crate::lease::{Lease, LeaseGrant};
 use crate::store::{Store, WriteOutcome};
-use crate::strategy::{Allocation, InProgress, LeastShard, StrategyConfig};
+use crate::strategy::{Allocation, BoundedLoadHashing, InProgress, LeastShard, StrategyConfig};
 use crate::Result;
 
 use super::super::clock::Proc;
@@ -42,6 +42,19 @@ fn round_limit(strategy: &StrategyConfig, total: usize) -> Option<usize> {
             max_simultaneous_rebalance,
             ..
         } => Some((*max_simultaneous_rebalance).max(0) as usize),
+        StrategyConfig::BoundedLoadHashing {
+            epsilon,
+            absolute_limit,
+            relative_limit,
+            virtual_nodes_factor,
+        } => BoundedLoadHashing::new(
+            *epsilon,
+            *absolute_limit,
+            *relative_limit,
+            *virtual_nodes_factor,
+        )
+        .ok()
+        .map(|b| b.limit(total)),
         StrategyConfig::ActorTsHash | StrategyConfig::External { .. } => None,
     }
 }
