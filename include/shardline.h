@@ -39,6 +39,17 @@
  * only. From inside a callback, calling into the strategy that is running it, or changing the
  * state it is deciding on, returns SHARDLINE_STATUS_REENTRANT_CALL; read-only state accessors and
  * other strategies may be used. C++ hosts must not let an exception escape a callback.
+ *
+ * Step machines
+ * -------------
+ * shardline_coordinator and shardline_region are sans-IO state machines: the host feeds inputs
+ * as JSON documents tagged by "type", with its monotonic time in milliseconds, runs their timers
+ * at the deadline they report, and carries out the JSON outputs they queue, in order. shardline
+ * does no I/O, never sleeps and never reads a clock. Invalid input documents give
+ * SHARDLINE_STATUS_INVALID_ARGUMENT with the path of the offending field and change nothing. A
+ * coordinator takes over the strategy it is made with; a custom strategy's callbacks then run
+ * during the coordinator's calls, and calling that coordinator from them returns
+ * SHARDLINE_STATUS_REENTRANT_CALL.
  */
 
 
@@ -114,10 +125,58 @@ typedef uint32_t shardline_status;
 #endif // __cplusplus
 
 /**
+ * A shard coordinator (Pekko's ShardCoordinator) gated by a fenced lease. Made by
+ * shardline_coordinator_new, released by shardline_coordinator_free.
+ *
+ * The host feeds inputs with its monotonic time in milliseconds, calls
+ * shardline_coordinator_on_timeout at shardline_coordinator_next_deadline, and carries out
+ * the outputs in order: a "persist" or "saveSnapshot" output must be durable before any later
+ * output is carried out; when a write fails, drop the rest of the queue and feed
+ * `{"type":"storeFailed","fenced":...}`.
+ *
+ * Inputs are JSON objects tagged by "type":
+ * `{"type":"receive","envelope":{"from":{"region":"r1"},"to":"coordinator","message":{"command":{"type":"getShardHome","shard":"7"}}}}`,
+ * `{"type":"member","member":{"address":"pekko://sys@host:2552","status":"Up","appVersion":"1.0.0","dataCenter":"default","upNumber":1}}`
+ * (all but address optional), `{"type":"memberRemoved","address":..}`,
+ * `{"type":"reachability","address":..,"reachable":false}`, `{"type":"regionTerminated","region":..}`,
+ * `{"type":"leaseGranted","token":1,"validUntilMs":..}`, `{"type":"leaseDenied"}`,
+ * `{"type":"leaseRenewed","token":..,"validUntilMs":..}`, `{"type":"leaseRenewFailed","token":..}`,
+ * `{"type":"leaseLost","token":..}`, `{"type":"stateLoaded","state":{"snapshot":null,"events":[]}}`,
+ * `{"type":"stateLoadFailed","fenced":..}`, `{"type":"storeFailed","fenced":..}`,
+ * `{"type":"preparingForShutdown"}`, `{"type":"stop"}`.
+ *
+ * Outputs are JSON objects tagged by "type": `{"type":"send","envelope":{..}}`,
+ * `{"type":"persist","token":..,"record":{..}}`, `{"type":"saveSnapshot","token":..,"snapshot":{..}}`,
+ * `{"type":"lease","request":{"type":"acquire"|"renew"|"release",..}}`, `{"type":"loadState","token":..}`,
+ * `{"type":"notice","notice":{"type":"active"|"steppedDown"|..,..}}`.
+ */
+typedef struct shardline_coordinator shardline_coordinator;
+
+/**
  * The answer a custom strategy's callback gives: for allocate, a region or "pending"; for
  * rebalance, the shards to hand off. Only ever lent to a callback, for its duration.
  */
 typedef struct shardline_decision shardline_decision;
+
+/**
+ * A shard region: routes entity messages to the local shard, to the shard's remote home, or
+ * into a bounded buffer while the home is unknown, and takes part in the coordinator's
+ * hand-off protocol. Made by shardline_region_new, released by shardline_region_free.
+ *
+ * Inputs are JSON objects tagged by "type": `{"type":"receive","envelope":{..}}` (a message
+ * from the coordinator or another region), `{"type":"coordinatorChanged"}`,
+ * `{"type":"regionTerminated","region":..}`, `{"type":"shardStopped","shard":..}` (after a
+ * "stopShard" output was carried out), `{"type":"entityPassivated","shard":..,"entity":..}`,
+ * `{"type":"gracefulShutdown"}`.
+ *
+ * Outputs are JSON objects tagged by "type": `{"type":"send","envelope":{..}}`,
+ * `{"type":"startShard","shard":..,"entities":[..]}`, `{"type":"startEntities","shard":..,"entities":[..]}`,
+ * `{"type":"deliver","shard":..,"entity":..,"payload":[bytes as numbers]}`,
+ * `{"type":"stopShard","shard":..}`,
+ * `{"type":"undeliverable","shard":..,"entity":..,"payload":[..],"reason":..}`,
+ * `{"type":"stopped"}`, `{"type":"notice","notice":{"type":"registered"|"directiveRefused",..}}`.
+ */
+typedef struct shardline_region shardline_region;
 
 /**
  * An ordered list of shard ids (e.g. the shards a rebalance picked, in decision order).
@@ -865,6 +924,484 @@ shardline_status shardline_pekko_shard_id(const char *entity, int32_t number_of_
 shardline_status shardline_actor_ts_shard_id(const char *entity,
                                              uint32_t num_shards,
                                              uint32_t *out);
+
+/**
+ * Creates a coordinator in the idle phase; shardline_coordinator_start begins contending for
+ * the lease.
+ *
+ * @param strategy the placement policy, built-in or custom. On success the coordinator takes
+ *        it over: do not use or free `strategy` afterwards (shardline_coordinator_free releases
+ *        it, calling a custom strategy's `userdata_free`). On failure it stays the caller's.
+ *        A custom strategy's callbacks then run during the coordinator's calls, with the
+ *        coordinator's allocation state as their view; an allocation they fail is reported as
+ *        an "allocationFailed" notice.
+ * @param self_address the node the coordinator runs on, e.g. "pekko://app@10.0.0.1:2552" (a
+ *        region there may register without being an Up member, and counts as local).
+ * @param config_json nullable (Pekko's defaults): settings such as
+ *        `{"rebalanceIntervalMs":10000,"handoffTimeoutMs":60000,"rememberEntities":false}`.
+ * @param out receives the new coordinator.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a malformed address, invalid JSON or an
+ *         unknown or out-of-range setting (the message names the field);
+ *         SHARDLINE_STATUS_REENTRANT_CALL when `strategy` is running a decision (called from
+ *         one of its callbacks).
+ *
+ * Ownership: the caller frees `*out` with shardline_coordinator_free.
+ * Thread safety: callable from any thread.
+ *
+ * # Safety
+ * `strategy` is a live strategy; strings are NUL-terminated (or NULL where nullable); `out`
+ * is valid for a write.
+ */
+shardline_status shardline_coordinator_new(struct shardline_strategy *strategy,
+                                           const char *self_address,
+                                           const char *config_json,
+                                           struct shardline_coordinator **out);
+
+/**
+ * Releases a coordinator and the strategy it took over.
+ *
+ * @param coordinator the coordinator, or NULL (nothing happens). A coordinator whose call is
+ *        under way (freed from a strategy callback) is not released.
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `coordinator` must not be used afterwards. Outputs not
+ * polled yet are dropped.
+ * Thread safety: must not race with any other use of `coordinator`. Leaves the last error
+ * untouched.
+ *
+ * # Safety
+ * `coordinator` is NULL or a live coordinator.
+ */
+void shardline_coordinator_free(struct shardline_coordinator *coordinator);
+
+/**
+ * Starts contending for the lease: queues a lease "acquire" request (nothing else happens
+ * before it is granted). Does nothing after the first call.
+ *
+ * @param coordinator the coordinator.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator.
+ */
+shardline_status shardline_coordinator_start(struct shardline_coordinator *coordinator,
+                                             uint64_t now_ms);
+
+/**
+ * Feeds one input (see shardline_coordinator for the JSON forms); outputs it causes are
+ * queued for shardline_coordinator_poll_output / _drain_outputs.
+ *
+ * @param coordinator the coordinator.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param input_json the input, e.g. `{"type":"leaseGranted","token":1,"validUntilMs":60000}`.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for invalid JSON, an unknown "type", a missing,
+ *         extra or mistyped field (the message names it, e.g.
+ *         "input_json.envelope.message: unknown variant ..."), or a malformed address;
+ *         SHARDLINE_STATUS_INVALID_STATE for a host mistake the coordinator refuses (a lease
+ *         token that does not exceed every token seen before, a stored state that breaks its
+ *         own rules); SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *         Protocol anomalies (late acks, unknown regions) are ignored, not errors. An input
+ *         refused as INVALID_ARGUMENT changes nothing.
+ *
+ * Ownership: `input_json` stays the caller's.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `input_json` is NUL-terminated.
+ */
+shardline_status shardline_coordinator_handle(struct shardline_coordinator *coordinator,
+                                              uint64_t now_ms,
+                                              const char *input_json);
+
+/**
+ * Runs every timer due at `now_ms` (lease expiry and renewal, rebalancing, hand-off
+ * timeouts, re-sends). Call it at shardline_coordinator_next_deadline; calling early or often
+ * is harmless.
+ *
+ * @param coordinator the coordinator.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @return SHARDLINE_STATUS_INVALID_STATE when a timer finds the stored state broken;
+ *         SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator.
+ */
+shardline_status shardline_coordinator_on_timeout(struct shardline_coordinator *coordinator,
+                                                  uint64_t now_ms);
+
+/**
+ * When shardline_coordinator_on_timeout should run next.
+ *
+ * @param coordinator the coordinator.
+ * @param out_has receives false when no timer is set.
+ * @param out_ms receives the deadline on the host's monotonic clock (0 when none).
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out_has` and `out_ms` are valid for writes.
+ */
+shardline_status shardline_coordinator_next_deadline(const struct shardline_coordinator *coordinator,
+                                                     bool *out_has,
+                                                     uint64_t *out_ms);
+
+/**
+ * Takes the next queued output (see shardline_coordinator for the JSON forms).
+ *
+ * @param coordinator the coordinator.
+ * @param out_json receives the output as a JSON object, or NULL when the queue is empty.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: the caller frees `*out_json` with shardline_string_free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out_json` is valid for a write.
+ */
+shardline_status shardline_coordinator_poll_output(struct shardline_coordinator *coordinator,
+                                                   char **out_json);
+
+/**
+ * Takes every queued output at once, in the order they must be carried out.
+ *
+ * @param coordinator the coordinator.
+ * @param out_json_array receives a JSON array of outputs (`[]` when the queue is empty).
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: the caller frees `*out_json_array` with shardline_string_free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out_json_array` is valid for a write.
+ */
+shardline_status shardline_coordinator_drain_outputs(struct shardline_coordinator *coordinator,
+                                                     char **out_json_array);
+
+/**
+ * The coordinator's phase: "idle", "acquiringLease", "loading", "active" or "stopped".
+ *
+ * @param coordinator the coordinator.
+ * @param out receives a static string.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: static; never freed.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out` is valid for a write.
+ */
+shardline_status shardline_coordinator_phase(const struct shardline_coordinator *coordinator,
+                                             const char **out);
+
+/**
+ * Whether the coordinator holds the lease and has restored its state (it answers regions
+ * only then).
+ *
+ * @param coordinator the coordinator.
+ * @param out receives the flag.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out` is valid for a write.
+ */
+shardline_status shardline_coordinator_is_active(const struct shardline_coordinator *coordinator,
+                                                 bool *out);
+
+/**
+ * The fencing token of the lease grant the coordinator holds.
+ *
+ * @param coordinator the coordinator.
+ * @param out_has receives false when it holds no grant.
+ * @param out_token receives the token (0 when none).
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out_has` and `out_token` are valid for writes.
+ */
+shardline_status shardline_coordinator_token(const struct shardline_coordinator *coordinator,
+                                             bool *out_has,
+                                             uint64_t *out_token);
+
+/**
+ * The region a shard is allocated to in the coordinator's stored state.
+ *
+ * @param coordinator the coordinator.
+ * @param shard the shard id.
+ * @param out_region receives the region id, or NULL when the shard is not allocated.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: the caller frees `*out_region` with shardline_string_free.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `shard` is NUL-terminated; `out_region` is valid for
+ * a write.
+ */
+shardline_status shardline_coordinator_home_of(const struct shardline_coordinator *coordinator,
+                                               const char *shard,
+                                               char **out_region);
+
+/**
+ * Creates a region; shardline_region_start makes it register with the coordinator.
+ *
+ * @param id names this incarnation of the region (a restarted process picks a new one, e.g.
+ *        with a uid suffix).
+ * @param node the region's cluster address, as the coordinator's membership knows it.
+ * @param extractor_json nullable: how entity ids map to shard ids for shardline_region_route:
+ *        `{"kind":"pekko","numberOfShards":100}` (Pekko's HashCodeMessageExtractor) or
+ *        `{"kind":"actor-ts","numShards":100}`. NULL: the host computes shard ids itself and
+ *        routes with shardline_region_route_to_shard only.
+ * @param config_json nullable (defaults): `{"bufferCapacity":100000,"retryIntervalMs":2000,
+ *        "proxy":false,"rememberEntities":false}`, any subset.
+ * @param out receives the new region.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for an empty id, a malformed node address,
+ *         invalid JSON, an unknown kind or setting, or a value out of range (the message names
+ *         the field).
+ *
+ * Ownership: the caller frees `*out` with shardline_region_free.
+ * Thread safety: callable from any thread.
+ *
+ * # Safety
+ * Strings are NUL-terminated (or NULL where nullable); `out` is valid for a write.
+ */
+shardline_status shardline_region_new(const char *id,
+                                      const char *node,
+                                      const char *extractor_json,
+                                      const char *config_json,
+                                      struct shardline_region **out);
+
+/**
+ * Releases a region.
+ *
+ * @param region the region, or NULL (nothing happens).
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `region` must not be used afterwards. Outputs not polled
+ * and messages still buffered are dropped.
+ * Thread safety: must not race with any other use of `region`. Leaves the last error
+ * untouched.
+ *
+ * # Safety
+ * `region` is NULL or a live region.
+ */
+void shardline_region_free(struct shardline_region *region);
+
+/**
+ * Registers with the coordinator (queues a "register" send) and arms the retry timer.
+ *
+ * @param region the region.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region.
+ */
+shardline_status shardline_region_start(struct shardline_region *region, uint64_t now_ms);
+
+/**
+ * Feeds one input (see shardline_region for the JSON forms). Directives older than what the
+ * region has seen are refused with a "directiveRefused" notice, not an error.
+ *
+ * @param region the region.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param input_json the input, e.g. `{"type":"shardStopped","shard":"7"}`.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for invalid JSON, an unknown "type", or a missing,
+ *         extra or mistyped field (the message names it); the region is unchanged then.
+ *
+ * Ownership: `input_json` stays the caller's.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `input_json` is NUL-terminated.
+ */
+shardline_status shardline_region_handle(struct shardline_region *region,
+                                         uint64_t now_ms,
+                                         const char *input_json);
+
+/**
+ * Runs every timer due at `now_ms` (registration retries, asking again for the homes of
+ * buffered shards).
+ *
+ * @param region the region.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region.
+ */
+shardline_status shardline_region_on_timeout(struct shardline_region *region, uint64_t now_ms);
+
+/**
+ * When shardline_region_on_timeout should run next.
+ *
+ * @param region the region.
+ * @param out_has receives false when no timer is set.
+ * @param out_ms receives the deadline on the host's monotonic clock (0 when none).
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `out_has` and `out_ms` are valid for writes.
+ */
+shardline_status shardline_region_next_deadline(const struct shardline_region *region,
+                                                bool *out_has,
+                                                uint64_t *out_ms);
+
+/**
+ * Takes the next queued output (see shardline_region for the JSON forms).
+ *
+ * @param region the region.
+ * @param out_json receives the output as a JSON object, or NULL when the queue is empty.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: the caller frees `*out_json` with shardline_string_free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `out_json` is valid for a write.
+ */
+shardline_status shardline_region_poll_output(struct shardline_region *region, char **out_json);
+
+/**
+ * Takes every queued output at once, in order.
+ *
+ * @param region the region.
+ * @param out_json_array receives a JSON array of outputs (`[]` when the queue is empty).
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: the caller frees `*out_json_array` with shardline_string_free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `out_json_array` is valid for a write.
+ */
+shardline_status shardline_region_drain_outputs(struct shardline_region *region,
+                                                char **out_json_array);
+
+/**
+ * Routes a message from a local sender, finding its shard with the region's extractor. It
+ * leaves as a "deliver" output (shard hosted here), a "send" of a forward (remote home), or
+ * waits in the buffer while the home is unknown (the region asks the coordinator).
+ *
+ * @param region the region, made with an extractor.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param entity the entity id.
+ * @param payload the message bytes; may be NULL when `payload_len` is 0.
+ * @param payload_len number of bytes at `payload`.
+ * @return SHARDLINE_STATUS_INVALID_STATE when the region was made without an extractor, or
+ *         cannot take the message (buffer full, shut down; nothing was queued then).
+ *
+ * Ownership: the payload is copied; the caller keeps its buffers.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `entity` is NUL-terminated; `payload` is valid for reads of
+ * `payload_len` bytes.
+ */
+shardline_status shardline_region_route(struct shardline_region *region,
+                                        uint64_t now_ms,
+                                        const char *entity,
+                                        const uint8_t *payload,
+                                        size_t payload_len);
+
+/**
+ * Routes a message whose shard the host already knows (see shardline_region_route).
+ *
+ * @param region the region.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param shard the shard id.
+ * @param entity the entity id.
+ * @param payload the message bytes; may be NULL when `payload_len` is 0.
+ * @param payload_len number of bytes at `payload`.
+ * @return SHARDLINE_STATUS_INVALID_STATE when the region cannot take the message (buffer
+ *         full, shut down; nothing was queued then).
+ *
+ * Ownership: the payload is copied; the caller keeps its buffers.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; strings are NUL-terminated; `payload` is valid for reads of
+ * `payload_len` bytes.
+ */
+shardline_status shardline_region_route_to_shard(struct shardline_region *region,
+                                                 uint64_t now_ms,
+                                                 const char *shard,
+                                                 const char *entity,
+                                                 const uint8_t *payload,
+                                                 size_t payload_len);
+
+/**
+ * Whether the coordinator has acknowledged the region's registration.
+ *
+ * @param region the region.
+ * @param out receives the flag.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `out` is valid for a write.
+ */
+shardline_status shardline_region_is_registered(const struct shardline_region *region, bool *out);
+
+/**
+ * Where the region would deliver a shard's messages now: its own id for a shard it runs, the
+ * remote home it knows, or nothing.
+ *
+ * @param region the region.
+ * @param shard the shard id.
+ * @param out_region receives the region id, or NULL when the home is unknown (or the shard is
+ *        being handed off).
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: the caller frees `*out_region` with shardline_string_free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `shard` is NUL-terminated; `out_region` is valid for a write.
+ */
+shardline_status shardline_region_home_of(const struct shardline_region *region,
+                                          const char *shard,
+                                          char **out_region);
+
+/**
+ * How many messages wait in the buffer for shard homes (all shards together).
+ *
+ * @param region the region.
+ * @param out receives the count.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `out` is valid for a write.
+ */
+shardline_status shardline_region_buffered(const struct shardline_region *region, size_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -65,6 +65,7 @@ export type StrategyConfig =
   | { kind: 'least-shard'; absoluteLimit?: number; relativeLimit?: number; tieBreakByAge?: boolean; phase1FromMostLoaded?: boolean }
   | { kind: 'least-shard-legacy'; rebalanceThreshold?: number; maxSimultaneousRebalance?: number; tieBreakByAge?: boolean }
   | { kind: 'consistent-hashing'; rebalanceLimit?: number; virtualNodesFactor?: number }
+  | { kind: 'bounded-load-hashing'; epsilon?: number; absoluteLimit?: number; relativeLimit?: number; virtualNodesFactor?: number }
   | { kind: 'external'; locations?: Record<string, string>; lookup?: 'timeout' }
   | { kind: 'actor-ts-hash' }
   | { kind: 'actor-ts-least-shard'; rebalanceThreshold?: number; maxSimultaneousRebalance?: number }

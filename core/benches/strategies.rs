@@ -11,8 +11,14 @@
 //!
 //! `state` measures `add_shard` and `remove_shard` on a least-shard state of each size.
 //!
-//! Sizes: R in {10, 100, 1000, 10000} x S in {1000, 100000}; `BENCH_LARGE=1` adds R=1000 x
-//! S=1000000. Defaults are short (10 samples, 1 s); `-- --quick` shortens further.
+//! Ids: group = strategy kind, function = `allocate` | `rebalance-steady` | `rebalance-join`,
+//! parameter = `R{regions}_S{shards}` (e.g. `least-shard/allocate/R1000_S100000`).
+//!
+//! Sizes: R in {10, 100, 1000, 10000} x S in {1000, 100000}; `BENCH_FULL=1` adds S=1000000 for
+//! every R; `BENCH_QUICK=1` keeps R in {10, 1000} x S in {1000, 100000} (R=1000 x S=100k is the
+//! size compared with Pekko). Every state is built by the strategy itself, one allocation at a
+//! time, so it is exactly the strategy's steady state at any size (the build time is printed).
+//! Defaults are short (10 samples, 1 s); `-- --quick` shortens further.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -24,15 +30,23 @@ use shardline_core::cluster::{ClusterView, Member};
 use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, StrategyConfig};
 use shardline_core::version::Version;
 
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "1")
+}
+
 fn sizes() -> Vec<(usize, usize)> {
+    let (regions, shards): (&[usize], &[usize]) = if env_flag("BENCH_QUICK") {
+        (&[10, 1000], &[1000, 100_000])
+    } else if env_flag("BENCH_FULL") {
+        (&[10, 100, 1000, 10_000], &[1000, 100_000, 1_000_000])
+    } else {
+        (&[10, 100, 1000, 10_000], &[1000, 100_000])
+    };
     let mut v = Vec::new();
-    for r in [10, 100, 1000, 10_000] {
-        for s in [1000, 100_000] {
+    for &r in regions {
+        for &s in shards {
             v.push((r, s));
         }
-    }
-    if std::env::var("BENCH_LARGE").is_ok_and(|v| v == "1") {
-        v.push((1000, 1_000_000));
     }
     v
 }
@@ -111,7 +125,13 @@ fn bench_strategies(c: &mut Criterion) {
         let fresh: Vec<String> = (s..s + 1024).map(|k| k.to_string()).collect();
         for config in strategies() {
             let mut strategy = config.build().expect("valid config");
+            let built = Instant::now();
             let mut state = steady_state(&mut *strategy, r, s);
+            eprintln!(
+                "{} {size}: steady state built in {:.1} s",
+                config.kind(),
+                built.elapsed().as_secs_f64()
+            );
             let none = InProgress::new();
             let mut g = c.benchmark_group(config.kind());
 

@@ -278,6 +278,7 @@ pub(crate) mod nested {
             }
         };
     }
+    field!(envelope, "envelope", crate::protocol::Envelope);
     field!(lease_request, "request", crate::coordinator::LeaseRequest);
     field!(coordinator_notice, "notice", crate::coordinator::Notice);
     field!(region_notice, "notice", crate::region::RegionNotice);

@@ -35,3 +35,9 @@ pub mod allocate;
 pub mod decide;
 
 pub mod hashing;
+
+mod step;
+
+pub mod coordinator;
+
+pub mod region;

@@ -52,8 +52,18 @@ impl shardline_strategy {
         }
     }
 
-    fn in_use(&self) -> bool {
+    pub(crate) fn in_use(&self) -> bool {
         self.inner.try_borrow_mut().is_err()
+    }
+
+    /// The policy itself, for a state machine that takes the strategy over. A custom
+    /// strategy's callback failures then reach the machine as core errors carrying the
+    /// callback's message.
+    pub(crate) fn into_strategy(self) -> Box<dyn AllocationStrategy> {
+        match self.inner.into_inner() {
+            Inner::BuiltIn(s) => s,
+            Inner::Custom(c) => Box::new(c),
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 /*
  * C host tests of libshardline: replays every conformance vector through shardline_decide and
  * through the typed API, checks the entity hash vectors, and drives every error path, a custom
- * strategy and the ownership rules. Run by scripts/test-c.sh under ASan/UBSan with leak checks.
+ * strategy and the ownership rules, and drives a coordinator with regions through the JSON step
+ * API. Run by scripts/test-c.sh under ASan/UBSan with leak checks.
  *
  * Usage: test_shardline <tests/vectors directory>
  */
@@ -1141,6 +1142,607 @@ static void test_delegating_strategy(void) {
     end();
 }
 
+/* ---- the coordinator and region step machines, driven with JSON ----------------------------- */
+
+#define NODE(i) "pekko://sys@10.0.0." #i ":2552"
+#define FAR_MS 9223372036854775808ULL /* 2^63: a lease that never runs out in these tests */
+
+/* Drains one machine's outputs as a parsed JSON array (never NULL; the caller deletes it). */
+static cJSON *parse_outputs(shardline_status rc, char *json) {
+    cJSON *arr = NULL;
+    if (CHECK(rc == SHARDLINE_STATUS_OK && json != NULL, "drain failed: %s", last_error())) {
+        arr = cJSON_Parse(json);
+        CHECK(cJSON_IsArray(arr), "outputs are a JSON array: %s", json);
+    }
+    shardline_string_free(json);
+    return arr != NULL ? arr : cJSON_CreateArray();
+}
+
+static cJSON *drain_coordinator(struct shardline_coordinator *c) {
+    char *json = NULL;
+    shardline_status rc = shardline_coordinator_drain_outputs(c, &json);
+    return parse_outputs(rc, json);
+}
+
+static cJSON *drain_region(struct shardline_region *r) {
+    char *json = NULL;
+    shardline_status rc = shardline_region_drain_outputs(r, &json);
+    return parse_outputs(rc, json);
+}
+
+static const char *out_type(const cJSON *o) { return str_field(o, "type"); }
+
+/* The "type" of an output's notice, or NULL. */
+static const char *notice_type(const cJSON *o) {
+    const char *t = out_type(o);
+    return t != NULL && strcmp(t, "notice") == 0 ? str_field(cJSON_GetObjectItemCaseSensitive(o, "notice"), "type")
+                                                 : NULL;
+}
+
+/* Formats an input document into a buffer the caller frees. */
+static char *doc(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = malloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static shardline_status coordinator_input(struct shardline_coordinator *c, uint64_t now, const char *json) {
+    return shardline_coordinator_handle(c, now, json);
+}
+
+/* A little cluster: one coordinator, a few regions, and a network that delivers every "send"
+ * at once. Outputs other than sends are kept for the test, in order. */
+struct cluster {
+    struct shardline_coordinator *c;
+    struct shardline_region *r[3];
+    const char *ids[3];
+    int n;
+    uint64_t now;
+    cJSON *c_outs;
+    cJSON *r_outs[3];
+    int stopped_shards;
+};
+
+static void deliver(struct cluster *k, const cJSON *envelope) {
+    char *env = cJSON_PrintUnformatted(envelope);
+    char *input = doc("{\"type\":\"receive\",\"envelope\":%s}", env);
+    const cJSON *to = cJSON_GetObjectItemCaseSensitive(envelope, "to");
+    if (cJSON_IsString(to) && strcmp(to->valuestring, "coordinator") == 0) {
+        OK(coordinator_input(k->c, k->now, input));
+    } else {
+        const char *id = str_field(to, "region");
+        int found = 0;
+        for (int i = 0; i < k->n; i++) {
+            if (id != NULL && strcmp(id, k->ids[i]) == 0) {
+                OK(shardline_region_handle(k->r[i], k->now, input));
+                found = 1;
+            }
+        }
+        CHECK(found, "a send to an unknown endpoint: %s", env);
+    }
+    free(input);
+    free(env);
+}
+
+/* Delivers sends until the network is quiet; the region host stops shards at once. */
+static void pump(struct cluster *k) {
+    for (int round = 0; round < 100; round++) {
+        int moved = 0;
+        cJSON *outs = drain_coordinator(k->c);
+        cJSON *o;
+        while ((o = cJSON_DetachItemFromArray(outs, 0)) != NULL) {
+            moved = 1;
+            if (strcmp(out_type(o), "send") == 0) {
+                deliver(k, cJSON_GetObjectItemCaseSensitive(o, "envelope"));
+                cJSON_Delete(o);
+            } else {
+                cJSON_AddItemToArray(k->c_outs, o);
+            }
+        }
+        cJSON_Delete(outs);
+        for (int i = 0; i < k->n; i++) {
+            outs = drain_region(k->r[i]);
+            while ((o = cJSON_DetachItemFromArray(outs, 0)) != NULL) {
+                moved = 1;
+                const char *t = out_type(o);
+                if (strcmp(t, "send") == 0) {
+                    deliver(k, cJSON_GetObjectItemCaseSensitive(o, "envelope"));
+                    cJSON_Delete(o);
+                    continue;
+                }
+                if (strcmp(t, "stopShard") == 0) {
+                    char *in = doc("{\"type\":\"shardStopped\",\"shard\":\"%s\"}", str_field(o, "shard"));
+                    OK(shardline_region_handle(k->r[i], k->now, in));
+                    free(in);
+                    k->stopped_shards++;
+                }
+                cJSON_AddItemToArray(k->r_outs[i], o);
+            }
+            cJSON_Delete(outs);
+        }
+        if (!moved) {
+            return;
+        }
+    }
+    CHECK(0, "the network never went quiet");
+}
+
+/* Runs every machine's timers at `now`, then pumps. */
+static void advance(struct cluster *k, uint64_t now) {
+    k->now = now;
+    OK(shardline_coordinator_on_timeout(k->c, now));
+    for (int i = 0; i < k->n; i++) {
+        OK(shardline_region_on_timeout(k->r[i], now));
+    }
+    pump(k);
+}
+
+static int count_type(const cJSON *outs, const char *type, const char *shard) {
+    int n = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, outs) {
+        const char *s = str_field(o, "shard");
+        if (strcmp(out_type(o), type) == 0 && (shard == NULL || (s != NULL && strcmp(s, shard) == 0))) {
+            n++;
+        }
+    }
+    return n;
+}
+
+static int count_notice(const cJSON *outs, const char *type) {
+    int n = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, outs) {
+        const char *t = notice_type(o);
+        n += t != NULL && strcmp(t, type) == 0;
+    }
+    return n;
+}
+
+static char *home_in_coordinator(struct shardline_coordinator *c, const char *shard) {
+    char *home = NULL;
+    OK(shardline_coordinator_home_of(c, shard, &home));
+    return home;
+}
+
+static int str_is(const char *s, const char *want) { return s != NULL && strcmp(s, want) == 0; }
+
+static struct shardline_region *new_region(const char *id, const char *node) {
+    struct shardline_region *r = NULL;
+    OK(shardline_region_new(id, node, "{\"kind\":\"pekko\",\"numberOfShards\":10}", NULL, &r));
+    return r;
+}
+
+/* A coordinator on 10.0.0.0 with least-shard, started, granted token 1 and restored empty. */
+static struct shardline_coordinator *active_coordinator(const char *config) {
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    struct shardline_coordinator *c = NULL;
+    if (!OK(shardline_coordinator_new(s, NODE(0), config, &c))) {
+        shardline_strategy_free(s);
+        return NULL;
+    }
+    OK(shardline_coordinator_start(c, 0));
+    OK(coordinator_input(c, 0, "{\"type\":\"leaseGranted\",\"token\":1,\"validUntilMs\":9223372036854775808}"));
+    OK(coordinator_input(c, 0, "{\"type\":\"stateLoaded\",\"state\":{\"snapshot\":null,\"events\":[]}}"));
+    cJSON_Delete(drain_coordinator(c));
+    return c;
+}
+
+static void test_coordinator_lifecycle(void) {
+    begin("coordinator: lease, load, activate, step down");
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    struct shardline_coordinator *c = NULL;
+    OK(shardline_coordinator_new(s, NODE(0), NULL, &c)); /* takes the strategy over */
+    const char *phase = NULL;
+    OK(shardline_coordinator_phase(c, &phase));
+    CHECK(str_is(phase, "idle"), "phase %s", phase);
+    bool has = true;
+    uint64_t value = 99;
+    OK(shardline_coordinator_token(c, &has, &value));
+    CHECK(!has && value == 0, "no token before the grant");
+    OK(shardline_coordinator_next_deadline(c, &has, &value));
+    CHECK(!has, "no timer before start");
+    char *one = (char *)"untouched";
+    OK(shardline_coordinator_poll_output(c, &one));
+    CHECK(one == NULL, "an empty queue polls NULL");
+
+    OK(shardline_coordinator_start(c, 10));
+    OK(shardline_coordinator_phase(c, &phase));
+    CHECK(str_is(phase, "acquiringLease"), "phase %s", phase);
+    OK(shardline_coordinator_poll_output(c, &one));
+    CHECK(str_is(one, "{\"type\":\"lease\",\"request\":{\"type\":\"acquire\"}}"), "first output %s", one);
+    shardline_string_free(one);
+
+    OK(coordinator_input(c, 20, "{\"type\":\"leaseGranted\",\"token\":1,\"validUntilMs\":100000}"));
+    cJSON *outs = drain_coordinator(c);
+    CHECK(cJSON_GetArraySize(outs) == 1 && str_is(out_type(cJSON_GetArrayItem(outs, 0)), "loadState"),
+          "a grant asks to load the state");
+    cJSON_Delete(outs);
+    OK(shardline_coordinator_phase(c, &phase));
+    CHECK(str_is(phase, "loading"), "phase %s", phase);
+    OK(coordinator_input(c, 30, "{\"state\":{\"snapshot\":null,\"events\":[]},\"type\":\"stateLoaded\"}"));
+    outs = drain_coordinator(c);
+    CHECK(count_notice(outs, "active") == 1, "an active notice");
+    cJSON_Delete(outs);
+    bool active = false;
+    OK(shardline_coordinator_is_active(c, &active));
+    OK(shardline_coordinator_token(c, &has, &value));
+    CHECK(active && has && value == 1, "active with token 1");
+    OK(shardline_coordinator_next_deadline(c, &has, &value));
+    CHECK(has && value > 30 && value <= 100000, "a timer is set (lease renewal): %llu", (unsigned long long)value);
+
+    /* Losing the lease steps down. */
+    OK(coordinator_input(c, 50, "{\"type\":\"leaseLost\",\"token\":1}"));
+    outs = drain_coordinator(c);
+    CHECK(count_notice(outs, "steppedDown") == 1, "a steppedDown notice");
+    cJSON_Delete(outs);
+    OK(shardline_coordinator_is_active(c, &active));
+    CHECK(!active, "not active after the loss");
+
+    /* It contends again after the retry interval; a token that does not grow is a host
+     * mistake, refused as such, and a larger one is taken. */
+    for (uint64_t t = 1000; t <= 20000 && !str_is(phase, "acquiringLease"); t += 1000) {
+        OK(shardline_coordinator_on_timeout(c, t));
+        OK(shardline_coordinator_phase(c, &phase));
+    }
+    CHECK(str_is(phase, "acquiringLease"), "phase %s", phase);
+    cJSON_Delete(drain_coordinator(c));
+    EXPECT(coordinator_input(c, 20000, "{\"type\":\"leaseGranted\",\"token\":1,\"validUntilMs\":900000}"),
+           SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "does not exceed"), "%s", last_error());
+    OK(coordinator_input(c, 20000, "{\"type\":\"leaseGranted\",\"token\":2,\"validUntilMs\":900000}"));
+    OK(shardline_coordinator_token(c, &has, &value));
+    CHECK(has && value == 2, "token 2 taken");
+    shardline_coordinator_free(c);
+    shardline_coordinator_free(NULL);
+    end();
+}
+
+static void test_coordinator_get_shard_home(void) {
+    begin("coordinator: register, GetShardHome -> HostShard, then ShardHome");
+    struct shardline_coordinator *c = active_coordinator(NULL);
+    if (c == NULL) {
+        end();
+        return;
+    }
+    OK(coordinator_input(c, 1, "{\"type\":\"member\",\"member\":{\"address\":\"" NODE(1) "\"}}"));
+    const char *reg = "{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"r1\"},\"to\":\"coordinator\","
+                      "\"message\":{\"command\":{\"type\":\"register\",\"node\":\"" NODE(1) "\"}}}}";
+    OK(coordinator_input(c, 1, reg));
+    cJSON *outs = drain_coordinator(c);
+    char *text = cJSON_PrintUnformatted(outs);
+    CHECK(contains(text, "\"registerAck\""), "a registerAck: %s", text);
+    free(text);
+    cJSON_Delete(outs);
+
+    const char *ask = "{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"r1\"},\"to\":\"coordinator\","
+                      "\"message\":{\"command\":{\"type\":\"getShardHome\",\"shard\":\"7\"}}}}";
+    OK(coordinator_input(c, 2, ask));
+    outs = drain_coordinator(c);
+    text = cJSON_PrintUnformatted(outs);
+    CHECK(count_type(outs, "persist", NULL) == 1, "the allocation is persisted first: %s", text);
+    CHECK(contains(text, "\"hostShard\"") && contains(text, "\"shard\":\"7\""), "HostShard 7 to r1: %s", text);
+    free(text);
+    cJSON_Delete(outs);
+    char *home = home_in_coordinator(c, "7");
+    CHECK(str_is(home, "r1"), "home of 7 is %s", home);
+    shardline_string_free(home);
+    home = home_in_coordinator(c, "8");
+    CHECK(home == NULL, "8 is not allocated");
+
+    /* Asked again: exactly one ShardHome for 7 at r1, nothing else. */
+    OK(coordinator_input(c, 3, ask));
+    char *json = NULL;
+    OK(shardline_coordinator_drain_outputs(c, &json));
+    CHECK(str_is(json, "[{\"type\":\"send\",\"envelope\":{\"from\":\"coordinator\",\"to\":{\"region\":\"r1\"},"
+                       "\"message\":{\"directive\":{\"type\":\"shardHome\",\"shard\":\"7\",\"region\":\"r1\","
+                       "\"stamp\":{\"token\":1,\"version\":1}}}}}]"),
+          "one ShardHome: %s", json);
+    shardline_string_free(json);
+    OK(shardline_coordinator_drain_outputs(c, &json));
+    CHECK(str_is(json, "[]"), "the queue is empty: %s", json);
+    shardline_string_free(json);
+    shardline_coordinator_free(c);
+    end();
+}
+
+static void test_cluster_exchange(void) {
+    begin("coordinator + regions: hosting, routing, a rebalance hand-off, lease loss");
+    struct cluster k;
+    memset(&k, 0, sizeof k);
+    k.c = active_coordinator("{\"rebalanceIntervalMs\":1000}");
+    if (k.c == NULL) {
+        end();
+        return;
+    }
+    k.c_outs = cJSON_CreateArray();
+    for (int i = 0; i < 3; i++) {
+        k.r_outs[i] = cJSON_CreateArray();
+    }
+    OK(coordinator_input(k.c, 0, "{\"type\":\"member\",\"member\":{\"address\":\"" NODE(1) "\",\"upNumber\":1}}"));
+    OK(coordinator_input(k.c, 0, "{\"type\":\"member\",\"member\":{\"address\":\"" NODE(2) "\",\"upNumber\":2}}"));
+
+    k.ids[0] = "r1";
+    k.r[0] = new_region("r1", NODE(1));
+    k.n = 1;
+    OK(shardline_region_start(k.r[0], 0));
+    pump(&k);
+    bool registered = false;
+    OK(shardline_region_is_registered(k.r[0], &registered));
+    CHECK(registered, "r1 registered");
+
+    /* Four shards, all to r1 (the only region); buffered messages are delivered once hosted. */
+    const char *shards[] = {"1", "2", "3", "4"};
+    for (int i = 0; i < 4; i++) {
+        OK(shardline_region_route_to_shard(k.r[0], 0, shards[i], "e", (const uint8_t *)"hi", 2));
+    }
+    size_t buffered = 0;
+    OK(shardline_region_buffered(k.r[0], &buffered));
+    CHECK(buffered == 4, "4 messages wait for homes, got %zu", buffered);
+    pump(&k);
+    OK(shardline_region_buffered(k.r[0], &buffered));
+    CHECK(buffered == 0, "nothing buffered once the homes are known, got %zu", buffered);
+    CHECK(count_type(k.r_outs[0], "startShard", NULL) == 4, "r1 started 4 shards");
+    CHECK(count_type(k.r_outs[0], "deliver", NULL) == 4, "r1 delivered 4 messages");
+    char *text = cJSON_PrintUnformatted(k.r_outs[0]);
+    CHECK(contains(text, "{\"type\":\"deliver\",\"shard\":\"1\",\"entity\":\"e\",\"payload\":[104,105]}"),
+          "payloads are byte arrays: %s", text);
+    free(text);
+    for (int i = 0; i < 4; i++) {
+        char *home = home_in_coordinator(k.c, shards[i]);
+        CHECK(str_is(home, "r1"), "shard %s at %s", shards[i], home);
+        shardline_string_free(home);
+    }
+    /* The extractor routes too: a message for any entity lands somewhere, buffered or not. */
+    OK(shardline_region_route(k.r[0], 0, "entity-42", NULL, 0));
+    pump(&k);
+
+    /* r2 joins; the next rebalance hands one of r1's shards off through the outputs. */
+    k.ids[1] = "r2";
+    k.r[1] = new_region("r2", NODE(2));
+    k.n = 2;
+    OK(shardline_region_start(k.r[1], 0));
+    pump(&k);
+    OK(shardline_region_is_registered(k.r[1], &registered));
+    CHECK(registered, "r2 registered");
+    int stopped_before = k.stopped_shards;
+    for (uint64_t t = 1000; t <= 5000 && count_notice(k.c_outs, "handOffCompleted") == 0; t += 1000) {
+        advance(&k, t);
+    }
+    CHECK(count_notice(k.c_outs, "handOffStarted") >= 1, "a hand-off started");
+    CHECK(count_notice(k.c_outs, "handOffCompleted") >= 1, "a hand-off completed");
+    CHECK(k.stopped_shards > stopped_before, "r1 stopped the shard it handed off");
+
+    /* The moved shard left r1; r1 routing to it gets it to its new home, r2. */
+    const char *moved = NULL;
+    for (int i = 0; i < 4; i++) {
+        char *home = home_in_coordinator(k.c, shards[i]);
+        if (!str_is(home, "r1")) {
+            moved = shards[i];
+        }
+        shardline_string_free(home);
+    }
+    if (CHECK(moved != NULL, "one shard left r1 in the hand-off")) {
+        OK(shardline_region_route_to_shard(k.r[0], k.now, moved, "e2", (const uint8_t *)"yo", 2));
+        pump(&k);
+        char *home = home_in_coordinator(k.c, moved);
+        CHECK(str_is(home, "r2"), "shard %s now at %s", moved, home);
+        shardline_string_free(home);
+        CHECK(count_type(k.r_outs[1], "startShard", moved) == 1, "r2 started shard %s", moved);
+        CHECK(count_type(k.r_outs[1], "deliver", moved) == 1, "the message was forwarded to r2");
+        OK(shardline_region_home_of(k.r[0], moved, &home));
+        CHECK(str_is(home, "r2"), "r1 knows the new home: %s", home);
+        shardline_string_free(home);
+    }
+
+    /* Lease lost: the coordinator steps down and stops answering. */
+    OK(coordinator_input(k.c, k.now, "{\"type\":\"leaseLost\",\"token\":1}"));
+    pump(&k);
+    CHECK(count_notice(k.c_outs, "steppedDown") == 1, "stepped down");
+    bool active = true;
+    OK(shardline_coordinator_is_active(k.c, &active));
+    CHECK(!active, "inactive");
+
+    for (int i = 0; i < k.n; i++) {
+        shardline_region_free(k.r[i]);
+        cJSON_Delete(k.r_outs[i]);
+    }
+    cJSON_Delete(k.r_outs[2]);
+    cJSON_Delete(k.c_outs);
+    shardline_coordinator_free(k.c);
+    end();
+}
+
+static void test_step_errors(void) {
+    begin("coordinator and region reject bad input, naming it");
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    struct shardline_coordinator *c = NULL;
+    EXPECT(shardline_coordinator_new(NULL, NODE(0), NULL, &c), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "strategy is NULL"), "%s", last_error());
+    EXPECT(shardline_coordinator_new(s, NULL, NULL, &c), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_new(s, NODE(0), NULL, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_new(s, "no address", NULL, &c), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "self_address"), "%s", last_error());
+    EXPECT(shardline_coordinator_new(s, BAD_UTF8, NULL, &c), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "self_address is not valid UTF-8"), "%s", last_error());
+    EXPECT(shardline_coordinator_new(s, NODE(0), "{\"rebalanceIntervalMs\":\"soon\"}", &c),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "config_json.rebalanceIntervalMs: invalid type"), "%s", last_error());
+    EXPECT(shardline_coordinator_new(s, NODE(0), "{\"rebalanceInterval\":5}", &c), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "unknown field `rebalanceInterval`"), "%s", last_error());
+    EXPECT(shardline_coordinator_new(s, NODE(0), "{\"handoffTimeoutMs\":0}", &c), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "handoffTimeoutMs"), "%s", last_error());
+    CHECK(c == NULL, "out untouched by every failure");
+    /* Every failure left the strategy the caller's: it still works, and is freed below. */
+    OK(shardline_coordinator_new(s, NODE(0), "{}", &c));
+
+    static const struct {
+        const char *json;
+        shardline_status want;
+        const char *mentions;
+    } bad[] = {
+        {"{\"type\":", SHARDLINE_STATUS_INVALID_ARGUMENT, "input_json.type: EOF while parsing"},
+        {"not json", SHARDLINE_STATUS_INVALID_ARGUMENT, "input_json: expected a JSON object"},
+        {"{\"type\":\"leaseGrant\"}", SHARDLINE_STATUS_INVALID_ARGUMENT, "input_json.type: unknown variant `leaseGrant`"},
+        {"{\"kind\":\"stop\"}", SHARDLINE_STATUS_INVALID_ARGUMENT, "unknown field `kind`"},
+        {"{}", SHARDLINE_STATUS_INVALID_ARGUMENT, "input_json: missing field `type`"},
+        {"{\"type\":\"leaseGranted\",\"token\":\"one\",\"validUntilMs\":1}", SHARDLINE_STATUS_INVALID_ARGUMENT,
+         "input_json.token: invalid type: string \"one\""},
+        {"{\"type\":\"leaseGranted\",\"token\":1}", SHARDLINE_STATUS_INVALID_ARGUMENT,
+         "type \"leaseGranted\" needs field `validUntilMs`"},
+        {"{\"type\":\"stop\",\"token\":1}", SHARDLINE_STATUS_INVALID_ARGUMENT,
+         "field `token` does not belong to type \"stop\""},
+        {"{\"type\":\"member\",\"member\":{\"address\":\"pekko://sys@h:1\",\"status\":\"Upp\"}}",
+         SHARDLINE_STATUS_INVALID_ARGUMENT, "input_json.member.status: member status \"Upp\""},
+        {"{\"type\":\"memberRemoved\",\"address\":\"://\"}", SHARDLINE_STATUS_INVALID_ARGUMENT, "input_json.address"},
+        {"{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"r1\"},\"to\":\"coordinator\",\"message\":"
+         "{\"comand\":{}}}}",
+         SHARDLINE_STATUS_INVALID_ARGUMENT, "input_json.envelope.message: unknown variant `comand`"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        EXPECT(coordinator_input(c, 0, bad[i].json), bad[i].want);
+        CHECK(contains(last_error(), bad[i].mentions), "%s: %s", bad[i].json, last_error());
+    }
+    EXPECT(coordinator_input(NULL, 0, "{\"type\":\"stop\"}"), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "coordinator is NULL"), "%s", last_error());
+    EXPECT(coordinator_input(c, 0, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "input_json is NULL"), "%s", last_error());
+    EXPECT(coordinator_input(c, 0, BAD_UTF8), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input_json is not valid UTF-8"), "%s", last_error());
+    const char *phase = NULL;
+    OK(shardline_coordinator_phase(c, &phase));
+    CHECK(str_is(phase, "idle"), "refused inputs changed nothing: %s", phase);
+    char *json = (char *)"untouched";
+    EXPECT(shardline_coordinator_poll_output(NULL, &json), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_drain_outputs(c, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "out_json_array is NULL"), "%s", last_error());
+    CHECK(str_is(json, "untouched"), "out untouched by failures");
+    bool has = false;
+    EXPECT(shardline_coordinator_next_deadline(c, &has, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_token(c, NULL, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_is_active(NULL, &has), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_phase(c, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_home_of(c, NULL, &json), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_home_of(c, BAD_UTF8, &json), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    EXPECT(shardline_coordinator_start(NULL, 0), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_on_timeout(NULL, 0), SHARDLINE_STATUS_NULL_POINTER);
+    shardline_coordinator_free(c);
+
+    struct shardline_region *r = NULL;
+    EXPECT(shardline_region_new("", NODE(1), NULL, NULL, &r), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "region id is empty"), "%s", last_error());
+    EXPECT(shardline_region_new(NULL, NODE(1), NULL, NULL, &r), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_region_new("r", "nowhere", NULL, NULL, &r), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "node"), "%s", last_error());
+    EXPECT(shardline_region_new("r", NODE(1), "{\"kind\":\"modulo\"}", NULL, &r), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "extractor_json") && contains(last_error(), "modulo"), "%s", last_error());
+    EXPECT(shardline_region_new("r", NODE(1), "{\"kind\":\"pekko\",\"numberOfShards\":0}", NULL, &r),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "extractor_json: numberOfShards must be >= 1"), "%s", last_error());
+    EXPECT(shardline_region_new("r", NODE(1), NULL, "{\"bufferCapacity\":-1}", &r), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "config_json.bufferCapacity"), "%s", last_error());
+    EXPECT(shardline_region_new("r", NODE(1), NULL, "{\"bufferCapacity\":0}", &r), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "bufferCapacity"), "%s", last_error());
+    CHECK(r == NULL, "out untouched by every failure");
+
+    OK(shardline_region_new("r", NODE(1), NULL, "{\"bufferCapacity\":1}", &r));
+    EXPECT(shardline_region_route(r, 0, "e", NULL, 0), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "without an extractor"), "%s", last_error());
+    OK(shardline_region_route_to_shard(r, 0, "1", "e", NULL, 0));
+    EXPECT(shardline_region_route_to_shard(r, 0, "1", "e", (const uint8_t *)"x", 1), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "buffer is full"), "%s", last_error());
+    EXPECT(shardline_region_route_to_shard(r, 0, "1", "e", NULL, 3), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "payload is NULL"), "%s", last_error());
+    EXPECT(shardline_region_handle(r, 0, "{\"type\":\"shardStopped\"}"), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input_json: type \"shardStopped\" needs field `shard`"), "%s", last_error());
+    EXPECT(shardline_region_handle(r, 0, "{\"type\":\"leaseLost\",\"token\":1}"), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input_json.type: unknown variant `leaseLost`"), "%s", last_error());
+    EXPECT(shardline_region_handle(r, 0, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_region_handle(r, 0, BAD_UTF8), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    EXPECT(shardline_region_handle(NULL, 0, "{\"type\":\"gracefulShutdown\"}"), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "region is NULL"), "%s", last_error());
+    OK(shardline_region_handle(r, 0, "{\"type\":\"coordinatorChanged\"}"));
+    OK(shardline_region_drain_outputs(r, &json));
+    CHECK(contains(json, "\"register\""), "registers again: %s", json);
+    shardline_string_free(json);
+    EXPECT(shardline_region_next_deadline(r, NULL, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_region_is_registered(r, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_region_buffered(NULL, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    shardline_region_free(r);
+    shardline_region_free(NULL);
+    end();
+}
+
+/* A custom strategy that tries to call back into the coordinator running it. */
+struct reentry {
+    struct shardline_coordinator *c;
+    shardline_status query;
+    shardline_status handle;
+    int frees;
+};
+
+static shardline_status reenter_allocate(void *userdata, const struct shardline_state *state, const char *requester,
+                                         const char *shard, struct shardline_decision *out) {
+    (void)state;
+    (void)shard;
+    struct reentry *r = userdata;
+    bool active = false;
+    r->query = shardline_coordinator_is_active(r->c, &active);
+    r->handle = shardline_coordinator_handle(r->c, 0, "{\"type\":\"stop\"}");
+    shardline_coordinator_free(r->c); /* refused while running: nothing happens */
+    return requester != NULL ? shardline_decision_set_region(out, requester) : shardline_decision_set_pending(out);
+}
+
+static void reentry_free(void *userdata) { ((struct reentry *)userdata)->frees++; }
+
+static void test_coordinator_custom_strategy(void) {
+    begin("coordinator with a custom strategy: callbacks, re-entry, ownership");
+    struct reentry re;
+    memset(&re, 0, sizeof re);
+    struct shardline_custom_strategy cs;
+    memset(&cs, 0, sizeof cs);
+    cs.struct_size = (uint32_t)sizeof cs;
+    cs.userdata = &re;
+    cs.allocate = reenter_allocate;
+    cs.userdata_free = reentry_free;
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new_custom(&cs, "reenter", &s));
+    EXPECT(shardline_coordinator_new(s, "bad", NULL, &re.c), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(re.frees == 0, "a failed construction keeps the strategy the caller's");
+    OK(shardline_coordinator_new(s, NODE(0), NULL, &re.c));
+    OK(shardline_coordinator_start(re.c, 0));
+    OK(coordinator_input(re.c, 0, "{\"type\":\"leaseGranted\",\"token\":5,\"validUntilMs\":9223372036854775808}"));
+    OK(coordinator_input(re.c, 0, "{\"type\":\"stateLoaded\",\"state\":{\"snapshot\":null,\"events\":[]}}"));
+    OK(coordinator_input(re.c, 0, "{\"type\":\"member\",\"member\":{\"address\":\"" NODE(1) "\"}}"));
+    OK(coordinator_input(re.c, 0, "{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"rx\"},\"to\":"
+                                   "\"coordinator\",\"message\":{\"command\":{\"type\":\"register\",\"node\":\"" NODE(1)
+                                   "\"}}}}"));
+    OK(coordinator_input(re.c, 0, "{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"rx\"},\"to\":"
+                                   "\"coordinator\",\"message\":{\"command\":{\"type\":\"getShardHome\",\"shard\":\"9\"}}}}"));
+    CHECK(re.query == SHARDLINE_STATUS_REENTRANT_CALL, "a query from the callback: %s", shardline_status_str(re.query));
+    CHECK(re.handle == SHARDLINE_STATUS_REENTRANT_CALL, "an input from the callback: %s",
+          shardline_status_str(re.handle));
+    char *home = home_in_coordinator(re.c, "9");
+    CHECK(str_is(home, "rx"), "the callback's answer was used: %s", home);
+    shardline_string_free(home);
+    bool active = false;
+    OK(shardline_coordinator_is_active(re.c, &active));
+    CHECK(active, "the refused stop from the callback did nothing");
+    CHECK(re.frees == 0, "the strategy lives as long as the coordinator");
+    shardline_coordinator_free(re.c);
+    CHECK(re.frees == 1, "freeing the coordinator frees the strategy it took over");
+    end();
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/vectors";
     if (shardline_abi_version() != SHARDLINE_ABI_VERSION) {
@@ -1155,6 +1757,11 @@ int main(int argc, char **argv) {
     test_decision_errors();
     test_custom_strategy();
     test_delegating_strategy();
+    test_coordinator_lifecycle();
+    test_coordinator_get_shard_home();
+    test_cluster_exchange();
+    test_step_errors();
+    test_coordinator_custom_strategy();
     hashing_vectors(dir);
     replay_file(dir, "pekko-strategies.json");
     replay_file(dir, "actor-ts-strategies.json");

@@ -273,7 +273,12 @@ impl Strategy {
         f: impl FnOnce(Js, &mut dyn AllocationStrategy) -> R<T>,
     ) -> Result<T> {
         let js = Js::new(env.raw());
-        let holder = holder_of(js, this.object.raw()).ok().flatten();
+        // Only a JavaScript strategy has a holder to find; a named-property lookup costs more
+        // than a built-in decision, so built-ins skip it.
+        let holder = match self.config {
+            Some(_) => None,
+            None => holder_of(js, this.object.raw()).ok().flatten(),
+        };
         boundary(env, holder, |js| {
             let mut inner = self
                 .inner

@@ -36,7 +36,7 @@ function generate(seed, count) {
   }
   const out = []
   for (let i = 0; i < count; i++) {
-    const kind = pick(['least-shard', 'least-shard-legacy', 'consistent-hashing', 'external', 'actor-ts-hash', 'actor-ts-least-shard'])
+    const kind = pick(['least-shard', 'least-shard-legacy', 'consistent-hashing', 'bounded-load-hashing', 'external', 'actor-ts-hash', 'actor-ts-least-shard'])
     const actorTs = kind.startsWith('actor-ts')
     const nRegions = int(6) + (kind === 'external' ? 1 : 0)
     const nShards = int(30)
@@ -59,6 +59,9 @@ function generate(seed, count) {
         break
       case 'consistent-hashing':
         Object.assign(v.strategy, { rebalanceLimit: int(5) })
+        break
+      case 'bounded-load-hashing':
+        Object.assign(v.strategy, { epsilon: pick([0.1, 0.25, 1.0]), absoluteLimit: int(6) + 1, virtualNodesFactor: pick([1, 10, 100]) })
         break
       case 'external':
         v.strategy.locations = Object.fromEntries(shards.filter(() => rnd() < 0.5).map((s) => [s, pick(uniq)]))

@@ -99,7 +99,7 @@ pub enum LeaseRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Output {
-    Send(Envelope),
+    Send(#[serde(with = "crate::protocol::nested::envelope")] Envelope),
     /// Write-ahead: durable before any later output.
     Persist {
         token: FencingToken,
@@ -659,7 +659,7 @@ impl Coordinator {
         match cmd {
             Command::Register { node } => self.register(&from, &node, false),
             Command::RegisterProxy { node } => self.register(&from, &node, true),
-            Command::GetShardHome { shard } => self.get_shard_home(&shard, Some(&from)),
+            Command::GetShardHome { shard } => self.get_shard_home_request(shard, from),
             Command::ShardStarted { shard, stamp } => {
                 if let Some((r, sent)) = self.unacked.get(&shard) {
                     if *r == from && stamp >= *sent {
@@ -816,6 +816,34 @@ impl Coordinator {
         }
     }
 
+    /// [`Self::get_shard_home`] for a region's request, with the common case (allocated, not
+    /// moving) answered by moving the request's ids into the reply instead of copying them:
+    /// this is the coordinator's hot path.
+    fn get_shard_home_request(&mut self, shard: ShardId, from: RegionId) -> Result<()> {
+        if !self.all_regions_registered || self.handoffs.contains_key(&shard) {
+            return self.get_shard_home(&shard, Some(&from));
+        }
+        let Some((owner, version)) = self.state.home_and_version(&shard) else {
+            return self.get_shard_home(&shard, Some(&from));
+        };
+        if !self.terminating.contains(owner) {
+            let home = ShardHome {
+                region: owner.clone(),
+                stamp: Stamp {
+                    token: self.lease.token().unwrap_or_default(),
+                    version: crate::protocol::ShardVersion(version),
+                },
+                shard,
+            };
+            self.out.push_back(Output::Send(Envelope {
+                from: Endpoint::Coordinator,
+                to: Endpoint::Region(from),
+                message: Message::Directive(Directive::ShardHome(home)),
+            }));
+        }
+        Ok(())
+    }
+
     fn get_shard_home(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {
         if let Some(h) = self.handoffs.get_mut(shard) {
             if let Some(r) = requester {
@@ -826,10 +854,11 @@ impl Coordinator {
         if !self.all_regions_registered {
             return Ok(());
         }
-        if let Some(owner) = self.state.home_of(shard).cloned() {
-            if !self.terminating.contains(&owner) {
+        if let Some(owner) = self.state.home_of(shard) {
+            if !self.terminating.contains(owner) {
                 if let Some(r) = requester {
-                    self.send_home(r, shard, &owner);
+                    let owner = owner.clone();
+                    self.send_home(r, shard, owner);
                 }
             }
             return Ok(());
@@ -869,7 +898,7 @@ impl Coordinator {
         })?;
         self.host_shard(shard, &chosen);
         if let Some(r) = requester {
-            self.send_home(r, shard, &chosen);
+            self.send_home(r, shard, chosen.to_string());
         }
         Ok(())
     }
@@ -1240,13 +1269,13 @@ impl Coordinator {
         }));
     }
 
-    fn send_home(&mut self, to: &str, shard: &str, owner: &str) {
+    fn send_home(&mut self, to: &str, shard: &str, owner: RegionId) {
         let stamp = self.stamp(shard);
         self.send(
             to,
             Directive::ShardHome(ShardHome {
                 shard: shard.to_owned(),
-                region: owner.to_owned(),
+                region: owner,
                 stamp,
             }),
         );

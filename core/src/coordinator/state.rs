@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::key::IdKey;
 use crate::protocol::{EntityId, RegionId, ShardId};
 use crate::{Error, Result};
 
@@ -82,6 +83,15 @@ struct RegionRecord {
     shards: Vec<ShardId>,
 }
 
+/// What the state knows of one shard. Home and version share one entry so that answering
+/// `GetShardHome` takes one probe, and the home is the region's map position rather than a
+/// copy of its id, so a shard costs one key and a few words. Versions outlive allocations.
+#[derive(Debug, Clone, Copy, Default)]
+struct ShardEntry {
+    home: Option<u64>,
+    version: Option<u64>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct PersistentState {
     remember_entities: bool,
@@ -89,10 +99,11 @@ pub struct PersistentState {
     order: BTreeMap<u64, RegionId>,
     next_pos: u64,
     proxies: BTreeMap<RegionId, String>,
-    shards: HashMap<ShardId, RegionId>,
+    shards: HashMap<IdKey, ShardEntry>,
+    /// Entries with a home.
+    allocated: usize,
     unallocated: BTreeSet<ShardId>,
     remembered: BTreeMap<ShardId, BTreeSet<EntityId>>,
-    versions: HashMap<ShardId, u64>,
     seq: u64,
 }
 
@@ -109,7 +120,7 @@ impl PersistentState {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.regions.is_empty() && self.proxies.is_empty() && self.shards.is_empty()
+        self.regions.is_empty() && self.proxies.is_empty() && self.allocated == 0
     }
 
     pub fn has_region(&self, region: &str) -> bool {
@@ -141,11 +152,18 @@ impl PersistentState {
     }
 
     pub fn home_of(&self, shard: &str) -> Option<&RegionId> {
-        self.shards.get(shard)
+        self.home_and_version(shard).map(|(r, _)| r)
+    }
+
+    /// The shard's home and version, in one lookup (the coordinator's hot path).
+    pub fn home_and_version(&self, shard: &str) -> Option<(&RegionId, u64)> {
+        let e = self.shards.get(shard)?;
+        let region = &self.order[&e.home?];
+        Some((region, e.version.unwrap_or(0)))
     }
 
     pub fn shard_count(&self) -> usize {
-        self.shards.len()
+        self.allocated
     }
 
     pub fn shards_of(&self, region: &str) -> &[ShardId] {
@@ -173,14 +191,22 @@ impl PersistentState {
     }
 
     pub fn version(&self, shard: &str) -> u64 {
-        self.versions.get(shard).copied().unwrap_or(0)
+        self.shards.get(shard).and_then(|e| e.version).unwrap_or(0)
+    }
+
+    /// The shard's entry, created empty if needed (without allocating a key if it exists).
+    fn entry_mut(&mut self, shard: &str) -> &mut ShardEntry {
+        if !self.shards.contains_key(shard) {
+            self.shards.insert(IdKey::new(shard), ShardEntry::default());
+        }
+        self.shards.get_mut(shard).expect("just ensured")
     }
 
     /// Raises a shard's version without an event: hand-off starts and aborts are volatile.
     /// A successor coordinator outranks them with its larger fencing token; the same
     /// coordinator reloading under its own token keeps them with [`Self::raise_versions`].
     pub fn bump_version(&mut self, shard: &str) -> u64 {
-        let v = self.versions.entry(shard.to_owned()).or_insert(0);
+        let v = self.entry_mut(shard).version.get_or_insert(0);
         *v += 1;
         *v
     }
@@ -188,10 +214,14 @@ impl PersistentState {
     /// Puts every shard whose version `floor` has taken further past that version, so that
     /// stamps issued before a reload are neither undercut nor reused for another decision.
     pub fn raise_versions(&mut self, floor: &PersistentState) {
-        for (shard, v) in &floor.versions {
-            let mine = self.versions.entry(shard.clone()).or_insert(0);
-            if *v > *mine {
-                *mine = *v + 1;
+        for (shard, v) in floor
+            .shards
+            .iter()
+            .filter_map(|(s, e)| Some((s, e.version?)))
+        {
+            let mine = self.entry_mut(shard.as_str()).version.get_or_insert(0);
+            if v > *mine {
+                *mine = v + 1;
             }
         }
     }
@@ -251,7 +281,7 @@ impl PersistentState {
                 };
                 self.order.remove(&r.pos);
                 for s in r.shards {
-                    self.shards.remove(&s);
+                    self.unhome(&s);
                     if self.remember_entities {
                         self.unallocated.insert(s);
                     }
@@ -267,7 +297,7 @@ impl PersistentState {
                 region,
                 version,
             } => {
-                if let Some(owner) = self.shards.get(shard) {
+                if let Some(owner) = self.home_of(shard) {
                     return fail(format!("shard {shard:?} is already allocated to {owner:?}"));
                 }
                 if *version <= self.version(shard) {
@@ -280,12 +310,15 @@ impl PersistentState {
                     return fail(format!("region {region:?} is not registered"));
                 };
                 r.shards.push(shard.clone());
-                self.shards.insert(shard.clone(), region.clone());
+                let pos = r.pos;
+                let e = self.entry_mut(shard);
+                e.home = Some(pos);
+                e.version = Some(*version);
+                self.allocated += 1;
                 self.unallocated.remove(shard);
-                self.versions.insert(shard.clone(), *version);
             }
             Event::ShardHomeDeallocated { shard, version } => {
-                let Some(region) = self.shards.get(shard) else {
+                let Some(region) = self.home_of(shard).cloned() else {
                     return fail(format!("shard {shard:?} is not allocated"));
                 };
                 if *version <= self.version(shard) {
@@ -296,14 +329,14 @@ impl PersistentState {
                 }
                 let r = self
                     .regions
-                    .get_mut(region)
+                    .get_mut(&region)
                     .expect("shard homes are regions");
                 r.shards.retain(|s| s != shard);
-                self.shards.remove(shard);
+                self.entry_mut(shard).version = Some(*version);
+                self.unhome(shard);
                 if self.remember_entities {
                     self.unallocated.insert(shard.clone());
                 }
-                self.versions.insert(shard.clone(), *version);
             }
             Event::EntityRemembered { shard, entity } => {
                 if !self
@@ -334,9 +367,25 @@ impl PersistentState {
         Ok(())
     }
 
+    /// Takes the shard off its region in the index (the region's own list is the caller's);
+    /// the entry stays while it holds a version.
+    fn unhome(&mut self, shard: &str) {
+        if let Some(e) = self.shards.get_mut(shard) {
+            if e.home.take().is_some() {
+                self.allocated -= 1;
+            }
+            if e.version.is_none() {
+                self.shards.remove(shard);
+            }
+        }
+    }
+
     pub fn snapshot(&self) -> Snapshot {
-        let mut versions: BTreeMap<ShardId, u64> = BTreeMap::new();
-        versions.extend(self.versions.iter().map(|(k, v)| (k.clone(), *v)));
+        let versions: BTreeMap<ShardId, u64> = self
+            .shards
+            .iter()
+            .filter_map(|(k, e)| Some((k.as_str().to_owned(), e.version?)))
+            .collect();
         Snapshot {
             seq: self.seq,
             regions: self
@@ -376,17 +425,16 @@ impl PersistentState {
                 false,
             )?;
             for s in &r.shards {
-                if st.shards.contains_key(s) {
+                if st.home_of(s).is_some() {
                     return Err(Error::invalid_state(format!(
                         "snapshot: shard {s:?} is allocated twice"
                     )));
                 }
-                st.regions
-                    .get_mut(&r.region)
-                    .expect("just added")
-                    .shards
-                    .push(s.clone());
-                st.shards.insert(s.clone(), r.region.clone());
+                let record = st.regions.get_mut(&r.region).expect("just added");
+                record.shards.push(s.clone());
+                let pos = record.pos;
+                st.entry_mut(s).home = Some(pos);
+                st.allocated += 1;
             }
         }
         for p in &snapshot.proxies {
@@ -399,7 +447,7 @@ impl PersistentState {
             )?;
         }
         for s in &snapshot.unallocated {
-            if st.shards.contains_key(s) {
+            if st.home_of(s).is_some() {
                 return Err(Error::invalid_state(format!(
                     "snapshot: shard {s:?} is both allocated and unallocated"
                 )));
@@ -410,8 +458,9 @@ impl PersistentState {
             st.remembered
                 .insert(s.clone(), es.iter().cloned().collect::<BTreeSet<_>>());
         }
-        st.versions
-            .extend(snapshot.versions.iter().map(|(k, v)| (k.clone(), *v)));
+        for (s, v) in &snapshot.versions {
+            st.entry_mut(s).version = Some(*v);
+        }
         st.seq = snapshot.seq;
         Ok(st)
     }

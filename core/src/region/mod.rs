@@ -15,9 +15,11 @@ mod extractor;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::key::IdKey;
 use crate::protocol::{
     Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message, Payload,
     RegionId, ShardHome, ShardId, Stamp,
@@ -95,7 +97,7 @@ pub enum RegionInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum RegionOutput {
-    Send(Envelope),
+    Send(#[serde(with = "crate::protocol::nested::envelope")] Envelope),
     /// Start hosting a shard, with the entities to start right away (remember-entities).
     StartShard {
         shard: ShardId,
@@ -205,6 +207,9 @@ struct LocalShard {
 /// Terminated regions remembered for routing; old enough ones cannot come back late.
 const MAX_DEAD_REGIONS: usize = 4_096;
 
+/// Region ids kept for `homes` before unused ones are looked for.
+const MIN_NAMES_LIMIT: usize = 64;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shutdown {
     No,
@@ -226,9 +231,14 @@ pub struct Region {
     seen_token: FencingToken,
     registered: Option<FencingToken>,
     register_delay: u64,
-    /// Remote homes.
-    homes: HashMap<ShardId, RegionId>,
-    local: HashMap<ShardId, LocalShard>,
+    /// Remote homes. Shard ids inline and region ids shared (see [`Region::intern`]), so
+    /// routing to a cached home touches little memory and a cached home costs a few words.
+    homes: HashMap<IdKey, Arc<str>>,
+    /// The region ids `homes` refers to, one copy each.
+    names: HashSet<Arc<str>>,
+    /// `names` is pruned of ids no home refers to when it grows past this.
+    names_limit: usize,
+    local: HashMap<IdKey, LocalShard>,
     latest: HashMap<ShardId, Stamp>,
     asked: HashSet<ShardId>,
     /// Regions reported terminated, most recent last: a late `ShardHome` naming one must not
@@ -276,6 +286,8 @@ impl Region {
             seen_token: FencingToken(0),
             registered: None,
             homes: HashMap::new(),
+            names: HashSet::new(),
+            names_limit: MIN_NAMES_LIMIT,
             local: HashMap::new(),
             latest: HashMap::new(),
             asked: HashSet::new(),
@@ -298,7 +310,7 @@ impl Region {
     }
     /// Shards hosted here (in any state), sorted.
     pub fn local_shards(&self) -> Vec<ShardId> {
-        let mut v: Vec<ShardId> = self.local.keys().cloned().collect();
+        let mut v: Vec<ShardId> = self.local.keys().map(|s| s.as_str().to_owned()).collect();
         v.sort();
         v
     }
@@ -308,7 +320,7 @@ impl Region {
             .local
             .iter()
             .filter(|(_, l)| l.status == Status::Running)
-            .map(|(s, _)| s.clone())
+            .map(|(s, _)| s.as_str().to_owned())
             .collect();
         v.sort();
         v
@@ -321,7 +333,7 @@ impl Region {
         {
             return Some(&self.id);
         }
-        self.homes.get(shard).map(String::as_str)
+        self.homes.get(shard).map(|r| &**r)
     }
     pub fn buffered(&self) -> usize {
         self.buffer.len()
@@ -432,7 +444,8 @@ impl Region {
                 self.register_now();
             }
             RegionInput::RegionTerminated { region } => {
-                self.homes.retain(|_, r| *r != region);
+                self.homes.retain(|_, r| **r != *region);
+                self.names.remove(region.as_str());
                 if self.dead.insert(region.clone()) {
                     self.dead_order.push_back(region);
                     if self.dead_order.len() > MAX_DEAD_REGIONS {
@@ -444,7 +457,7 @@ impl Region {
             }
             RegionInput::ShardStopped { shard } => self.shard_stopped(&shard),
             RegionInput::EntityPassivated { shard, entity } => {
-                if let Some(l) = self.local.get_mut(&shard) {
+                if let Some(l) = self.local.get_mut(shard.as_str()) {
                     if l.entities.remove(&entity) && self.config.remember_entities {
                         self.tell_coordinator(Command::EntityPassivated { shard, entity });
                     }
@@ -502,8 +515,8 @@ impl Region {
         let mut paused: Vec<ShardId> = self
             .local
             .iter()
-            .filter(|(s, l)| l.status == Status::HandingOff && !self.buffer.has(s))
-            .map(|(s, _)| s.clone())
+            .filter(|(s, l)| l.status == Status::HandingOff && !self.buffer.has(s.as_str()))
+            .map(|(s, _)| s.as_str().to_owned())
             .collect();
         paused.sort();
         for shard in paused {
@@ -538,13 +551,16 @@ impl Region {
         if !self.buffer.has(shard) {
             if let Some(l) = self.local.get_mut(shard) {
                 if l.status == Status::Running {
-                    self.deliver_local(shard, msg);
+                    // Known entities (nearly every message) cost no copy of the id.
+                    let started =
+                        !l.entities.contains(&msg.entity) && l.entities.insert(msg.entity.clone());
+                    self.deliver_local(shard, msg, started);
                     return Ok(());
                 }
             }
             if let Some(home) = self.homes.get(shard) {
-                let to = home.clone();
-                self.forward(&to, shard, msg);
+                let to = home.to_string();
+                self.forward(to, shard, msg);
                 return Ok(());
             }
         }
@@ -561,9 +577,9 @@ impl Region {
         Ok(())
     }
 
-    fn deliver_local(&mut self, shard: &str, msg: Buffered) {
-        let l = self.local.get_mut(shard).expect("caller checked");
-        if l.entities.insert(msg.entity.clone()) && self.config.remember_entities {
+    /// `started`: the entity is new to the shard.
+    fn deliver_local(&mut self, shard: &str, msg: Buffered, started: bool) {
+        if started && self.config.remember_entities {
             let entity = msg.entity.clone();
             self.tell_coordinator(Command::EntityStarted {
                 shard: shard.to_owned(),
@@ -577,10 +593,10 @@ impl Region {
         });
     }
 
-    fn forward(&mut self, to: &str, shard: &str, msg: Buffered) {
+    fn forward(&mut self, to: RegionId, shard: &str, msg: Buffered) {
         self.out.push_back(RegionOutput::Send(Envelope {
             from: Endpoint::Region(self.id.clone()),
-            to: Endpoint::Region(to.to_owned()),
+            to: Endpoint::Region(to),
             message: Message::Forward(Forward {
                 shard: shard.to_owned(),
                 entity: msg.entity,
@@ -620,7 +636,7 @@ impl Region {
     // ---- directives ---------------------------------------------------------------------
 
     fn receive(&mut self, env: Envelope) {
-        if env.to != Endpoint::Region(self.id.clone()) {
+        if !matches!(&env.to, Endpoint::Region(to) if *to == self.id) {
             return;
         }
         match (env.from, env.message) {
@@ -691,9 +707,9 @@ impl Region {
                 if !self.admit("BeginHandOff", &shard, stamp) {
                     return;
                 }
-                self.homes.remove(&shard);
+                self.homes.remove(shard.as_str());
                 self.asked.remove(&shard);
-                if let Some(l) = self.local.get_mut(&shard) {
+                if let Some(l) = self.local.get_mut(shard.as_str()) {
                     if l.status == Status::Running {
                         l.status = Status::HandingOff;
                     }
@@ -704,8 +720,8 @@ impl Region {
                 if !self.admit("HandOff", &shard, stamp) {
                     return;
                 }
-                self.homes.remove(&shard);
-                match self.local.get_mut(&shard) {
+                self.homes.remove(shard.as_str());
+                match self.local.get_mut(shard.as_str()) {
                     None => self.tell_coordinator(Command::ShardStopped { shard, stamp }),
                     Some(l) => match &mut l.status {
                         Status::Stopping { ack, restart } => {
@@ -784,9 +800,10 @@ impl Region {
                 });
             }
         } else {
-            self.homes.insert(h.shard.clone(), h.region);
+            let home = self.intern(h.region);
+            self.homes.insert(IdKey::new(&h.shard), home);
         }
-        if let Some(l) = self.local.get_mut(&h.shard) {
+        if let Some(l) = self.local.get_mut(h.shard.as_str()) {
             match &mut l.status {
                 Status::Running | Status::HandingOff => {
                     // Superseded (a forced move): stop our copy now.
@@ -804,13 +821,28 @@ impl Region {
         self.flush(&h.shard);
     }
 
+    /// The shared copy of a region id, for `homes`. Ids of regions that died without being
+    /// reported are dropped once nothing refers to them, whenever the set has doubled.
+    fn intern(&mut self, region: RegionId) -> Arc<str> {
+        if let Some(name) = self.names.get(region.as_str()) {
+            return name.clone();
+        }
+        if self.names.len() >= self.names_limit {
+            self.names.retain(|n| Arc::strong_count(n) > 1);
+            self.names_limit = (2 * self.names.len()).max(MIN_NAMES_LIMIT);
+        }
+        let name: Arc<str> = region.into();
+        self.names.insert(name.clone());
+        name
+    }
+
     fn host(&mut self, shard: &str, stamp: Stamp, entities: Vec<EntityId>, ack: bool) {
         self.homes.remove(shard);
         self.asked.remove(shard);
         match self.local.get_mut(shard) {
             None => {
                 self.local.insert(
-                    shard.to_owned(),
+                    IdKey::new(shard),
                     LocalShard {
                         status: Status::Running,
                         entities: entities.iter().cloned().collect(),

@@ -709,3 +709,35 @@ fn config_from_json() {
     assert!(RegionConfig::from_json(&serde_json::json!({"bufferCapacity": 0})).is_err());
     assert!(Region::new(RegionConfig::default(), "", NODE, extractor()).is_err());
 }
+
+#[test]
+fn cached_homes_share_region_ids_and_forget_unused_ones() {
+    let mut t = T::registered(RegionConfig::default());
+    // One shard moving through many regions that are never reported dead: the interned ids
+    // of the regions it left are dropped, so they cannot pile up.
+    for v in 1..=1000 {
+        t.dir(home("s", &format!("r{v}"), v));
+    }
+    assert_eq!(t.r.home_of("s"), Some("r1000"));
+    assert!(
+        t.r.names.len() <= 2 * MIN_NAMES_LIMIT,
+        "{}",
+        t.r.names.len()
+    );
+    // Many shards on one region share one copy of its id.
+    for k in 0..100 {
+        t.dir(home(&format!("k{k}"), "b", 1));
+    }
+    let b = t.r.names.get("b").expect("interned").clone();
+    assert_eq!(
+        Arc::strong_count(&b),
+        102,
+        "100 homes, the set and this handle"
+    );
+    t.send("k7:e", "m");
+    assert_eq!(forwards(&t.out()), vec![("b".to_string(), "m".to_string())]);
+    // A reported death forgets its homes and its id.
+    t.r.handle(t.now, RegionInput::RegionTerminated { region: "b".into() });
+    assert_eq!(t.r.home_of("k7"), None);
+    assert!(!t.r.names.contains("b"));
+}

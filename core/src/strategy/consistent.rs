@@ -131,6 +131,12 @@ impl AllocationStrategy for ConsistentHashing {
         for r in state.regions() {
             region_by_node.insert(state.node_of(r).as_str(), r);
         }
+        // Per ring node once, rather than a string-keyed lookup per shard.
+        let target_of: Vec<&Region> = ring
+            .nodes
+            .iter()
+            .map(|n| region_by_node[n.as_str()])
+            .collect();
         let mut by_address: Vec<&Region> = state.regions().collect();
         by_address.sort_by(|a, b| state.node_of(a).pekko_cmp(state.node_of(b)));
         let limit = usize::try_from(self.rebalance_limit)
@@ -148,7 +154,7 @@ impl AllocationStrategy for ConsistentHashing {
                 let Some(i) = ring.ring.node_for(s) else {
                     continue;
                 };
-                let target = region_by_node[ring.nodes[i].as_str()];
+                let target = target_of[i];
                 if target.id() != r.id() {
                     picked.push(s.clone());
                 }

@@ -1,0 +1,263 @@
+//! Hot paths of the two state machines at scale.
+//!
+//! * `coordinator/get-shard-home/R100_S100000`: an active coordinator with 100 registered
+//!   regions and 100k shards allocated (by least-shard, every `HostShard` acknowledged)
+//!   answers `GetShardHome` for an allocated shard from a region: one op is
+//!   `handle(Receive(..))`, taking the one `ShardHome` output, and dropping it. The envelopes
+//!   are built outside the timed section (the host owns them as they come off the wire).
+//!   Shards are asked for in a scattered order, so at 100k most lookups miss the CPU caches;
+//!   `get-shard-home/R10_S1000` is the same on a state that stays in cache.
+//! * `region/route-remote/S100000`: a region that knows the home of every one of 100k shards
+//!   (Pekko extractor, 100 regions, 1% of the shards local) routes an entity message for a
+//!   remote shard: one op is `route(entity, payload)` (entity -> shard included), taking the
+//!   `Send` of the forward and dropping it; 16k distinct entities in a scattered order;
+//! * `region/route-local/S100000`: the same for a shard hosted here (`Deliver`).
+//!
+//! Throughput is in elements, so criterion also reports ops/s.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use shardline_core::address::Address;
+use shardline_core::cluster::Member;
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
+use shardline_core::lease::LeaseGrant;
+use shardline_core::protocol::{
+    Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
+};
+use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
+use shardline_core::store::StoredState;
+use shardline_core::strategy::StrategyConfig;
+
+const REGIONS: usize = 100;
+const SHARDS: usize = 100_000;
+/// Distinct entities routed to, each way: enough that the shards they hit do not stay cached.
+const ENTITIES: usize = 16_384;
+
+fn node(i: usize) -> String {
+    format!("pekko://sys@10.0.{}.{}:2552", i >> 8, i & 255)
+}
+
+fn from_region(region: &str, command: Command) -> Input {
+    Input::Receive(Envelope {
+        from: Endpoint::Region(region.to_owned()),
+        to: Endpoint::Coordinator,
+        message: Message::Command(command),
+    })
+}
+
+/// Feeds the `ShardStarted` acks for every `HostShard` in `out` back, as regions would.
+fn ack_hosts(co: &mut Coordinator, out: Vec<Output>) {
+    for o in out {
+        if let Output::Send(Envelope {
+            to: Endpoint::Region(region),
+            message: Message::Directive(Directive::HostShard { shard, stamp, .. }),
+            ..
+        }) = o
+        {
+            let ack = from_region(&region, Command::ShardStarted { shard, stamp });
+            co.handle(0, ack).expect("ack");
+        }
+    }
+    co.drain_outputs();
+}
+
+/// An active coordinator with `r` regions (one per Up member) and shards `0..s` allocated
+/// through `GetShardHome`, i.e. by the coordinator's own least-shard strategy.
+fn coordinator(r: usize, s: usize) -> Coordinator {
+    let strategy = StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"}))
+        .and_then(|c| c.build())
+        .expect("strategy");
+    // Snapshots are outputs the host writes away, not state: none, so the setup is quick.
+    let config = CoordinatorConfig {
+        snapshot_after: 0,
+        ..CoordinatorConfig::default()
+    };
+    let self_address = Address::parse(&node(0)).expect("address");
+    let mut co = Coordinator::new(config, strategy, self_address).expect("coordinator");
+    co.start(0);
+    let grant = LeaseGrant {
+        token: FencingToken(1),
+        valid_until_ms: 1 << 63,
+    };
+    co.handle(0, Input::LeaseGranted(grant)).expect("lease");
+    co.handle(0, Input::StateLoaded(StoredState::default()))
+        .expect("load");
+    for i in 0..r {
+        let address = Address::parse(&node(i)).expect("address");
+        co.handle(0, Input::Member(Member::new(address)))
+            .expect("member");
+        let register = Command::Register { node: node(i) };
+        co.handle(0, from_region(&format!("r{i}"), register))
+            .expect("register");
+    }
+    co.drain_outputs();
+    for k in 0..s {
+        let ask = Command::GetShardHome {
+            shard: k.to_string(),
+        };
+        co.handle(0, from_region(&format!("r{}", k % r), ask))
+            .expect("allocate");
+        if k % 1024 == 1023 {
+            let out = co.drain_outputs();
+            ack_hosts(&mut co, out);
+        }
+    }
+    let out = co.drain_outputs();
+    ack_hosts(&mut co, out);
+    assert_eq!(co.state().shard_count(), s, "every shard allocated");
+    co
+}
+
+/// A cheap deterministic walk over `0..n` (a full-period LCG step would do; this is enough to
+/// defeat any locality between consecutive ops).
+fn next(i: &mut usize, n: usize) -> usize {
+    *i = (*i + 7919) % n;
+    *i
+}
+
+fn get_shard_home(c: &mut Criterion) {
+    let mut g = c.benchmark_group("coordinator");
+    g.throughput(Throughput::Elements(1));
+    for (regions, shards) in [(REGIONS, SHARDS), (10, 1000)] {
+        let mut co = coordinator(regions, shards);
+        // Behaviour check outside the timed loop: exactly one ShardHome send, with the owner.
+        let ask = Command::GetShardHome { shard: "42".into() };
+        co.handle(0, from_region("r3", ask)).expect("ask");
+        let out = co.drain_outputs();
+        let owner = co.state().home_of("42").cloned().expect("allocated");
+        assert!(
+            matches!(out.as_slice(), [Output::Send(Envelope {
+                to: Endpoint::Region(to),
+                message: Message::Directive(Directive::ShardHome(ShardHome { shard, region, .. })),
+                ..
+            })] if to == "r3" && shard == "42" && *region == owner),
+            "one ShardHome for 42 to r3, got {out:?}"
+        );
+        let mut i = 0usize;
+        let id = BenchmarkId::new("get-shard-home", format!("R{regions}_S{shards}"));
+        g.bench_function(id, |b| {
+            b.iter_batched(
+                || {
+                    let k = next(&mut i, shards);
+                    let shard = k.to_string();
+                    from_region(
+                        &format!("r{}", k % regions),
+                        Command::GetShardHome { shard },
+                    )
+                },
+                |input| {
+                    co.handle(0, input).expect("step");
+                    black_box(co.poll_output());
+                },
+                BatchSize::NumIterations(4096),
+            )
+        });
+    }
+    g.finish();
+}
+
+/// Region `r0` of `REGIONS`, registered, told the home of every shard `0..SHARDS`, hosting
+/// every shard `k` with `k % REGIONS == 0`; with entity ids whose shard is local and remote.
+fn region() -> (Region, Vec<String>, Vec<String>) {
+    let extractor = ShardExtractor::pekko(SHARDS as i32).expect("extractor");
+    let mut region =
+        Region::new(RegionConfig::default(), "r0", &node(0), extractor).expect("region");
+    region.start(0);
+    let directive = |d: Directive| {
+        RegionInput::Receive(Envelope {
+            from: Endpoint::Coordinator,
+            to: Endpoint::Region("r0".into()),
+            message: Message::Directive(d),
+        })
+    };
+    let token = FencingToken(1);
+    region.handle(0, directive(Directive::RegisterAck { token }));
+    let stamp = Stamp::new(1, 1);
+    let homes: Vec<ShardHome> = (0..SHARDS)
+        .filter(|k| k % REGIONS != 0)
+        .map(|k| ShardHome {
+            shard: k.to_string(),
+            region: format!("r{}", k % REGIONS),
+            stamp,
+        })
+        .collect();
+    for batch in homes.chunks(500) {
+        let homes = batch.to_vec();
+        region.handle(0, directive(Directive::ShardHomes { token, homes }));
+    }
+    for k in (0..SHARDS).step_by(REGIONS) {
+        let host = Directive::HostShard {
+            shard: k.to_string(),
+            stamp,
+            entities: Vec::new(),
+        };
+        region.handle(0, directive(host));
+    }
+    region.drain_outputs();
+    let (mut local, mut remote) = (Vec::new(), Vec::new());
+    for e in 0.. {
+        let entity = format!("entity-{e}");
+        let shard: usize = region.shard_of(&entity).expect("shard").parse().expect("n");
+        if shard % REGIONS == 0 {
+            if local.len() < ENTITIES {
+                local.push(entity);
+            }
+        } else if remote.len() < ENTITIES {
+            remote.push(entity);
+        }
+        if local.len() == ENTITIES && remote.len() == ENTITIES {
+            break;
+        }
+    }
+    (region, local, remote)
+}
+
+fn route(c: &mut Criterion) {
+    let (mut region, local, remote) = region();
+    let size = format!("S{SHARDS}");
+    let mut g = c.benchmark_group("region");
+    g.throughput(Throughput::Elements(1));
+    for (name, entities) in [("route-remote", &remote), ("route-local", &local)] {
+        // Behaviour check outside the timed loop: the expected single output.
+        region.route(0, &entities[0], vec![1]).expect("routed");
+        let out = region.drain_outputs();
+        let ok = match out.as_slice() {
+            [RegionOutput::Send(Envelope {
+                message: Message::Forward(_),
+                ..
+            })] => name == "route-remote",
+            [RegionOutput::Deliver { .. }] => name == "route-local",
+            _ => false,
+        };
+        assert!(ok, "{name}: {out:?}");
+        let mut i = 0usize;
+        g.bench_function(BenchmarkId::new(name, &size), |b| {
+            b.iter_batched(
+                || (next(&mut i, entities.len()), vec![0u8; 16]),
+                |(e, payload)| {
+                    region.route(0, &entities[e], payload).expect("routed");
+                    black_box(region.poll_output());
+                },
+                BatchSize::NumIterations(4096),
+            )
+        });
+    }
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .without_plots()
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = get_shard_home, route
+}
+criterion_main!(benches);

@@ -1,0 +1,266 @@
+//! Memory per shard: live heap bytes of an active coordinator, and of an allocation state
+//! alone, holding R=100 regions and S shards (decimal ids "0".."S-1"), per shard.
+//!
+//!     cargo bench -p shardline-core --bench memory -- [--quick] [--out FILE]
+//!
+//! Sizes: S in {10k, 100k}, plus 1M with `BENCH_FULL=1` (`--quick` changes nothing: both
+//! default sizes take about a second). Figures: `core.memory.coordinator.bytes_per_shard.S{s}`
+//! and `core.memory.state.bytes_per_shard.S{s}` (bytes), written as a results fragment to
+//! `--out FILE` (or `BENCH_OUT_FILE`).
+//!
+//! What is counted: a counting wrapper around the system allocator tracks requested bytes
+//! (the figures), and also what glibc's malloc would hold for them (chunks of the request
+//! plus an 8-byte header rounded up to 16, at least 32: the table's "malloc" columns and the
+//! `*.malloc_bytes_per_shard.*` figures), since many small ids make the difference large.
+//! Per shard is the difference between the
+//! same structure with S shards and with none (same regions and members), divided by S.
+//! The coordinator holds both its persistent state and the allocation map the strategies read,
+//! reached as in production: regions register, each shard is allocated by `GetShardHome`
+//! and acknowledged by `ShardStarted`, outputs are drained.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use shardline_core::address::Address;
+use shardline_core::allocation::AllocationState;
+use shardline_core::cluster::{ClusterView, Member};
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
+use shardline_core::lease::LeaseGrant;
+use shardline_core::protocol::{Command, Directive, Endpoint, Envelope, FencingToken, Message};
+use shardline_core::store::StoredState;
+use shardline_core::strategy::{Allocation, StrategyConfig};
+
+/// Live bytes requested from the system allocator by this process.
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+/// The same, as glibc malloc chunks.
+static CHUNKS: AtomicIsize = AtomicIsize::new(0);
+
+fn chunk(size: usize) -> isize {
+    ((size + 8 + 15) & !15).max(32) as isize
+}
+
+fn count(size: usize, sign: isize) {
+    LIVE.fetch_add(sign * size as isize, Ordering::Relaxed);
+    CHUNKS.fetch_add(sign * chunk(size), Ordering::Relaxed);
+}
+
+struct Counting;
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            count(layout.size(), 1);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            count(layout.size(), 1);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        count(layout.size(), -1);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            count(layout.size(), -1);
+            count(new_size, 1);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// (requested, malloc chunks) live now.
+fn live() -> (isize, isize) {
+    (LIVE.load(Ordering::Relaxed), CHUNKS.load(Ordering::Relaxed))
+}
+
+const REGIONS: usize = 100;
+
+fn node(i: usize) -> String {
+    format!("pekko://sys@10.0.{}.{}:2552", i >> 8, i & 255)
+}
+
+fn least_shard() -> StrategyConfig {
+    StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"})).expect("config")
+}
+
+fn from_region(region: &str, command: Command) -> Input {
+    Input::Receive(Envelope {
+        from: Endpoint::Region(region.to_owned()),
+        to: Endpoint::Coordinator,
+        message: Message::Command(command),
+    })
+}
+
+/// Answers every `HostShard` with `ShardStarted`, as the regions would, and drops the rest.
+fn settle(co: &mut Coordinator) {
+    for o in co.drain_outputs() {
+        if let Output::Send(Envelope {
+            to: Endpoint::Region(region),
+            message: Message::Directive(Directive::HostShard { shard, stamp, .. }),
+            ..
+        }) = o
+        {
+            let ack = from_region(&region, Command::ShardStarted { shard, stamp });
+            co.handle(0, ack).expect("ack");
+        }
+    }
+    co.drain_outputs();
+}
+
+/// An active coordinator with `REGIONS` registered regions and shards `0..s` allocated.
+fn coordinator(s: usize) -> Coordinator {
+    let strategy = least_shard().build().expect("strategy");
+    // Snapshots are outputs the host writes away, not state: none, so building 1M is quick.
+    let config = CoordinatorConfig {
+        snapshot_after: 0,
+        ..CoordinatorConfig::default()
+    };
+    let self_address = Address::parse(&node(0)).expect("address");
+    let mut co = Coordinator::new(config, strategy, self_address).expect("coordinator");
+    co.start(0);
+    let grant = LeaseGrant {
+        token: FencingToken(1),
+        valid_until_ms: 1 << 63,
+    };
+    co.handle(0, Input::LeaseGranted(grant)).expect("lease");
+    co.handle(0, Input::StateLoaded(StoredState::default()))
+        .expect("load");
+    for i in 0..REGIONS {
+        let address = Address::parse(&node(i)).expect("address");
+        co.handle(0, Input::Member(Member::new(address)))
+            .expect("member");
+        let register = Command::Register { node: node(i) };
+        co.handle(0, from_region(&format!("r{i}"), register))
+            .expect("register");
+    }
+    settle(&mut co);
+    for k in 0..s {
+        let ask = Command::GetShardHome {
+            shard: k.to_string(),
+        };
+        co.handle(0, from_region(&format!("r{}", k % REGIONS), ask))
+            .expect("allocate");
+        if k % 256 == 255 {
+            settle(&mut co);
+        }
+    }
+    settle(&mut co);
+    assert_eq!(co.state().shard_count(), s);
+    assert_eq!(co.allocation().shard_count(), s);
+    co
+}
+
+/// An allocation state with `REGIONS` regions and shards `0..s` placed by least-shard.
+fn state(s: usize) -> AllocationState {
+    let mut strategy = least_shard().build().expect("strategy");
+    let mut state = AllocationState::new(ClusterView::new(Address::parse(&node(0)).expect("a")));
+    for i in 0..REGIONS {
+        let a = Address::parse(&node(i)).expect("address");
+        state.upsert_member(Member::new(a.clone()));
+        state
+            .add_region(&format!("r{i}"), a, false)
+            .expect("region");
+    }
+    for k in 0..s {
+        let id = k.to_string();
+        match strategy
+            .allocate(&state, None, &id, None)
+            .expect("allocate")
+        {
+            Allocation::Region(r) => state.add_shard(&r, &id).expect("add"),
+            Allocation::Pending => unreachable!("every region is on an Up member"),
+        }
+    }
+    state
+}
+
+/// Live bytes (requested, malloc chunks) held by what `build` returns, while it is alive.
+fn held<T>(build: impl FnOnce() -> T) -> (isize, isize) {
+    let before = live();
+    let value = build();
+    let after = live();
+    drop(value);
+    (after.0 - before.0, after.1 - before.1)
+}
+
+fn usage(why: &str) -> ! {
+    eprintln!("memory: {why} (usage: memory [--quick] [--out FILE])");
+    std::process::exit(2);
+}
+
+fn main() {
+    let mut out = std::env::var("BENCH_OUT_FILE").ok();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--out" => match args.next() {
+                Some(file) => out = Some(file),
+                None => usage("--out needs a file"),
+            },
+            // `--quick`, and `--bench` that cargo passes: nothing to change.
+            "--quick" | "--bench" => {}
+            other => usage(&format!("unknown argument {other:?}")),
+        }
+    }
+    let mut sizes = vec![10_000, 100_000];
+    if std::env::var("BENCH_FULL").is_ok_and(|v| v == "1") {
+        sizes.push(1_000_000);
+    }
+    let coordinator_base = held(|| coordinator(0));
+    let state_base = held(|| state(0));
+    println!("R={REGIONS} regions; bytes per shard = (live bytes with S shards - with none) / S");
+    println!(
+        "{:>9}  {:>12}  {:>10}  {:>10}  {:>12}  {:>10}  {:>10}",
+        "S", "coordinator", "per shard", "malloc", "state", "per shard", "malloc"
+    );
+    let mut figures = Vec::new();
+    let per_shard = |total: isize, base: isize, s: usize| (total - base) as f64 / s as f64;
+    for s in sizes {
+        let c = held(|| coordinator(s));
+        let a = held(|| state(s));
+        let cs = (
+            per_shard(c.0, coordinator_base.0, s),
+            per_shard(c.1, coordinator_base.1, s),
+        );
+        let as_ = (
+            per_shard(a.0, state_base.0, s),
+            per_shard(a.1, state_base.1, s),
+        );
+        println!(
+            "{s:>9}  {:>12}  {:>10.1}  {:>10.1}  {:>12}  {:>10.1}  {:>10.1}",
+            c.0 - coordinator_base.0,
+            cs.0,
+            cs.1,
+            a.0 - state_base.0,
+            as_.0,
+            as_.1
+        );
+        for (what, v) in [("coordinator", cs), ("state", as_)] {
+            for (kind, value) in [("bytes_per_shard", v.0), ("malloc_bytes_per_shard", v.1)] {
+                figures.push(serde_json::json!({
+                    "name": format!("core.memory.{what}.{kind}.S{s}"),
+                    "value": (value * 10.0).round() / 10.0,
+                    "unit": "bytes",
+                }));
+            }
+        }
+    }
+    if let Some(path) = out {
+        let doc = serde_json::json!({"figures": figures, "ratios": []});
+        let text = serde_json::to_string_pretty(&doc).expect("json") + "\n";
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("memory: cannot write {path}: {e}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Compact map keys for ids on hot paths.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+const INLINE: usize = 23;
+
+/// An id (a shard id, usually) as a hash map key. Ids of up to 23 bytes, i.e. decimal numbers
+/// and most names, are held inline: a lookup compares the key without following a pointer to
+/// another cache line, and the key costs no allocation. Hashes and compares exactly as the
+/// `str`, so maps keyed by it are queried with `&str`.
+#[derive(Clone)]
+pub(crate) enum IdKey {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<str>),
+}
+
+impl IdKey {
+    pub fn new(s: &str) -> IdKey {
+        let mut bytes = [0u8; INLINE];
+        match bytes.get_mut(..s.len()) {
+            Some(b) => {
+                b.copy_from_slice(s.as_bytes());
+                IdKey::Inline {
+                    len: s.len() as u8,
+                    bytes,
+                }
+            }
+            None => IdKey::Heap(s.into()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            IdKey::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..*len as usize]).expect("copied from a str")
+            }
+            IdKey::Heap(s) => s,
+        }
+    }
+}
+
+impl Borrow<str> for IdKey {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Hash for IdKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl PartialEq for IdKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for IdKey {}
+
+impl fmt::Debug for IdKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_str().fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn short_and_long_ids_are_found_by_str() {
+        let long = "x".repeat(INLINE + 1);
+        let ids = ["", "7", "12345", "é-ünïcode", &"y".repeat(INLINE), &long];
+        let mut m = HashMap::new();
+        for (i, id) in ids.iter().enumerate() {
+            m.insert(IdKey::new(id), i);
+        }
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(m.get(*id), Some(&i), "{id:?}");
+            assert_eq!(IdKey::new(id).as_str(), *id);
+        }
+        assert!(matches!(
+            IdKey::new(&"y".repeat(INLINE)),
+            IdKey::Inline { .. }
+        ));
+        assert!(matches!(IdKey::new(&long), IdKey::Heap(_)));
+        assert_eq!(m.get("12346"), None);
+        assert_eq!(format!("{:?}", IdKey::new("a")), "\"a\"");
+    }
+}

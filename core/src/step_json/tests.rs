@@ -1,0 +1,297 @@
+use serde_json::json;
+
+use super::*;
+use crate::coordinator::{LeaseRequest, Notice, Output};
+use crate::protocol::{Command, Directive, Endpoint, Message, ShardHome, Stamp};
+use crate::region::RegionOutput;
+
+fn envelope(shard: &str) -> Envelope {
+    Envelope {
+        from: Endpoint::Region("r1".into()),
+        to: Endpoint::Coordinator,
+        message: Message::Command(Command::GetShardHome {
+            shard: shard.into(),
+        }),
+    }
+}
+
+fn input(text: &str) -> Result<Input> {
+    coordinator_input(text, "input")
+}
+
+fn error(text: &str) -> String {
+    let e = input(text).expect_err(text);
+    assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{text}");
+    e.message().to_owned()
+}
+
+#[test]
+fn kind_tables_follow_serde_names() {
+    for (i, name) in COORDINATOR_KINDS.iter().enumerate() {
+        let k: InputKind = serde_json::from_value(json!(name)).unwrap();
+        assert_eq!(k as usize, i, "{name}");
+    }
+    for (i, name) in REGION_KINDS.iter().enumerate() {
+        let k: RegionKind = serde_json::from_value(json!(name)).unwrap();
+        assert_eq!(k as usize, i, "{name}");
+    }
+}
+
+#[test]
+fn every_coordinator_input_round_trips() {
+    let mut member = Member::new(Address::parse("pekko://sys@h1:2552").unwrap());
+    member.status = MemberStatus::Leaving;
+    member.app_version = Version::parse("1.2.3").unwrap();
+    member.data_center = "dc2".into();
+    member.up_number = 4;
+    let all = vec![
+        Input::Receive(envelope("7")),
+        Input::Member(member),
+        Input::MemberRemoved {
+            address: "pekko://sys@h1:2552".into(),
+        },
+        Input::Reachability {
+            address: "pekko://sys@h1:2552".into(),
+            reachable: false,
+        },
+        Input::RegionTerminated {
+            region: "r1".into(),
+        },
+        Input::LeaseGranted(LeaseGrant {
+            token: FencingToken(1),
+            valid_until_ms: u64::MAX,
+        }),
+        Input::LeaseDenied,
+        Input::LeaseRenewed {
+            token: FencingToken(2),
+            valid_until_ms: 9,
+        },
+        Input::LeaseRenewFailed {
+            token: FencingToken(3),
+        },
+        Input::LeaseLost {
+            token: FencingToken(4),
+        },
+        Input::StateLoaded(StoredState::default()),
+        Input::StateLoadFailed { fenced: true },
+        Input::StoreFailed { fenced: false },
+        Input::PreparingForShutdown,
+        Input::Stop,
+    ];
+    assert_eq!(all.len(), COORDINATOR_KINDS.len());
+    for i in all {
+        let text = to_string(&i).unwrap();
+        assert_eq!(input(&text).unwrap(), i, "{text}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(from_value::<Input>(&value, "input").unwrap(), i, "{text}");
+    }
+}
+
+#[test]
+fn every_region_input_round_trips() {
+    let all = vec![
+        RegionInput::Receive(envelope("3")),
+        RegionInput::CoordinatorChanged,
+        RegionInput::RegionTerminated {
+            region: "r2".into(),
+        },
+        RegionInput::ShardStopped { shard: "3".into() },
+        RegionInput::EntityPassivated {
+            shard: "3".into(),
+            entity: "e".into(),
+        },
+        RegionInput::GracefulShutdown,
+    ];
+    assert_eq!(all.len(), REGION_KINDS.len());
+    for i in all {
+        let text = to_string(&i).unwrap();
+        assert_eq!(region_input(&text, "input").unwrap(), i, "{text}");
+    }
+}
+
+#[test]
+fn documented_shapes() {
+    // The shapes the Node typings declare, field order free.
+    assert_eq!(
+        to_string(&Input::LeaseGranted(LeaseGrant {
+            token: FencingToken(1),
+            valid_until_ms: 5
+        }))
+        .unwrap(),
+        r#"{"type":"leaseGranted","token":1,"validUntilMs":5}"#
+    );
+    assert_eq!(
+        input(r#"{"validUntilMs":5,"token":1,"type":"leaseRenewed"}"#).unwrap(),
+        Input::LeaseRenewed {
+            token: FencingToken(1),
+            valid_until_ms: 5
+        }
+    );
+    assert_eq!(
+        input(
+            r#"{"type":"receive","envelope":{"from":{"region":"r1"},"to":"coordinator",
+                "message":{"command":{"type":"getShardHome","shard":"7"}}}}"#
+        )
+        .unwrap(),
+        Input::Receive(envelope("7"))
+    );
+    assert_eq!(
+        input(r#"{"type":"stateLoaded","state":{"snapshot":null,"events":[]}}"#).unwrap(),
+        Input::StateLoaded(StoredState::default())
+    );
+    assert_eq!(
+        from_str::<RegionInput>(r#"{"type":"gracefulShutdown"}"#, "input").unwrap(),
+        RegionInput::GracefulShutdown
+    );
+}
+
+#[test]
+fn members_take_defaults_and_canonical_addresses() {
+    let Input::Member(m) =
+        input(r#"{"type":"member","member":{"address":"pekko://sys@h:02552"}}"#).unwrap()
+    else {
+        panic!("not a member input")
+    };
+    assert_eq!(
+        m,
+        Member::new(Address::parse("pekko://sys@h:2552").unwrap())
+    );
+    let Input::Member(m) = input(
+        r#"{"type":"member","member":{"address":"pekko://sys@h:1","status":"Joining",
+            "appVersion":"2.0.0","dataCenter":"east","upNumber":-3}}"#,
+    )
+    .unwrap() else {
+        panic!("not a member input")
+    };
+    assert_eq!(m.status, MemberStatus::Joining);
+    assert_eq!(m.app_version.as_str(), "2.0.0");
+    assert_eq!(m.data_center, "east");
+    assert_eq!(m.up_number, -3);
+    assert_eq!(
+        input(r#"{"type":"memberRemoved","address":"pekko://sys@h:02552"}"#).unwrap(),
+        Input::MemberRemoved {
+            address: "pekko://sys@h:2552".into()
+        }
+    );
+}
+
+#[test]
+fn errors_name_the_field() {
+    let cases = [
+        (r#"{"type":"bogus"}"#, "input.type: unknown variant `bogus`"),
+        (r#"{}"#, "input: missing field `type`"),
+        (
+            r#"{"type":"leaseGranted","token":"x","validUntilMs":1}"#,
+            "input.token: invalid type: string \"x\"",
+        ),
+        (
+            r#"{"type":"leaseGranted","token":1}"#,
+            "input: type \"leaseGranted\" needs field `validUntilMs`",
+        ),
+        (
+            r#"{"type":"stop","token":1}"#,
+            "input: field `token` does not belong to type \"stop\"",
+        ),
+        (r#"{"type":"stop","tokn":1}"#, "unknown field `tokn`"),
+        (
+            r#"{"type":"member","member":{"address":"no address"}}"#,
+            "input.member.address: address \"no address\"",
+        ),
+        (
+            r#"{"type":"member","member":{"address":"pekko://s@h:1","status":"Upp"}}"#,
+            "input.member.status: member status \"Upp\"",
+        ),
+        (
+            r#"{"type":"member","member":{"address":"pekko://s@h:1","upNumber":1e99}}"#,
+            "input.member.upNumber: invalid type",
+        ),
+        (
+            r#"{"type":"receive","envelope":{"from":{"region":"r1"},"to":"coordinator","message":{"comand":{}}}}"#,
+            "input.envelope.message: unknown variant `comand`",
+        ),
+        (
+            r#"{"type":"receive","envelope":{"from":"nobody","to":"coordinator","message":{}}}"#,
+            "input.envelope.from: unknown variant `nobody`",
+        ),
+        ("not json", "input: expected a JSON object"),
+        ("[1]", "input: expected a JSON object"),
+        (
+            "{\"type\":",
+            "input.type: EOF while parsing a value at line 1 column 8",
+        ),
+        (r#"{"type":"stop"} x"#, "input: trailing characters"),
+    ];
+    for (text, want) in cases {
+        let got = error(text);
+        assert!(got.starts_with(want) || got.contains(want), "{text}: {got}");
+    }
+}
+
+#[test]
+fn values_fail_like_text() {
+    let v = json!({"type": "leaseLost", "token": -1});
+    let e = coordinator_input_value(&v, "input").unwrap_err();
+    assert!(e.message().starts_with("input.token: invalid value"), "{e}");
+    let e = coordinator_input_value(&json!([1]), "input").unwrap_err();
+    assert_eq!(e.message(), "input: expected an object, got an array");
+    let v = json!({"type": "entityPassivated", "shard": "1"});
+    let e = region_input_value(&v, "input").unwrap_err();
+    assert_eq!(
+        e.message(),
+        "input: type \"entityPassivated\" needs field `entity`"
+    );
+    let e = member_from_value(&json!({"address": 5}), "member").unwrap_err();
+    assert!(
+        e.message().starts_with("member.address: invalid type"),
+        "{e}"
+    );
+}
+
+#[test]
+fn outputs_nest_their_inner_values() {
+    let send = Output::Send(Envelope {
+        from: Endpoint::Coordinator,
+        to: Endpoint::Region("r1".into()),
+        message: Message::Directive(Directive::ShardHome(ShardHome {
+            shard: "7".into(),
+            region: "r1".into(),
+            stamp: Stamp::new(1, 1),
+        })),
+    });
+    let text = to_string(&send).unwrap();
+    assert_eq!(
+        text,
+        r#"{"type":"send","envelope":{"from":"coordinator","to":{"region":"r1"},"message":{"directive":{"type":"shardHome","shard":"7","region":"r1","stamp":{"token":1,"version":1}}}}}"#
+    );
+    let outs = vec![
+        send,
+        Output::Lease(LeaseRequest::Acquire),
+        Output::LoadState {
+            token: FencingToken(2),
+        },
+        Output::Notice(Notice::Active {
+            token: FencingToken(2),
+        }),
+    ];
+    let text = to_string(&outs).unwrap();
+    assert_eq!(from_str::<Vec<Output>>(&text, "outputs").unwrap(), outs);
+    let region = vec![
+        RegionOutput::Send(envelope("1")),
+        RegionOutput::Deliver {
+            shard: "1".into(),
+            entity: "e".into(),
+            payload: b"hi".to_vec(),
+        },
+        RegionOutput::Stopped,
+    ];
+    let text = to_string(&region).unwrap();
+    assert!(text.contains(r#""payload":[104,105]"#), "{text}");
+    assert!(
+        text.starts_with(r#"[{"type":"send","envelope":{"#),
+        "{text}"
+    );
+    assert_eq!(
+        from_str::<Vec<RegionOutput>>(&text, "outputs").unwrap(),
+        region
+    );
+}

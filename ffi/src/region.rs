@@ -1,0 +1,496 @@
+//! `shardline_region`: a shard region's (or proxy's) sans-IO step machine, driven with JSON
+//! inputs and returning JSON outputs (the step form of `shardline_core::step_json`).
+
+use std::ffi::c_char;
+
+use serde::Deserialize;
+use shardline_core::address::Address;
+use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
+use shardline_core::step_json;
+
+use crate::args::{self, Out};
+use crate::boundary::{guard, infallible, Failure, Result};
+use crate::status::shardline_status;
+use crate::step::{bytes, json_arg, write_json, write_opt_u64, Machine};
+use crate::string::to_c;
+
+/// A shard region: routes entity messages to the local shard, to the shard's remote home, or
+/// into a bounded buffer while the home is unknown, and takes part in the coordinator's
+/// hand-off protocol. Made by shardline_region_new, released by shardline_region_free.
+///
+/// Inputs are JSON objects tagged by "type": `{"type":"receive","envelope":{..}}` (a message
+/// from the coordinator or another region), `{"type":"coordinatorChanged"}`,
+/// `{"type":"regionTerminated","region":..}`, `{"type":"shardStopped","shard":..}` (after a
+/// "stopShard" output was carried out), `{"type":"entityPassivated","shard":..,"entity":..}`,
+/// `{"type":"gracefulShutdown"}`.
+///
+/// Outputs are JSON objects tagged by "type": `{"type":"send","envelope":{..}}`,
+/// `{"type":"startShard","shard":..,"entities":[..]}`, `{"type":"startEntities","shard":..,"entities":[..]}`,
+/// `{"type":"deliver","shard":..,"entity":..,"payload":[bytes as numbers]}`,
+/// `{"type":"stopShard","shard":..}`,
+/// `{"type":"undeliverable","shard":..,"entity":..,"payload":[..],"reason":..}`,
+/// `{"type":"stopped"}`, `{"type":"notice","notice":{"type":"registered"|"directiveRefused",..}}`.
+pub struct shardline_region {
+    machine: Machine<Routing>,
+}
+
+struct Routing {
+    region: Region,
+    /// False when made without an extractor: only shardline_region_route_to_shard routes.
+    extracts: bool,
+}
+
+/// The extractor document, as the Node binding's `extractor` object.
+#[derive(Deserialize)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum ExtractorDoc {
+    #[serde(rename = "pekko", rename_all = "camelCase")]
+    Pekko { number_of_shards: i32 },
+    #[serde(rename = "actor-ts", rename_all = "camelCase")]
+    ActorTs { num_shards: u32 },
+}
+
+/// Creates a region; shardline_region_start makes it register with the coordinator.
+///
+/// @param id names this incarnation of the region (a restarted process picks a new one, e.g.
+///        with a uid suffix).
+/// @param node the region's cluster address, as the coordinator's membership knows it.
+/// @param extractor_json nullable: how entity ids map to shard ids for shardline_region_route:
+///        `{"kind":"pekko","numberOfShards":100}` (Pekko's HashCodeMessageExtractor) or
+///        `{"kind":"actor-ts","numShards":100}`. NULL: the host computes shard ids itself and
+///        routes with shardline_region_route_to_shard only.
+/// @param config_json nullable (defaults): `{"bufferCapacity":100000,"retryIntervalMs":2000,
+///        "proxy":false,"rememberEntities":false}`, any subset.
+/// @param out receives the new region.
+/// @return SHARDLINE_STATUS_INVALID_ARGUMENT for an empty id, a malformed node address,
+///         invalid JSON, an unknown kind or setting, or a value out of range (the message names
+///         the field).
+///
+/// Ownership: the caller frees `*out` with shardline_region_free.
+/// Thread safety: callable from any thread.
+///
+/// # Safety
+/// Strings are NUL-terminated (or NULL where nullable); `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_new(
+    id: *const c_char,
+    node: *const c_char,
+    extractor_json: *const c_char,
+    config_json: *const c_char,
+    out: *mut *mut shardline_region,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract, for every parameter.
+        let id = unsafe { args::str(id, "id") }?;
+        let node = unsafe { args::str(node, "node") }?;
+        let node = Address::parse(node).map_err(|e| Failure::from(e.context("node")))?;
+        let extractor = if extractor_json.is_null() {
+            None
+        } else {
+            let doc: ExtractorDoc = unsafe { json_arg(extractor_json, "extractor_json") }?;
+            Some(
+                match doc {
+                    ExtractorDoc::Pekko { number_of_shards } => {
+                        ShardExtractor::pekko(number_of_shards)
+                    }
+                    ExtractorDoc::ActorTs { num_shards } => ShardExtractor::actor_ts(num_shards),
+                }
+                .map_err(|e| Failure::from(e.context("extractor_json")))?,
+            )
+        };
+        let config = if config_json.is_null() {
+            RegionConfig::default()
+        } else {
+            let c: RegionConfig = unsafe { json_arg(config_json, "config_json") }?;
+            c.validate()?;
+            c
+        };
+        let out = Out::new(out, "out")?;
+        let extracts = extractor.is_some();
+        // Without an extractor nothing calls it: route refuses before reaching the core.
+        let extractor = extractor.unwrap_or_else(|| ShardExtractor::custom(str::to_owned));
+        let region = Region::new(config, id, node.as_str(), extractor)?;
+        // SAFETY: caller's contract.
+        unsafe {
+            out.write(args::into_handle(shardline_region {
+                machine: Machine::new("region", Routing { region, extracts }),
+            }))
+        };
+        Ok(())
+    })
+}
+
+/// Releases a region.
+///
+/// @param region the region, or NULL (nothing happens).
+/// @return nothing; it cannot fail.
+///
+/// Ownership: takes back ownership; `region` must not be used afterwards. Outputs not polled
+/// and messages still buffered are dropped.
+/// Thread safety: must not race with any other use of `region`. Leaves the last error
+/// untouched.
+///
+/// # Safety
+/// `region` is NULL or a live region.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_free(region: *mut shardline_region) {
+    infallible((), || {
+        // SAFETY: NULL or live per the contract.
+        if unsafe { region.as_ref() }.is_some_and(|r| !r.machine.in_use()) {
+            // SAFETY: ownership returns once, per the contract.
+            drop(unsafe { args::free(region) });
+        }
+    })
+}
+
+unsafe fn with<R>(
+    region: *const shardline_region,
+    f: impl FnOnce(&mut Routing) -> Result<R>,
+) -> Result<R> {
+    // SAFETY: forwarded contract.
+    unsafe { args::handle(region, "region") }?.machine.with(f)
+}
+
+/// Registers with the coordinator (queues a "register" send) and arms the retry timer.
+///
+/// @param region the region.
+/// @param now_ms the host's monotonic clock in milliseconds.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
+///
+/// Ownership: nothing to free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_start(
+    region: *mut shardline_region,
+    now_ms: u64,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract.
+        unsafe {
+            with(region, |r| {
+                r.region.start(now_ms);
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Feeds one input (see shardline_region for the JSON forms). Directives older than what the
+/// region has seen are refused with a "directiveRefused" notice, not an error.
+///
+/// @param region the region.
+/// @param now_ms the host's monotonic clock in milliseconds.
+/// @param input_json the input, e.g. `{"type":"shardStopped","shard":"7"}`.
+/// @return SHARDLINE_STATUS_INVALID_ARGUMENT for invalid JSON, an unknown "type", or a missing,
+///         extra or mistyped field (the message names it); the region is unchanged then.
+///
+/// Ownership: `input_json` stays the caller's.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `input_json` is NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_handle(
+    region: *mut shardline_region,
+    now_ms: u64,
+    input_json: *const c_char,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract.
+        let text = unsafe { args::str(input_json, "input_json") }?;
+        let input: RegionInput = step_json::region_input(text, "input_json")?;
+        // SAFETY: caller's contract.
+        unsafe {
+            with(region, |r| {
+                r.region.handle(now_ms, input);
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Runs every timer due at `now_ms` (registration retries, asking again for the homes of
+/// buffered shards).
+///
+/// @param region the region.
+/// @param now_ms the host's monotonic clock in milliseconds.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
+///
+/// Ownership: nothing to free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_on_timeout(
+    region: *mut shardline_region,
+    now_ms: u64,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract.
+        unsafe {
+            with(region, |r| {
+                r.region.on_timeout(now_ms);
+                Ok(())
+            })
+        }
+    })
+}
+
+/// When shardline_region_on_timeout should run next.
+///
+/// @param region the region.
+/// @param out_has receives false when no timer is set.
+/// @param out_ms receives the deadline on the host's monotonic clock (0 when none).
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: nothing to free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `out_has` and `out_ms` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_next_deadline(
+    region: *const shardline_region,
+    out_has: *mut bool,
+    out_ms: *mut u64,
+) -> shardline_status {
+    guard(|| {
+        let has = Out::new(out_has, "out_has")?;
+        let ms = Out::new(out_ms, "out_ms")?;
+        // SAFETY: caller's contract.
+        let deadline = unsafe { with(region, |r| Ok(r.region.next_deadline())) }?;
+        // SAFETY: caller's contract.
+        unsafe { write_opt_u64(has, ms, deadline) };
+        Ok(())
+    })
+}
+
+/// Takes the next queued output (see shardline_region for the JSON forms).
+///
+/// @param region the region.
+/// @param out_json receives the output as a JSON object, or NULL when the queue is empty.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: the caller frees `*out_json` with shardline_string_free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `out_json` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_poll_output(
+    region: *mut shardline_region,
+    out_json: *mut *mut c_char,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out_json, "out_json")?;
+        // SAFETY: caller's contract.
+        unsafe {
+            with(region, |r| match r.region.poll_output() {
+                Some(o) => write_json(out, &o),
+                None => {
+                    out.write(std::ptr::null_mut());
+                    Ok(())
+                }
+            })
+        }
+    })
+}
+
+/// Takes every queued output at once, in order.
+///
+/// @param region the region.
+/// @param out_json_array receives a JSON array of outputs (`[]` when the queue is empty).
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: the caller frees `*out_json_array` with shardline_string_free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `out_json_array` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_drain_outputs(
+    region: *mut shardline_region,
+    out_json_array: *mut *mut c_char,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out_json_array, "out_json_array")?;
+        // SAFETY: caller's contract.
+        unsafe { with(region, |r| write_json(out, &r.region.drain_outputs())) }
+    })
+}
+
+/// Routes a message from a local sender, finding its shard with the region's extractor. It
+/// leaves as a "deliver" output (shard hosted here), a "send" of a forward (remote home), or
+/// waits in the buffer while the home is unknown (the region asks the coordinator).
+///
+/// @param region the region, made with an extractor.
+/// @param now_ms the host's monotonic clock in milliseconds.
+/// @param entity the entity id.
+/// @param payload the message bytes; may be NULL when `payload_len` is 0.
+/// @param payload_len number of bytes at `payload`.
+/// @return SHARDLINE_STATUS_INVALID_STATE when the region was made without an extractor, or
+///         cannot take the message (buffer full, shut down; nothing was queued then).
+///
+/// Ownership: the payload is copied; the caller keeps its buffers.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `entity` is NUL-terminated; `payload` is valid for reads of
+/// `payload_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_route(
+    region: *mut shardline_region,
+    now_ms: u64,
+    entity: *const c_char,
+    payload: *const u8,
+    payload_len: usize,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract, for every parameter.
+        let entity = unsafe { args::str(entity, "entity") }?;
+        let payload = unsafe { bytes(payload, payload_len, "payload") }?;
+        unsafe {
+            with(region, |r| {
+                if !r.extracts {
+                    return Err(Failure::invalid_state(
+                        "this region was made without an extractor: route with \
+                         shardline_region_route_to_shard",
+                    ));
+                }
+                let shard = r.region.shard_of(entity)?;
+                r.region
+                    .route_to_shard(now_ms, &shard, entity, payload)
+                    .map_err(|e| Failure::invalid_state(e.to_string()))
+            })
+        }
+    })
+}
+
+/// Routes a message whose shard the host already knows (see shardline_region_route).
+///
+/// @param region the region.
+/// @param now_ms the host's monotonic clock in milliseconds.
+/// @param shard the shard id.
+/// @param entity the entity id.
+/// @param payload the message bytes; may be NULL when `payload_len` is 0.
+/// @param payload_len number of bytes at `payload`.
+/// @return SHARDLINE_STATUS_INVALID_STATE when the region cannot take the message (buffer
+///         full, shut down; nothing was queued then).
+///
+/// Ownership: the payload is copied; the caller keeps its buffers.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; strings are NUL-terminated; `payload` is valid for reads of
+/// `payload_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_route_to_shard(
+    region: *mut shardline_region,
+    now_ms: u64,
+    shard: *const c_char,
+    entity: *const c_char,
+    payload: *const u8,
+    payload_len: usize,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract, for every parameter.
+        let shard = unsafe { args::str(shard, "shard") }?;
+        let entity = unsafe { args::str(entity, "entity") }?;
+        let payload = unsafe { bytes(payload, payload_len, "payload") }?;
+        unsafe {
+            with(region, |r| {
+                r.region
+                    .route_to_shard(now_ms, shard, entity, payload)
+                    .map_err(|e| Failure::invalid_state(e.to_string()))
+            })
+        }
+    })
+}
+
+/// Whether the coordinator has acknowledged the region's registration.
+///
+/// @param region the region.
+/// @param out receives the flag.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: nothing to free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_is_registered(
+    region: *const shardline_region,
+    out: *mut bool,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out, "out")?;
+        // SAFETY: caller's contract.
+        let registered = unsafe { with(region, |r| Ok(r.region.is_registered())) }?;
+        // SAFETY: caller's contract.
+        unsafe { out.write(registered) };
+        Ok(())
+    })
+}
+
+/// Where the region would deliver a shard's messages now: its own id for a shard it runs, the
+/// remote home it knows, or nothing.
+///
+/// @param region the region.
+/// @param shard the shard id.
+/// @param out_region receives the region id, or NULL when the home is unknown (or the shard is
+///        being handed off).
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: the caller frees `*out_region` with shardline_string_free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `shard` is NUL-terminated; `out_region` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_home_of(
+    region: *const shardline_region,
+    shard: *const c_char,
+    out_region: *mut *mut c_char,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract.
+        let shard = unsafe { args::str(shard, "shard") }?;
+        let out = Out::new(out_region, "out_region")?;
+        // SAFETY: caller's contract.
+        let home = unsafe { with(region, |r| r.region.home_of(shard).map(to_c).transpose()) }?;
+        // SAFETY: caller's contract.
+        unsafe { out.write(home.map_or(std::ptr::null_mut(), |r| r.into_raw())) };
+        Ok(())
+    })
+}
+
+/// How many messages wait in the buffer for shard homes (all shards together).
+///
+/// @param region the region.
+/// @param out receives the count.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: nothing to free.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_buffered(
+    region: *const shardline_region,
+    out: *mut usize,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out, "out")?;
+        // SAFETY: caller's contract.
+        let n = unsafe { with(region, |r| Ok(r.region.buffered())) }?;
+        // SAFETY: caller's contract.
+        unsafe { out.write(n) };
+        Ok(())
+    })
+}
