@@ -23,21 +23,89 @@ pub fn read(env: &JNIEnv, s: &JString) -> jni::errors::Result<String> {
     Ok(unsafe { env.get_string_unchecked(s) }?.into())
 }
 
-pub fn string(env: &mut JNIEnv, s: &JString, what: &str) -> Result<String> {
+/// Runs `f` on a non-null `java.lang.String` without copying it to the heap when it is short
+/// ASCII (ids, shard names): `GetStringRegion` into a stack buffer, two cheap JNI calls instead
+/// of `GetStringUTFChars` (which mallocs) and a `String`. Anything else takes [`read`]'s path.
+pub fn with_str<R>(
+    env: &JNIEnv,
+    s: &JString,
+    what: &str,
+    f: impl FnOnce(&str) -> Result<R>,
+) -> Result<R> {
+    const STACK: usize = 64;
     if s.is_null() {
         return Err(Failure::null(what));
     }
-    Ok(read(env, s)?)
+    let raw = env.get_raw();
+    // SAFETY: `raw` is this thread's JNIEnv and `s` a live String reference (typed by the Java
+    // signature); the region asked for lies within the string, so GetStringRegion cannot throw.
+    unsafe {
+        let fns = &**raw;
+        if let (Some(length), Some(region)) = (fns.GetStringLength, fns.GetStringRegion) {
+            let n = length(raw, s.as_raw());
+            if n >= 0 && (n as usize) <= STACK {
+                let n = n as usize;
+                let mut chars = [0u16; STACK];
+                region(raw, s.as_raw(), 0, n as i32, chars.as_mut_ptr());
+                if chars[..n].iter().all(|&c| c < 0x80) {
+                    let mut bytes = [0u8; STACK];
+                    for (b, &c) in bytes.iter_mut().zip(&chars[..n]) {
+                        *b = c as u8;
+                    }
+                    // ASCII is UTF-8
+                    return f(std::str::from_utf8_unchecked(&bytes[..n]));
+                }
+            }
+        }
+    }
+    let owned = read(env, s)?;
+    f(&owned)
+}
+
+/// [`with_str`] for a String that may be null.
+pub fn with_opt_str<R>(
+    env: &JNIEnv,
+    s: &JString,
+    f: impl FnOnce(Option<&str>) -> Result<R>,
+) -> Result<R> {
+    if s.is_null() {
+        return f(None);
+    }
+    with_str(env, s, "string", |t| f(Some(t)))
+}
+
+pub fn string(env: &mut JNIEnv, s: &JString, what: &str) -> Result<String> {
+    with_str(env, s, what, |t| Ok(t.to_owned()))
 }
 
 pub fn opt_string(env: &mut JNIEnv, s: &JString) -> Result<Option<String>> {
     if s.is_null() {
         return Ok(None);
     }
-    Ok(Some(read(env, s)?))
+    with_str(env, s, "string", |t| Ok(Some(t.to_owned())))
 }
 
 pub fn new_string(env: &mut JNIEnv, s: &str) -> Result<jstring> {
+    const STACK: usize = 128;
+    let bytes = s.as_bytes();
+    // Short text without NUL or characters outside the BMP is the same in UTF-8 and in the
+    // JVM's modified UTF-8: hand it to NewStringUTF from a stack buffer (the jni crate's
+    // new_string re-encodes it into a heap CString first).
+    if bytes.len() < STACK && !bytes.iter().any(|&b| b == 0 || b >= 0xF0) {
+        let mut buf = [0u8; STACK];
+        buf[..bytes.len()].copy_from_slice(bytes);
+        let raw = env.get_raw();
+        // SAFETY: `raw` is this thread's JNIEnv; `buf` is NUL-terminated modified UTF-8.
+        unsafe {
+            if let Some(new_string_utf) = (**raw).NewStringUTF {
+                let js = new_string_utf(raw, buf.as_ptr().cast());
+                if js.is_null() {
+                    return Err(Failure::Java); // OutOfMemoryError is pending
+                }
+                return Ok(js);
+            }
+        }
+    }
     Ok(env.new_string(s)?.into_raw())
 }
 
@@ -54,11 +122,26 @@ pub fn string_array<S: AsRef<str>>(
 ) -> Result<jobjectArray> {
     let len = i32::try_from(items.len())
         .map_err(|_| Failure::invalid_state("more than 2^31 strings to return"))?;
-    let array = env.new_object_array(len, "java/lang/String", JObject::null())?;
+    let class = crate::classes::STRING.get(env)?;
+    let array = env.new_object_array(len, class, JObject::null())?;
+    let raw = env.get_raw();
     for (i, s) in (0..len).zip(items) {
-        let js = env.new_string(s.as_ref())?;
-        env.set_object_array_element(&array, i, &js)?;
-        env.delete_local_ref(js)?;
+        let js = new_string(env, s.as_ref())?;
+        // SAFETY: `raw` is this thread's JNIEnv, `array` a String[] of `len` elements and `js`
+        // a fresh String: the store cannot throw, so the crate's exception checks are skipped.
+        unsafe {
+            match ((**raw).SetObjectArrayElement, (**raw).DeleteLocalRef) {
+                (Some(set), Some(delete)) => {
+                    set(raw, array.as_raw(), i, js);
+                    delete(raw, js);
+                }
+                _ => {
+                    let js = JObject::from_raw(js);
+                    env.set_object_array_element(&array, i, &js)?;
+                    env.delete_local_ref(js)?;
+                }
+            }
+        }
     }
     Ok(array.into_raw())
 }
@@ -72,7 +155,12 @@ pub fn read_strings(env: &mut JNIEnv, array: &JObjectArray, what: &str) -> Resul
     let mut out = Vec::with_capacity(len as usize);
     for i in 0..len {
         let item = JString::from(env.get_object_array_element(array, i)?);
-        let s = string(env, &item, &format!("{what}[{i}]"));
+        // The name is formatted only for the error: this loop carries whole shard lists.
+        let s = if item.is_null() {
+            Err(Failure::null(&format!("{what}[{i}]")))
+        } else {
+            with_str(env, &item, what, |t| Ok(t.to_owned()))
+        };
         env.delete_local_ref(item)?;
         out.push(s?);
     }

@@ -13,8 +13,10 @@
 #![allow(non_snake_case)]
 
 mod backends;
+mod bench;
 mod boundary;
 mod callback;
+mod classes;
 mod convert;
 mod coordinator;
 mod driver;

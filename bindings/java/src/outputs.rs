@@ -5,14 +5,16 @@
 //! JSON: the host ships and stores them without looking inside.
 
 use jni::objects::{JObject, JValue};
-use jni::sys::{jlong, jobjectArray};
+use jni::signature::ReturnType;
+use jni::sys::{jlong, jobjectArray, jvalue};
 use jni::JNIEnv;
 
 use shardline_core::coordinator::{LeaseRequest, Notice, Output};
 use shardline_core::region::{RegionNotice, RegionOutput};
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{endpoint_id, to_json};
+use crate::classes::{Class, StaticMethod};
+use crate::convert::{endpoint_id, new_string, string_array, to_json};
 
 /// Fields of one output; strings are optional, `token` is -1 when unused.
 #[derive(Default)]
@@ -148,53 +150,74 @@ fn region_fields(o: RegionOutput) -> Fields {
     }
 }
 
-fn opt<'a>(env: &mut JNIEnv<'a>, s: &Option<String>) -> jni::errors::Result<JObject<'a>> {
+fn opt<'a>(env: &mut JNIEnv<'a>, s: &Option<String>) -> Result<JObject<'a>> {
     Ok(match s {
-        Some(s) => env.new_string(s)?.into(),
+        // SAFETY: a fresh local reference to a String.
+        Some(s) => unsafe { JObject::from_raw(new_string(env, s)?) },
         None => JObject::null(),
     })
 }
 
-fn build<'a>(env: &mut JNIEnv<'a>, class: &str, f: &Fields) -> jni::errors::Result<JObject<'a>> {
+static COORDINATOR_OUTPUT: Class = Class::new("org/shardline/CoordinatorOutput");
+static REGION_OUTPUT: Class = Class::new("org/shardline/RegionOutput");
+static NOTICE: Class = Class::new("org/shardline/Notice");
+static COORDINATOR_OUTPUT_OF: StaticMethod = StaticMethod::new(
+    &COORDINATOR_OUTPUT,
+    "of",
+    "(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;J)Lorg/shardline/CoordinatorOutput;",
+);
+static REGION_OUTPUT_OF: StaticMethod = StaticMethod::new(
+    &REGION_OUTPUT,
+    "of",
+    "(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[B)Lorg/shardline/RegionOutput;",
+);
+static NOTICE_OF: StaticMethod = StaticMethod::new(
+    &NOTICE,
+    "of",
+    "(Ljava/lang/String;Ljava/lang/String;)Lorg/shardline/Notice;",
+);
+
+/// Calls a cached static factory returning an object.
+fn factory<'a>(
+    env: &mut JNIEnv<'a>,
+    method: &'static StaticMethod,
+    args: &[JValue],
+) -> Result<JObject<'a>> {
+    let (class, id) = method.get(env)?;
+    let args: Vec<jvalue> = args.iter().map(|a| a.as_jni()).collect();
+    // SAFETY: `id` is `method`'s own id on `class`, and `args` match its signature.
+    Ok(unsafe { env.call_static_method_unchecked(class, id, ReturnType::Object, &args) }?.l()?)
+}
+
+fn build<'a>(env: &mut JNIEnv<'a>, class: &str, f: &Fields) -> Result<JObject<'a>> {
     let a = opt(env, &f.a)?;
     let b = opt(env, &f.b)?;
     let c = opt(env, &f.c)?;
     match class {
-        "coordinator" => env
-            .call_static_method(
-                "org/shardline/CoordinatorOutput",
-                "of",
-                "(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;J)Lorg/shardline/CoordinatorOutput;",
-                &[
-                    JValue::Int(f.tag),
-                    JValue::Object(&a),
-                    JValue::Object(&b),
-                    JValue::Object(&c),
-                    JValue::Long(f.token),
-                ],
-            )?
-            .l(),
+        "coordinator" => factory(
+            env,
+            &COORDINATOR_OUTPUT_OF,
+            &[
+                JValue::Int(f.tag),
+                JValue::Object(&a),
+                JValue::Object(&b),
+                JValue::Object(&c),
+                JValue::Long(f.token),
+            ],
+        ),
         "region" => {
             let list: JObject = match &f.list {
-                Some(items) => {
-                    let array = env.new_object_array(items.len() as i32, "java/lang/String", JObject::null())?;
-                    for (i, s) in (0..).zip(items) {
-                        let js = env.new_string(s)?;
-                        env.set_object_array_element(&array, i, &js)?;
-                        env.delete_local_ref(js)?;
-                    }
-                    array.into()
-                }
+                // SAFETY: a fresh local reference to a String[].
+                Some(items) => unsafe { JObject::from_raw(string_array(env, items.iter())?) },
                 None => JObject::null(),
             };
             let payload: JObject = match &f.payload {
                 Some(p) => env.byte_array_from_slice(p)?.into(),
                 None => JObject::null(),
             };
-            env.call_static_method(
-                "org/shardline/RegionOutput",
-                "of",
-                "(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[B)Lorg/shardline/RegionOutput;",
+            factory(
+                env,
+                &REGION_OUTPUT_OF,
                 &[
                     JValue::Int(f.tag),
                     JValue::Object(&a),
@@ -203,28 +226,26 @@ fn build<'a>(env: &mut JNIEnv<'a>, class: &str, f: &Fields) -> jni::errors::Resu
                     JValue::Object(&list),
                     JValue::Object(&payload),
                 ],
-            )?
-            .l()
+            )
         }
-        _ => env
-            .call_static_method(
-                "org/shardline/Notice",
-                "of",
-                "(Ljava/lang/String;Ljava/lang/String;)Lorg/shardline/Notice;",
-                &[JValue::Object(&a), JValue::Object(&c)],
-            )?
-            .l(),
+        _ => factory(env, &NOTICE_OF, &[JValue::Object(&a), JValue::Object(&c)]),
     }
 }
 
-fn array(env: &mut JNIEnv, class: &str, element: &str, items: Vec<Fields>) -> Result<jobjectArray> {
+fn array(
+    env: &mut JNIEnv,
+    class: &str,
+    element: &'static Class,
+    items: Vec<Fields>,
+) -> Result<jobjectArray> {
     let len = i32::try_from(items.len()).map_err(|_| Failure::invalid_state("too many outputs"))?;
+    let element = element.get(env)?;
     let out = env.new_object_array(len, element, JObject::null())?;
     for (i, f) in (0..len).zip(items.iter()) {
         // One frame per element: an output may hold many strings and a payload.
-        env.with_local_frame(8, |env| -> jni::errors::Result<()> {
+        env.with_local_frame(8, |env| -> Result<()> {
             let o = build(env, class, f)?;
-            env.set_object_array_element(&out, i, o)
+            Ok(env.set_object_array_element(&out, i, o)?)
         })?;
     }
     Ok(out.into_raw())
@@ -232,25 +253,20 @@ fn array(env: &mut JNIEnv, class: &str, element: &str, items: Vec<Fields>) -> Re
 
 pub fn coordinator_outputs(env: &mut JNIEnv, outputs: Vec<Output>) -> Result<jobjectArray> {
     let fields = outputs.into_iter().map(coordinator_fields).collect();
-    array(
-        env,
-        "coordinator",
-        "org/shardline/CoordinatorOutput",
-        fields,
-    )
+    array(env, "coordinator", &COORDINATOR_OUTPUT, fields)
 }
 
 pub fn region_outputs(env: &mut JNIEnv, outputs: Vec<RegionOutput>) -> Result<jobjectArray> {
     let fields = outputs.into_iter().map(region_fields).collect();
-    array(env, "region", "org/shardline/RegionOutput", fields)
+    array(env, "region", &REGION_OUTPUT, fields)
 }
 
 pub fn coordinator_notices(env: &mut JNIEnv, notices: Vec<Notice>) -> Result<jobjectArray> {
     let fields = notices.iter().map(|n| notice_fields(to_json(n))).collect();
-    array(env, "notice", "org/shardline/Notice", fields)
+    array(env, "notice", &NOTICE, fields)
 }
 
 pub fn region_notices(env: &mut JNIEnv, notices: Vec<RegionNotice>) -> Result<jobjectArray> {
     let fields = notices.iter().map(|n| notice_fields(to_json(n))).collect();
-    array(env, "notice", "org/shardline/Notice", fields)
+    array(env, "notice", &NOTICE, fields)
 }

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use jni::objects::{JClass, JObject, JObjectArray, JString, JValue};
-use jni::sys::{jboolean, jlong, jobjectArray, jstring, JNI_FALSE};
+use jni::sys::{jlong, jobjectArray, jstring};
 use jni::JNIEnv;
 
 use shardline_core::address::Address;
@@ -17,7 +17,9 @@ use shardline_core::strategy::{
 
 use crate::boundary::{entry, Failure, Result};
 use crate::callback::{call, JavaObject, Refusal, BRIDGE};
-use crate::convert::{new_string, opt_string, read_strings, string, string_array};
+use crate::convert::{
+    new_string, opt_string, read_strings, string, string_array, with_opt_str, with_str,
+};
 use crate::handle::{self, Handle};
 use crate::state::StateCell;
 
@@ -319,7 +321,7 @@ fn explanation_json(e: Option<Explanation>) -> Option<String> {
     e.map(|e| serde_json::to_string(&e).expect("explanations serialize"))
 }
 
-/// {region id or null for pending, explanation JSON or null}.
+/// The region id, or null for pending: the hot path returns the decision alone (no array).
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_Strategy_nAllocate<'l>(
     mut env: JNIEnv<'l>,
@@ -328,37 +330,95 @@ pub extern "system" fn Java_org_shardline_Strategy_nAllocate<'l>(
     state: jlong,
     requester: JString<'l>,
     shard: JString<'l>,
-    explain: jboolean,
-) -> jobjectArray {
+) -> jstring {
     entry(&mut env, std::ptr::null_mut(), |env| {
-        let requester = opt_string(env, &requester)?;
-        let shard = string(env, &shard, "shard")?;
-        let mut explanation = (explain != JNI_FALSE).then(Explanation::default);
-        let answer = unsafe {
-            handle::with::<Strategy, _>(h, |s| {
-                let cell = StateCell::get(state)?;
-                let st = cell.read()?;
-                Ok(s.allocate(&st, requester.as_deref(), &shard, explanation.as_mut())?)
-            })
-        }?;
-        let region = match answer {
-            Allocation::Region(r) => Some(r.to_string()),
-            Allocation::Pending => None,
-        };
-        let out = [region, explanation_json(explanation)];
-        let array = env.new_object_array(2, "java/lang/String", JObject::null())?;
-        for (i, v) in (0..).zip(out.iter()) {
-            if let Some(v) = v {
-                let s = env.new_string(v)?;
-                env.set_object_array_element(&array, i, &s)?;
-                env.delete_local_ref(s)?;
-            }
+        match allocate(env, h, state, &requester, &shard, None)? {
+            Allocation::Region(r) => new_string(env, &r),
+            Allocation::Pending => Ok(std::ptr::null_mut()),
         }
-        Ok(array.into_raw())
     })
 }
 
-/// {String[] shards in decision order, explanation JSON or null}.
+/// {region id or null for pending, explanation JSON}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nExplainAllocate<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    state: jlong,
+    requester: JString<'l>,
+    shard: JString<'l>,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let mut explanation = Explanation::default();
+        let region = match allocate(env, h, state, &requester, &shard, Some(&mut explanation))? {
+            Allocation::Region(r) => Some(r.to_string()),
+            Allocation::Pending => None,
+        };
+        let out = [region, explanation_json(Some(explanation))];
+        string_array_opt(env, &out)
+    })
+}
+
+fn allocate(
+    env: &mut JNIEnv,
+    h: jlong,
+    state: jlong,
+    requester: &JString,
+    shard: &JString,
+    explanation: Option<&mut Explanation>,
+) -> Result<Allocation> {
+    let env: &JNIEnv = env;
+    with_opt_str(env, requester, |requester| {
+        with_str(env, shard, "shard", |shard| {
+            // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
+            unsafe {
+                handle::with::<Strategy, _>(h, |s| {
+                    let cell = StateCell::get(state)?;
+                    let st = cell.read()?;
+                    Ok(s.allocate(&st, requester, shard, explanation)?)
+                })
+            }
+        })
+    })
+}
+
+/// A `String[]` with nulls where `items` has `None`.
+fn string_array_opt(env: &mut JNIEnv, items: &[Option<String>]) -> Result<jobjectArray> {
+    let class = crate::classes::STRING.get(env)?;
+    let array = env.new_object_array(items.len() as i32, class, JObject::null())?;
+    for (i, v) in (0..).zip(items.iter()) {
+        if let Some(v) = v {
+            let s = env.new_string(v)?;
+            env.set_object_array_element(&array, i, &s)?;
+            env.delete_local_ref(s)?;
+        }
+    }
+    Ok(array.into_raw())
+}
+
+fn rebalance(
+    env: &mut JNIEnv,
+    h: jlong,
+    state: jlong,
+    in_progress: &JObjectArray,
+    explanation: Option<&mut Explanation>,
+) -> Result<Vec<ShardId>> {
+    let in_progress: InProgress = read_strings(env, in_progress, "inProgress")?
+        .iter()
+        .map(|s| ShardId::from(s.as_str()))
+        .collect();
+    // SAFETY: as above.
+    unsafe {
+        handle::with::<Strategy, _>(h, |s| {
+            let cell = StateCell::get(state)?;
+            let st = cell.read()?;
+            Ok(s.rebalance(&st, &in_progress, explanation)?)
+        })
+    }
+}
+
+/// Shards in decision order.
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_Strategy_nRebalance<'l>(
     mut env: JNIEnv<'l>,
@@ -366,27 +426,32 @@ pub extern "system" fn Java_org_shardline_Strategy_nRebalance<'l>(
     h: jlong,
     state: jlong,
     in_progress: JObjectArray<'l>,
-    explain: jboolean,
 ) -> jobjectArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
-        let in_progress: InProgress = read_strings(env, &in_progress, "inProgress")?
-            .iter()
-            .map(|s| ShardId::from(s.as_str()))
-            .collect();
-        let mut explanation = (explain != JNI_FALSE).then(Explanation::default);
-        let picked = unsafe {
-            handle::with::<Strategy, _>(h, |s| {
-                let cell = StateCell::get(state)?;
-                let st = cell.read()?;
-                Ok(s.rebalance(&st, &in_progress, explanation.as_mut())?)
-            })
-        }?;
+        let picked = rebalance(env, h, state, &in_progress, None)?;
+        string_array(env, picked.iter().map(|s| &**s))
+    })
+}
+
+/// {String[] shards in decision order, explanation JSON}.
+#[no_mangle]
+pub extern "system" fn Java_org_shardline_Strategy_nExplainRebalance<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    state: jlong,
+    in_progress: JObjectArray<'l>,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let mut explanation = Explanation::default();
+        let picked = rebalance(env, h, state, &in_progress, Some(&mut explanation))?;
         let shards = string_array(env, picked.iter().map(|s| &**s))?;
         // SAFETY: a fresh local reference just returned by string_array.
         let shards = unsafe { JObject::from_raw(shards) };
-        let array = env.new_object_array(2, "java/lang/Object", JObject::null())?;
+        let class = crate::classes::OBJECT.get(env)?;
+        let array = env.new_object_array(2, class, JObject::null())?;
         env.set_object_array_element(&array, 0, &shards)?;
-        if let Some(e) = explanation_json(explanation) {
+        if let Some(e) = explanation_json(Some(explanation)) {
             let s = env.new_string(e)?;
             env.set_object_array_element(&array, 1, &s)?;
         }

@@ -96,34 +96,28 @@ public final class Strategy extends NativeHandle {
    *     region to choose from
    */
   public Allocation allocate(AllocationState state, String requester, String shard) {
-    return allocate(state, requester, shard, false).decision();
+    Objects.requireNonNull(state, "state");
+    String r = call(h -> state.call(s -> nAllocate(h, s, requester, shard)));
+    return r == null ? Allocation.pending() : Allocation.to(r);
   }
 
   public Explained<Allocation> explainAllocate(AllocationState state, String requester, String shard) {
-    return allocate(state, requester, shard, true);
+    Objects.requireNonNull(state, "state");
+    String[] r = call(h -> state.call(s -> nExplainAllocate(h, s, requester, shard)));
+    return new Explained<>(r[0] == null ? Allocation.pending() : Allocation.to(r[0]), r[1]);
   }
 
   /** Shards to hand off, in decision order. */
   public List<String> rebalance(AllocationState state, Collection<String> inProgress) {
-    return rebalance(state, inProgress, false).decision();
+    Objects.requireNonNull(state, "state");
+    String[] ip = inProgress.toArray(new String[0]);
+    return List.of(call(h -> state.call(s -> nRebalance(h, s, ip))));
   }
 
   public Explained<List<String>> explainRebalance(AllocationState state, Collection<String> inProgress) {
-    return rebalance(state, inProgress, true);
-  }
-
-  private Explained<Allocation> allocate(
-      AllocationState state, String requester, String shard, boolean explain) {
-    Objects.requireNonNull(state, "state");
-    String[] r = call(h -> state.call(s -> nAllocate(h, s, requester, shard, explain)));
-    return new Explained<>(r[0] == null ? Allocation.pending() : Allocation.to(r[0]), r[1]);
-  }
-
-  private Explained<List<String>> rebalance(
-      AllocationState state, Collection<String> inProgress, boolean explain) {
     Objects.requireNonNull(state, "state");
     String[] ip = inProgress.toArray(new String[0]);
-    Object[] r = call(h -> state.call(s -> nRebalance(h, s, ip, explain)));
+    Object[] r = call(h -> state.call(s -> nExplainRebalance(h, s, ip)));
     return new Explained<>(List.of((String[]) r[0]), (String) r[1]);
   }
 
@@ -137,8 +131,12 @@ public final class Strategy extends NativeHandle {
 
   private static native String nName(long h);
 
-  private static native String[] nAllocate(
-      long h, long state, String requester, String shard, boolean explain);
+  // The plain calls return the decision alone; the explain variants add the explanation.
+  private static native String nAllocate(long h, long state, String requester, String shard);
 
-  private static native Object[] nRebalance(long h, long state, String[] inProgress, boolean explain);
+  private static native String[] nExplainAllocate(long h, long state, String requester, String shard);
+
+  private static native String[] nRebalance(long h, long state, String[] inProgress);
+
+  private static native Object[] nExplainRebalance(long h, long state, String[] inProgress);
 }

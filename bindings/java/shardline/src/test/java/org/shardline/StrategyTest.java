@@ -41,6 +41,26 @@ class StrategyTest {
   }
 
   @Test
+  void idsOfEveryShapeCrossTheBoundaryUnchanged() {
+    // short ASCII takes the stack-buffer paths; NUL, non-ASCII, characters outside the BMP and
+    // long ids take the general ones: all must come back exactly
+    String longId = "r".repeat(300);
+    List<String> odd = List.of("a\u0000b", "\u00e9t\u00e9", "\ud83d\ude00", "x".repeat(200), "", "plain");
+    for (String region : List.of("c", "c\u0000", "\u00e7", "\ud83d\ude00", longId)) {
+      try (AllocationState s = new AllocationState(A); Strategy st = Strategy.leastShard(20, 1.0)) {
+        for (String n : List.of(A, B, C)) s.upsertMember(Member.up(n));
+        s.addRegion("a", A, false, odd);
+        s.addRegion(region, C);
+        assertEquals(Allocation.to(region), st.allocate(s, region, "\ud83d\ude01"));
+        assertEquals(Allocation.to(region), st.explainAllocate(s, null, "n\u0000").decision());
+        assertEquals(odd.subList(0, 3), st.rebalance(s, List.of()));
+        assertEquals(List.of(region), s.regionIds().subList(1, 2));
+        for (String shard : odd) assertEquals(Optional.of("a"), s.homeOf(shard), shard);
+      }
+    }
+  }
+
+  @Test
   void legacyMovesTheLexicographicallyFirstShardsOfTheFullest() {
     // at most `threshold` shards per round: min(4 - 0 - threshold, threshold, 3)
     try (AllocationState s = threeRegions();

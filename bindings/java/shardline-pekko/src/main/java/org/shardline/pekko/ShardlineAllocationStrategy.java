@@ -2,26 +2,19 @@ package org.shardline.pekko;
 
 import com.typesafe.config.Config;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.Optional;
 import org.apache.pekko.actor.ActorRef;
 import org.apache.pekko.actor.ActorSystem;
-import org.apache.pekko.actor.Address;
 import org.apache.pekko.cluster.Cluster;
 import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.sharding.ShardCoordinator;
-import org.shardline.Allocation;
 import org.shardline.AllocationState;
-import org.shardline.MemberStatus;
 import org.shardline.Strategy;
-import scala.Tuple2;
-import scala.collection.Iterator;
 import scala.collection.immutable.IndexedSeq;
 import scala.concurrent.Future;
 import scala.concurrent.Promise;
@@ -50,6 +43,12 @@ import scala.jdk.javaapi.CollectionConverters;
  * #selfMember()} may be overridden, as Pekko's own specs do). Regions are fed to shardline in the
  * iteration order of the map Pekko passes, which is the order Pekko breaks ties by.
  *
+ * <p>shardline's copy of the map and the view is kept between calls and updated with what
+ * changed, found by object identity in O(regions): the same map again costs nothing, one changed
+ * region costs a diff of its shard list, and only a change of the map's order (a region joining
+ * in the middle of Pekko's hash order) rebuilds the copy in O(shards). Decisions are made under
+ * this object's lock.
+ *
  * <p>Differences from Pekko, both outside normal operation: members in {@code
  * PreparingForShutdown} / {@code ReadyForShutdown} rank like {@code Up}; and External answers
  * from the locations received so far instead of asking an actor (no ask timeout to hit). Use one
@@ -66,6 +65,8 @@ public class ShardlineAllocationStrategy
   private final ExternalLocations locations;
   private volatile ActorSystem system;
   private volatile Cluster cluster;
+  /** shardline's copy of the map and view Pekko passes, updated incrementally (under this). */
+  private final StateMirror mirror = new StateMirror();
 
   protected ShardlineAllocationStrategy(String strategyJson) {
     this(Strategy.fromJson(strategyJson), null, null);
@@ -192,15 +193,13 @@ public class ShardlineAllocationStrategy
   /** The chosen region, or null for "not now". */
   private synchronized ActorRef decideAllocation(
       ActorRef requester, String shardId, scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current) {
-    AtomicReference<ActorRef> out = new AtomicReference<>();
-    withState(
-        current,
-        requester,
-        (state, refs, requesterId) -> {
-          Allocation a = strategy.allocate(state, requesterId, shardId);
-          a.regionId().ifPresent(id -> out.set(refs.get(id)));
-        });
-    return out.get();
+    AllocationState state = mirror.sync(current, clusterState(), selfMember());
+    String requesterId = requester == null ? null : mirror.idOf(requester);
+    Optional<String> chosen = strategy.allocate(state, requesterId, shardId).regionId();
+    if (chosen.isEmpty()) return null;
+    ActorRef ref = mirror.refOf(chosen.get());
+    // External may pick the requester even when the map does not list it yet
+    return ref == null && chosen.get().equals(requesterId) ? requester : ref;
   }
 
   @Override
@@ -218,70 +217,7 @@ public class ShardlineAllocationStrategy
 
   private synchronized List<String> decideRebalance(
       scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current, java.util.Set<String> inProgress) {
-    List<String> out = new ArrayList<>();
-    withState(current, null, (state, refs, requesterId) -> out.addAll(strategy.rebalance(state, inProgress)));
-    return out;
-  }
-
-  @FunctionalInterface
-  private interface Decision {
-    void decide(AllocationState state, Map<String, ActorRef> refs, String requesterId);
-  }
-
-  /**
-   * Builds the allocation map shardline decides on: the cluster view, then the regions in the
-   * iteration order of Pekko's map, each with its shards in stored order.
-   */
-  private void withState(
-      scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current, ActorRef requester, Decision d) {
-    CurrentClusterState view = clusterState();
-    Member self = selfMember();
-    try (AllocationState state = new AllocationState(self.address().toString())) {
-      for (Member m : view.getMembers()) {
-        MemberStatus status = status(m);
-        if (status != null) {
-          state.upsertMember(
-              new org.shardline.Member(
-                  m.address().toString(), status, m.appVersion().toString(), m.dataCenter(), Integer.MAX_VALUE));
-        }
-      }
-      for (Member m : view.getUnreachable()) state.setReachable(m.address().toString(), false);
-      Map<String, ActorRef> refs = new HashMap<>();
-      Iterator<Tuple2<ActorRef, IndexedSeq<String>>> it = current.iterator();
-      while (it.hasNext()) {
-        Tuple2<ActorRef, IndexedSeq<String>> e = it.next();
-        ActorRef ref = e._1();
-        String id = regionId(ref);
-        refs.put(id, ref);
-        Address a = ref.path().address();
-        state.addRegion(id, a.toString(), a.hasLocalScope(), CollectionConverters.asJava(e._2()));
-      }
-      String requesterId = null;
-      if (requester != null) {
-        requesterId = regionId(requester);
-        refs.putIfAbsent(requesterId, requester);
-      }
-      d.decide(state, refs, requesterId);
-    }
-  }
-
-  /** Unique per region incarnation: the path with the actor's uid. */
-  private static String regionId(ActorRef ref) {
-    return ref.path().toSerializationFormat();
-  }
-
-  /** Null for members the strategies never see (Removed). */
-  private static MemberStatus status(Member m) {
-    org.apache.pekko.cluster.MemberStatus s = m.status();
-    if (s.equals(org.apache.pekko.cluster.MemberStatus.up())) return MemberStatus.UP;
-    if (s.equals(org.apache.pekko.cluster.MemberStatus.joining())) return MemberStatus.JOINING;
-    if (s.equals(org.apache.pekko.cluster.MemberStatus.weaklyUp())) return MemberStatus.WEAKLY_UP;
-    if (s.equals(org.apache.pekko.cluster.MemberStatus.leaving())) return MemberStatus.LEAVING;
-    if (s.equals(org.apache.pekko.cluster.MemberStatus.exiting())) return MemberStatus.EXITING;
-    if (s.equals(org.apache.pekko.cluster.MemberStatus.down())) return MemberStatus.DOWN;
-    if (s.equals(org.apache.pekko.cluster.MemberStatus.removed())) return null;
-    // PreparingForShutdown / ReadyForShutdown: not leaving, so Up's class in Pekko's ranking.
-    return MemberStatus.UP;
+    return strategy.rebalance(mirror.sync(current, clusterState(), selfMember()), inProgress);
   }
 
   @Override
