@@ -1,36 +1,37 @@
 #!/usr/bin/env python3
-"""Per-call overhead of the Python binding: allocate and a coordinator step, timed through
-Python and compared with the same calls made directly in Rust
-(bindings/python/benches/overhead.rs, a criterion bench).
+"""Per-call cost of the Python binding on the standard overhead workload (BENCHMARKS.md):
+allocate on a 10-region x 1000-shard state, and one coordinator step (GetShardHome for an
+allocated shard, outputs drained). The Rust baseline for the same calls is the criterion bench
+`core/benches/overhead.rs`; scripts/bench.sh reports the difference.
 
-    python3 scripts/bench_python.py            # release build into target/python-bench-venv
-    python3 scripts/bench_python.py --no-rust  # Python side only
+    scripts/bench/python.py [--quick] [--out FILE] [--python INTERPRETER]
 
-Not part of CI: it builds in release mode and takes a few minutes the first time.
+Builds the package in release mode into a private venv under the cargo target dir unless
+--python names an interpreter that already has shardline installed. Not part of CI.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
-import re
 import subprocess
 import sys
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 VENV = TARGET / "python-bench-venv"
 
 PYTHON_SIDE = r'''
 import sys, time, json
+N, ROUNDS = int(sys.argv[1]), int(sys.argv[2])
 import shardline
 
 def per_call(f, n):
     f()
     best = float("inf")
-    for _ in range(5):
+    for _ in range(ROUNDS):
         t = time.perf_counter_ns()
         for _ in range(n):
             f()
@@ -45,7 +46,8 @@ for i in range(10):
     state.add_region(f"r{i}", node(i))
 for s in range(1000):
     state.add_shard(strategy.allocate(state, str(s)), str(s))
-allocate = per_call(lambda: strategy.allocate(state, "new"), 200_000)
+assert strategy.allocate(state, "new") in {f"r{i}" for i in range(10)}
+allocate = per_call(lambda: strategy.allocate(state, "new"), N)
 
 c = shardline.Coordinator("least-shard", node(0))
 c.start(0)
@@ -63,9 +65,9 @@ def step():
     c.receive(0, ask)
     return c.drain_outputs()
 assert step()[0]["envelope"]["message"]["directive"]["type"] == "shardHome"
-coordinator_step = per_call(step, 100_000)
-noop = per_call(lambda: None, 200_000)
-print(json.dumps({"allocate": allocate, "coordinator-step": coordinator_step, "python-noop-call": noop}))
+coordinator_step = per_call(step, N // 5)
+noop = per_call(lambda: state.region_count(), N)
+print(json.dumps({"allocate": allocate, "coordinator-step": coordinator_step, "noop-call": noop}))
 '''
 
 
@@ -73,7 +75,7 @@ def bench_venv() -> pathlib.Path:
     py = VENV / "bin" / "python"
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    print("building the package in release mode ...", file=sys.stderr)
+    print("python: building the package in release mode ...", file=sys.stderr)
     subprocess.run(
         [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
          "--force-reinstall", "--no-deps", str(ROOT / "bindings" / "python")],
@@ -82,40 +84,22 @@ def bench_venv() -> pathlib.Path:
     return py
 
 
-def rust_side() -> dict[str, float]:
-    print("running cargo bench -p shardline-python --bench overhead ...", file=sys.stderr)
-    out = subprocess.run(
-        ["cargo", "bench", "-q", "-p", "shardline-python", "--bench", "overhead"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout
-    unit = {"ps": 1e-3, "ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6}
-    found = {}
-    for name, mid, u in re.findall(r"^(\S+)\s+time:\s+\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", out, re.M):
-        found[name] = float(mid) * unit[u]
-    return found
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--python", help="an interpreter that already has shardline installed")
-    ap.add_argument("--no-rust", action="store_true", help="skip the Rust side")
+    ap.add_argument("--quick", action="store_true", help="fewer calls and rounds")
+    ap.add_argument("--out", help="write the figures JSON fragment here")
     args = ap.parse_args()
     py = args.python or str(bench_venv())
-    import json
-
-    py_ns = json.loads(subprocess.run([py, "-c", PYTHON_SIDE], check=True, capture_output=True,
-                                      text=True).stdout)
-    rust_ns = {} if args.no_rust else rust_side()
-    print(f"{'call':<18} {'python ns':>10} {'rust ns':>10} {'overhead ns':>12}")
-    for name in ("allocate", "coordinator-step"):
-        r = rust_ns.get(name)
-        rs = f"{r:10.0f}" if r is not None else f"{'-':>10}"
-        ov = f"{py_ns[name] - r:12.0f}" if r is not None else f"{'-':>12}"
-        print(f"{name:<18} {py_ns[name]:10.0f} {rs} {ov}")
-    print(f"(an empty Python lambda call costs {py_ns['python-noop-call']:.0f} ns here)")
+    n, rounds = (100_000, 3) if args.quick else (500_000, 7)
+    ns = json.loads(subprocess.run([py, "-c", PYTHON_SIDE, str(n), str(rounds)], check=True,
+                                   capture_output=True, text=True).stdout)
+    figures = [{"name": f"overhead.python.{k}", "value": v, "unit": "ns"} for k, v in ns.items()]
+    for f in figures:
+        print(f"{f['name']:<34} {f['value']:8.0f} ns")
+    if args.out:
+        pathlib.Path(args.out).write_text(json.dumps({"figures": figures, "ratios": []}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    start = time.time()
     main()
-    print(f"({time.time() - start:.0f} s)", file=sys.stderr)

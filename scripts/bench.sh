@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Every benchmark of issue 8 in one run on this machine, then bench-results.json and the tables
+# BENCHMARKS.md quotes. Not part of CI (release builds, minutes of measurement).
+#
+#   scripts/bench.sh [--quick] [--full] [--out FILE] [--only PART[,PART...]]
+#
+#   --quick  a subset in under 10 minutes (warm build): fewer sizes, short measurement
+#   --full   adds S = 1,000,000 shards everywhere and more seeds
+#   --out    default: bench-results.json in the repository root
+#   --only   core,memory,c,python,node,jvm,quality (default: all)
+#
+# Parts: core (criterion: strategies, coordinator, region, overhead baseline, snowflake,
+# simulator), memory (bytes per shard), c / python / node / jvm (binding overhead; jvm also runs
+# Pekko's own strategies side by side), quality (shardline sim, every scenario x strategy).
+# The run's raw output stays in ${CARGO_TARGET_DIR:-target}/bench/<time>/ (summary.md there).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+mode=default
+out="$root/bench-results.json"
+only="core,memory,c,python,node,jvm,quality"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) mode=quick ;;
+        --full) mode=full ;;
+        --out) out="${2:?--out needs a file}"; shift ;;
+        --only) only="${2:?--only needs a list of parts}"; shift ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+for part in ${only//,/ }; do
+    case "$part" in
+        core|memory|c|python|node|jvm|quality) ;;
+        *) echo "bench.sh: --only: unknown part '$part' (core,memory,c,python,node,jvm,quality)" >&2; exit 2 ;;
+    esac
+done
+want() { [[ ",$only," == *",$1,"* ]]; }
+
+target=${CARGO_TARGET_DIR:-$root/target}
+run="$target/bench/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$run"
+export CRITERION_HOME="$run/criterion"
+quick=()
+criterion=()
+case "$mode" in
+    quick) quick=(--quick); criterion=(--quick); export BENCH_QUICK=1 ;;
+    full) export BENCH_FULL=1 ;;
+esac
+start=$(date +%s)
+stamp() { echo "== $1 ($(( $(date +%s) - start )) s)"; }
+
+if want core; then
+    stamp "core: criterion benches"
+    for bench in strategies coordinator overhead snowflake sim; do
+        log="$run/core-$bench.log"
+        cargo bench -p shardline-core --bench "$bench" -- "${criterion[@]}" >"$log" 2>&1 ||
+            { cat "$log"; echo "bench.sh: cargo bench --bench $bench failed" >&2; exit 1; }
+        grep -B1 -E '^ +time:' "$log" | grep -v -E '^--$' || true
+    done
+fi
+if want memory; then
+    stamp "core: memory per shard"
+    cargo bench -q -p shardline-core --bench memory -- --out "$run/memory.json"
+fi
+if want c; then
+    stamp "C ABI overhead"
+    bash scripts/bench/c.sh "${quick[@]}" --out "$run/c.json"
+fi
+if want python; then
+    stamp "Python overhead"
+    python3 scripts/bench/python.py "${quick[@]}" --out "$run/python.json"
+fi
+if want node; then
+    stamp "Node overhead"
+    bash scripts/bench/node.sh "${quick[@]}" --out "$run/node.json"
+fi
+if want jvm; then
+    stamp "JVM: Pekko side by side and JNI overhead"
+    jvm_mode=("${quick[@]}")
+    [ "$mode" = full ] && jvm_mode=(--full)
+    bash scripts/bench/jvm.sh "${jvm_mode[@]}" --out "$run/jvm.json"
+fi
+if want quality; then
+    stamp "placement quality (shardline sim)"
+    seeds=()
+    [ "$mode" = full ] && seeds=(--seeds 20)
+    python3 scripts/bench/quality.py "${quick[@]}" "${seeds[@]}" --out "$run/quality.json" --markdown "$run/quality.md" >/dev/null
+fi
+
+stamp "merging"
+python3 scripts/bench/merge.py --run "$run" --out "$out" --markdown "$run/summary.md" --mode "$mode"
+echo "bench.sh: done in $(( $(date +%s) - start )) s; tables in $run/summary.md${run:+ and $run/quality.md}"

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Merges one benchmark run into bench-results.json (issue 8's schema) and a Markdown summary.
+
+    scripts/bench/merge.py --run DIR --out bench-results.json [--markdown FILE]
+
+DIR holds the run's criterion output (DIR/criterion, written there through CRITERION_HOME) and
+the JSON fragments the other runners wrote (DIR/*.json, each {"figures": [...], "ratios": [...]}).
+Criterion benches become figures named core.<group>.<function>[.<parameter>] in ns per
+iteration; benches with a throughput also get <name>.per_s. Derived here, so that every number
+comes from the same run: the extra cost of each binding over the same call in Rust, and a
+check of every target of issue 8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import re
+import subprocess
+import sys
+
+
+def criterion_figures(root: pathlib.Path) -> list[dict]:
+    figures = []
+    for bench in sorted(root.glob("**/new/benchmark.json")):
+        meta = json.loads(bench.read_text())
+        est = json.loads((bench.parent / "estimates.json").read_text())
+        ns = est["median"]["point_estimate"]
+        parts = [meta["group_id"], meta.get("function_id"), meta.get("value_str")]
+        name = "core." + ".".join(p for p in parts if p)
+        figures.append({"name": name, "value": round(ns, 3), "unit": "ns"})
+        tp = meta.get("throughput") or {}
+        n = tp.get("Elements") or tp.get("Bytes")
+        if n:
+            unit = "ops/s" if "Elements" in tp else "bytes/s"
+            figures.append({"name": name + ".per_s", "value": round(n * 1e9 / ns), "unit": unit})
+            figures.append({"name": name + ".per_op", "value": round(ns / n, 3), "unit": "ns"})
+    return figures
+
+
+def lookup(figures: dict, name: str):
+    f = figures.get(name)
+    return None if f is None else f["value"]
+
+
+def overhead_figures(figures: dict) -> list[dict]:
+    out = []
+    for op in ("allocate", "coordinator-step"):
+        rust = lookup(figures, f"core.overhead.{op}")
+        if rust is None:
+            continue
+        out.append({"name": f"overhead.rust.{op}", "value": rust, "unit": "ns"})
+        for lang in ("c", "python", "node", "jvm"):
+            v = lookup(figures, f"overhead.{lang}.{op}")
+            if v is not None:
+                out.append({"name": f"overhead.{lang}.{op}.extra", "value": round(v - rust, 1), "unit": "ns"})
+    return out
+
+
+# (what, figure or ratio name, goal, comparison). A missing value is reported as not measured.
+TARGETS = [
+    ("allocate R=1000 S=100k vs Pekko least-shard (in-process)", "ratio", "allocate least-shard R1000 S100000 (inprocess)", 100, ">="),
+    ("allocate R=1000 S=100k vs Pekko least-shard (JNI)", "ratio", "allocate least-shard R1000 S100000 (jni)", 100, ">="),
+    ("allocate R=1000 S=100k vs Pekko least-shard (drop-in adapter)", "ratio", "allocate least-shard R1000 S100000 (adapter)", 100, ">="),
+    ("rebalance R=1000 S=100k vs Pekko least-shard (in-process)", "ratio", "rebalance least-shard R1000 S100000 (inprocess)", 10, ">="),
+    ("rebalance R=1000 S=100k vs Pekko least-shard (JNI)", "ratio", "rebalance least-shard R1000 S100000 (jni)", 10, ">="),
+    ("rebalance R=1000 S=100k vs Pekko least-shard (drop-in adapter)", "ratio", "rebalance least-shard R1000 S100000 (adapter)", 10, ">="),
+    ("GetShardHome for an allocated shard, ops/s", "figure", "core.coordinator.get-shard-home.R100_S100000.per_s", 10_000_000, ">="),
+    ("Snowflake ids/s (layout limit 4096/ms = 4.096M/s)", "figure", "core.snowflake.next.same-ms.per_s", 4_096_000, ">="),
+    ("C call overhead (allocate), ns", "figure", "overhead.c.allocate.extra", 50, "<"),
+    ("Python call overhead (allocate), ns", "figure", "overhead.python.allocate.extra", 1000, "<"),
+    ("Node call overhead (allocate), ns", "figure", "overhead.node.allocate.extra", 1000, "<"),
+    ("JNI call overhead (allocate), ns", "figure", "overhead.jvm.allocate.extra", 300, "<"),
+]
+
+
+def check_targets(figures: dict, ratios: dict) -> list[dict]:
+    out = []
+    for what, kind, name, goal, op in TARGETS:
+        if kind == "ratio":
+            r = ratios.get(name)
+            value = None if r is None else r["speedup"]
+        else:
+            value = lookup(figures, name)
+        met = None if value is None else (value >= goal if op == ">=" else value < goal)
+        out.append({"target": what, "source": name, "value": value, "goal": f"{op} {goal}", "met": met})
+    return out
+
+
+def machine() -> dict:
+    def cmd(*args):
+        try:
+            p = subprocess.run(args, capture_output=True, text=True, timeout=30)
+            return (p.stdout or p.stderr).strip().splitlines()[0]
+        except (OSError, subprocess.SubprocessError, IndexError):
+            return None
+    cpu = None
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "os": platform.platform(), "rustc": cmd("rustc", "--version"),
+            "java": cmd("java", "-version"), "node": cmd("node", "--version"), "python": platform.python_version()}
+
+
+def fmt(v):
+    if v is None:
+        return "not measured"
+    if isinstance(v, float) and v >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:,.2f}" if isinstance(v, float) else f"{v:,}"
+
+
+def markdown(doc: dict) -> str:
+    lines = ["| target | goal | measured | met |", "|---|---|---|---|"]
+    for t in doc["targets"]:
+        met = {True: "yes", False: "**no**", None: "-"}[t["met"]]
+        lines.append(f"| {t['target']} | {t['goal']} | {fmt(t['value'])} | {met} |")
+    lines += ["", "| ratio | peer | speedup | target |", "|---|---|---|---|"]
+    for r in doc["ratios"]:
+        lines.append(f"| {r['name']} | {r['peer']} | {r['speedup']:,.1f}x | {r.get('target') or '-'} |")
+    lines += ["", "| figure | value | unit |", "|---|---|---|"]
+    for f in doc["figures"]:
+        lines.append(f"| {f['name']} | {fmt(f['value'])} | {f['unit']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", required=True, help="the run directory")
+    ap.add_argument("--out", required=True, help="where to write bench-results.json")
+    ap.add_argument("--markdown", help="where to write the Markdown summary")
+    ap.add_argument("--mode", default="full", help="quick or full (recorded in the output)")
+    args = ap.parse_args()
+    run = pathlib.Path(args.run)
+    if not run.is_dir():
+        ap.error(f"--run {run}: not a directory")
+
+    figures = criterion_figures(run / "criterion")
+    ratios = []
+    for frag in sorted(run.glob("*.json")):
+        try:
+            doc = json.loads(frag.read_text())
+            figures += doc.get("figures", [])
+            ratios += doc.get("ratios", [])
+        except (json.JSONDecodeError, AttributeError) as e:
+            print(f"merge: {frag}: not a results fragment ({e})", file=sys.stderr)
+            return 1
+    by_name = {f["name"]: f for f in figures}
+    figures += overhead_figures(by_name)
+    by_name = {f["name"]: f for f in figures}
+    doc = {
+        "figures": figures,
+        "ratios": ratios,
+        "targets": check_targets(by_name, {r["name"]: r for r in ratios}),
+        "machine": machine(),
+        "mode": args.mode,
+    }
+    pathlib.Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(markdown(doc))
+    for t in doc["targets"]:
+        print(f"{'met' if t['met'] else ('MISSED' if t['met'] is False else 'n/a  ')}  {t['target']}: {fmt(t['value'])} (goal {t['goal']})")
+    print(f"{len(figures)} figures, {len(ratios)} ratios -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
