@@ -8,6 +8,7 @@
 #   --full   adds S = 1,000,000 shards everywhere and more seeds
 #   --out    default: bench-results.json in the repository root
 #   --only   core,memory,c,python,node,jvm,quality (default: all)
+#   --run    continue in an earlier run's directory (e.g. after fixing one part, with --only)
 #
 # Parts: core (criterion: strategies, coordinator, region, overhead baseline, snowflake,
 # simulator), memory (bytes per shard), c / python / node / jvm (binding overhead; jvm also runs
@@ -18,6 +19,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 mode=default
+run=""
 out="$root/bench-results.json"
 only="core,memory,c,python,node,jvm,quality"
 while [ $# -gt 0 ]; do
@@ -26,7 +28,8 @@ while [ $# -gt 0 ]; do
         --full) mode=full ;;
         --out) out="${2:?--out needs a file}"; shift ;;
         --only) only="${2:?--only needs a list of parts}"; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --run) run="${2:?--run needs a directory}"; shift ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -40,8 +43,9 @@ done
 want() { [[ ",$only," == *",$1,"* ]]; }
 
 target=${CARGO_TARGET_DIR:-$root/target}
-run="$target/bench/$(date -u +%Y%m%dT%H%M%SZ)"
+run=${run:-"$target/bench/$(date -u +%Y%m%dT%H%M%SZ)"}
 mkdir -p "$run"
+run=$(cd "$run" && pwd)  # the parts run from other directories
 export CRITERION_HOME="$run/criterion"
 quick=()
 criterion=()

@@ -75,6 +75,13 @@ fn strategies() -> Vec<StrategyConfig> {
             rebalance_threshold: 1,
             max_simultaneous_rebalance: 3,
         },
+        // shardline's own, with its defaults.
+        StrategyConfig::BoundedLoadHashing {
+            epsilon: 0.25,
+            absolute_limit: 20,
+            relative_limit: 0.1,
+            virtual_nodes_factor: 100,
+        },
     ]
 }
 

@@ -66,7 +66,7 @@ def step():
     return c.drain_outputs()
 assert step()[0]["envelope"]["message"]["directive"]["type"] == "shardHome"
 coordinator_step = per_call(step, N // 5)
-noop = per_call(lambda: state.region_count(), N)
+noop = per_call(lambda: state.region_count, N)
 print(json.dumps({"allocate": allocate, "coordinator-step": coordinator_step, "noop-call": noop}))
 '''
 
@@ -92,8 +92,10 @@ def main() -> None:
     args = ap.parse_args()
     py = args.python or str(bench_venv())
     n, rounds = (100_000, 3) if args.quick else (500_000, 7)
-    ns = json.loads(subprocess.run([py, "-c", PYTHON_SIDE, str(n), str(rounds)], check=True,
-                                   capture_output=True, text=True).stdout)
+    run = subprocess.run([py, "-c", PYTHON_SIDE, str(n), str(rounds)], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"python: the timed script failed:\n{run.stderr}")
+    ns = json.loads(run.stdout)
     figures = [{"name": f"overhead.python.{k}", "value": v, "unit": "ns"} for k, v in ns.items()]
     for f in figures:
         print(f"{f['name']:<34} {f['value']:8.0f} ns")
