@@ -2,7 +2,7 @@
 # Every benchmark of issue 8 in one run on this machine, then bench-results.json and the tables
 # BENCHMARKS.md quotes. Not part of CI (release builds, minutes of measurement).
 #
-#   scripts/bench.sh [--quick] [--full] [--out FILE] [--only PART[,PART...]]
+#   scripts/bench.sh [--quick] [--full] [--out FILE] [--only PART[,PART...]] [--run DIR]
 #
 #   --quick  a subset in under 10 minutes (warm build): fewer sizes, short measurement
 #   --full   adds S = 1,000,000 shards everywhere and more seeds
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
         --out) out="${2:?--out needs a file}"; shift ;;
         --only) only="${2:?--only needs a list of parts}"; shift ;;
         --run) run="${2:?--run needs a directory}"; shift ;;
-        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | grep -v '^set ' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
