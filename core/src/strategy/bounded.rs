@@ -28,6 +28,36 @@ pub struct BoundedLoadHashing {
     relative_limit: f64,
     virtual_nodes: u32,
     ring: Option<CachedRing>,
+    seen: Seen,
+}
+
+/// Which ring nodes a walk has passed, reused across walks: a walk usually stops after a node
+/// or two, so clearing a flag per ring node for every walk would cost more than the walk.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    stamp: Vec<u32>,
+    epoch: u32,
+}
+
+impl Seen {
+    /// Starts a walk over a ring of `nodes` nodes.
+    fn start(&mut self, nodes: usize) -> &mut Seen {
+        if self.stamp.len() != nodes {
+            self.stamp = vec![0; nodes];
+            self.epoch = 0;
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.fill(0);
+            self.epoch = 1;
+        }
+        self
+    }
+
+    /// True the first time `node` is passed in this walk.
+    fn first(&mut self, node: usize) -> bool {
+        std::mem::replace(&mut self.stamp[node], self.epoch) != self.epoch
+    }
 }
 
 impl BoundedLoadHashing {
@@ -66,6 +96,7 @@ impl BoundedLoadHashing {
             relative_limit,
             virtual_nodes,
             ring: None,
+            seen: Seen::default(),
         })
     }
 
@@ -86,48 +117,48 @@ impl BoundedLoadHashing {
 fn walk<'s>(
     ring: &'s CachedRing,
     state: &'s AllocationState,
+    seen: &'s mut Seen,
     shard: &str,
 ) -> impl Iterator<Item = &'s Region> + 's {
-    let mut seen = vec![false; ring.nodes.len()];
+    let seen = seen.start(ring.nodes.len());
     ring.ring
         .clockwise(string_hash(shard))
-        .filter(move |&i| !std::mem::replace(&mut seen[i], true))
+        .filter(move |&i| seen.first(i))
         .filter_map(move |i| state.regions_on(&ring.nodes[i]).find(|r| r.is_eligible()))
 }
 
-impl BoundedLoadHashing {
-    fn place(
-        &self,
-        ring: &CachedRing,
-        state: &AllocationState,
-        shard: &str,
-        cap: usize,
-        explain: &mut Option<&mut Explanation>,
-    ) -> Result<Allocation> {
-        let mut first = None;
-        for r in walk(ring, state, shard) {
-            first.get_or_insert(r);
-            if r.shard_count() < cap {
-                note(explain, |e| {
-                    e.limit = Some(cap);
-                    e.summary = format!(
-                        "region {} is the first clockwise from shard {shard:?} below the cap of {cap}",
-                        r.id()
-                    );
-                });
-                return Ok(Allocation::Region(r.id().clone()));
-            }
+/// The first region clockwise from `shard` below `cap`.
+fn place(
+    ring: &CachedRing,
+    state: &AllocationState,
+    seen: &mut Seen,
+    shard: &str,
+    cap: usize,
+    explain: &mut Option<&mut Explanation>,
+) -> Result<Allocation> {
+    let mut first = None;
+    for r in walk(ring, state, seen, shard) {
+        first.get_or_insert(r);
+        if r.shard_count() < cap {
+            note(explain, |e| {
+                e.limit = Some(cap);
+                e.summary = format!(
+                    "region {} is the first clockwise from shard {shard:?} below the cap of {cap}",
+                    r.id()
+                );
+            });
+            return Ok(Allocation::Region(r.id().clone()));
         }
-        // Only reachable when no region is eligible, or with more regions per node than the
-        // ring has nodes (then the cap is counted per node, not per region): take the owner.
-        match first {
-            Some(r) => Ok(Allocation::Region(r.id().clone())),
-            None => {
-                note(explain, |e| {
-                    e.summary = "no eligible region; retry later".into()
-                });
-                Ok(Allocation::Pending)
-            }
+    }
+    // Only reachable when no region is eligible, or with more regions per node than the
+    // ring has nodes (then the cap is counted per node, not per region): take the owner.
+    match first {
+        Some(r) => Ok(Allocation::Region(r.id().clone())),
+        None => {
+            note(explain, |e| {
+                e.summary = "no eligible region; retry later".into()
+            });
+            Ok(Allocation::Pending)
         }
     }
 }
@@ -137,6 +168,7 @@ impl BoundedLoadHashing {
 fn pick(
     ring: &CachedRing,
     state: &AllocationState,
+    seen: &mut Seen,
     in_progress: &InProgress,
     cap: usize,
     limit: usize,
@@ -157,7 +189,7 @@ fn pick(
             }
             let over = load[r.id().as_ref()] > cap;
             // Earlier in the walk with room, or (when over the cap) anywhere with room.
-            let target = walk(ring, state, s)
+            let target = walk(ring, state, seen, s)
                 .take_while(|t| over || t.id() != r.id())
                 .find(|t| t.id() != r.id() && load[t.id().as_ref()] < cap);
             if let Some(t) = target {
@@ -188,7 +220,7 @@ impl AllocationStrategy for BoundedLoadHashing {
         let mut cache = self.ring.take();
         let ring = ConsistentHashing::cached_ring(&mut cache, state, self.virtual_nodes, true);
         let cap = self.cap(state.shard_count() + 1, ring.nodes.len());
-        let decision = self.place(ring, state, shard, cap, &mut explain);
+        let decision = place(ring, state, &mut self.seen, shard, cap, &mut explain);
         self.ring = cache;
         decision
     }
@@ -213,7 +245,7 @@ impl AllocationStrategy for BoundedLoadHashing {
         let mut cache = self.ring.take();
         let ring = ConsistentHashing::cached_ring(&mut cache, state, self.virtual_nodes, true);
         let cap = self.cap(total, ring.nodes.len());
-        let picked = pick(ring, state, in_progress, cap, limit);
+        let picked = pick(ring, state, &mut self.seen, in_progress, cap, limit);
         self.ring = cache;
         note(&mut explain, |e| {
             e.limit = Some(limit);
