@@ -96,4 +96,5 @@ fi
 
 stamp "merging"
 python3 scripts/bench/merge.py --run "$run" --out "$out" --markdown "$run/summary.md" --mode "$mode"
-echo "bench.sh: done in $(( $(date +%s) - start )) s; tables in $run/summary.md${run:+ and $run/quality.md}"
+echo "bench.sh: done in $(( $(date +%s) - start )) s; tables in $run/summary.md"
+if [ -f "$run/quality.md" ]; then echo "placement quality table: $run/quality.md"; fi

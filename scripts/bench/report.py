@@ -50,7 +50,6 @@ def main() -> int:
     args = ap.parse_args()
     doc = json.loads(pathlib.Path(args.results).read_text())
     fig = {f["name"]: f["value"] for f in doc["figures"]}
-    ratio = {r["name"]: r for r in doc["ratios"]}
     out = []
 
     out.append("### Targets\n")
