@@ -200,7 +200,7 @@ fn region() -> (Region, Vec<String>, Vec<String>) {
     for e in 0.. {
         let entity = format!("entity-{e}");
         let shard: usize = region.shard_of(&entity).expect("shard").parse().expect("n");
-        if shard % REGIONS == 0 {
+        if shard.is_multiple_of(REGIONS) {
             if local.len() < ENTITIES {
                 local.push(entity);
             }

@@ -1,10 +1,15 @@
-//! Node addresses with Pekko's `Address` semantics: `toString`, ordering and parsing.
+//! Node addresses with Pekko's `Address` semantics: `toString`, ordering and parsing, plus
+//! actor-ts's ordering of the same strings.
 //!
 //! Pekko hashes and orders the canonical string, so a port written `02552` must become `2552`
 //! before it reaches the consistent-hash ring: always go through [`Address::parse`].
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use icu_collator::options::CollatorOptions;
+use icu_collator::{CollatorBorrowed, CollatorPreferences};
 
 use crate::jvm::compare_utf16;
 use crate::{Error, Result};
@@ -167,6 +172,41 @@ impl Address {
             })
             .then_with(|| self.port.unwrap_or(0).cmp(&other.port.unwrap_or(0)))
     }
+
+    /// actor-ts `NodeAddress.compareTo`: `localeCompare` of the strings (see [`ActorTsKey`]).
+    pub fn actor_ts_key(&self) -> ActorTsKey {
+        ActorTsKey::of(&self.canonical)
+    }
+}
+
+/// Where an address sorts among actor-ts nodes: the ICU root-collation sort key of its string.
+///
+/// actor-ts's `NodeAddress.compareTo` is `toString().localeCompare(...)`, which under Node's
+/// ICU is root collation at tertiary strength with canonical normalization (letters case-blind
+/// first, lower case before upper on a tie; punctuation before digits before letters, so
+/// `s@10.0.0.1:2552` < `s@10.0.0.10:2552`). Comparing keys bytewise gives the same answer as
+/// `localeCompare`, including 0 for strings that differ only in ignorable characters (controls,
+/// soft hyphens) or in canonically equivalent spellings; callers then keep candidate order, as
+/// actor-ts's stable `Array.prototype.sort` does. The key is computed once per region, so a
+/// comparison during allocation is a `memcmp`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ActorTsKey(Arc<[u8]>);
+
+impl ActorTsKey {
+    pub fn of(address: &str) -> ActorTsKey {
+        // ICU4X's root collator with its compiled data (CLDR root, the table Node's ICU uses
+        // for `localeCompare` in the default and "en" locales) rather than a hand-made table:
+        // the order of punctuation, case and non-ASCII text is the collation standard's, and
+        // stays in step with it through the crate.
+        static ROOT: OnceLock<CollatorBorrowed<'static>> = OnceLock::new();
+        let collator = ROOT.get_or_init(|| {
+            CollatorBorrowed::try_new(CollatorPreferences::default(), CollatorOptions::default())
+                .expect("the root collation is in the compiled data")
+        });
+        let mut key = Vec::with_capacity(3 * address.len() + 4);
+        let Ok(()) = collator.write_sort_key_to(address, &mut key);
+        ActorTsKey(key.into())
+    }
 }
 
 impl fmt::Display for Address {
@@ -208,6 +248,38 @@ mod tests {
             let e = Address::parse(s).unwrap_err();
             assert!(e.message().contains("address"), "{s}: {e}");
         }
+    }
+
+    #[test]
+    fn actor_ts_order_is_locale_compare() {
+        // Each list is in `localeCompare` order under Node 20 (ICU 78), lowest first.
+        for sorted in [
+            &["s@10.0.0.1:2552", "s@10.0.0.10:2552", "s@10.0.0.2:2552"][..],
+            &["s@h:10", "s@h:2", "s@h:9"],
+            &["a@h:1", "B@h:1", "S@h:1"],
+            &[
+                "s@node_b:1",
+                "s@node-a:1",
+                "s@Node-A:1",
+                "s@node.c:1",
+                "s@nodea:1",
+            ],
+        ] {
+            for w in sorted.windows(2) {
+                assert!(
+                    ActorTsKey::of(w[0]) < ActorTsKey::of(w[1]),
+                    "{} < {}",
+                    w[0],
+                    w[1]
+                );
+            }
+        }
+        // localeCompare says 0 for these; callers keep candidate order, as actor-ts's stable sort.
+        assert_eq!(ActorTsKey::of("s@h\u{1}:1"), ActorTsKey::of("s@h:1"));
+        assert_eq!(
+            ActorTsKey::of("s@caf\u{e9}:1"),
+            ActorTsKey::of("s@cafe\u{301}:1")
+        );
     }
 
     #[test]

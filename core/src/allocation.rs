@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::address::Address;
+use crate::address::{ActorTsKey, Address};
 use crate::cluster::{ClusterView, Member, MemberStatus};
 use crate::javasort::{self, ContractViolation};
 use crate::version::{OrderlyVersions, Version, VersionKey};
@@ -31,7 +31,7 @@ pub struct Region {
     /// What the ranking indexes hold for this region, so it can be taken out even after the
     /// member it was ranked by has changed.
     rank: Option<(RankKey, MemberStatus, Version)>,
-    addr_key: Arc<str>,
+    addr_key: ActorTsKey,
 }
 
 impl Region {
@@ -104,10 +104,11 @@ pub struct AllocationState {
     rank_eligible: BTreeSet<RankKey>,
     ranked_status: [usize; 6],
     ranked_versions: OrderlyVersions,
-    /// (count, address bytes, candidate position) of eligible regions: actor-ts least-shard.
-    load_eligible: BTreeSet<(usize, Arc<str>, u64, usize)>,
-    /// Eligible regions by (address bytes, candidate position): actor-ts hash.
-    sorted_eligible: Vec<(Arc<str>, u64, usize)>,
+    /// (count, actor-ts address order, candidate position) of eligible regions: actor-ts
+    /// least-shard.
+    load_eligible: BTreeSet<(usize, ActorTsKey, u64, usize)>,
+    /// Eligible regions by (actor-ts address order, candidate position): actor-ts hash.
+    sorted_eligible: Vec<(ActorTsKey, u64, usize)>,
     topology_gen: u64,
 }
 
@@ -160,7 +161,7 @@ impl AllocationState {
         let id: RegionId = Arc::from(id);
         let region = Region {
             id: id.clone(),
-            addr_key: Arc::from(address.as_str()),
+            addr_key: address.actor_ts_key(),
             address,
             local,
             pos: self.next_pos,
@@ -468,21 +469,23 @@ impl AllocationState {
 
     // ---- actor-ts indexes ---------------------------------------------------------------
 
-    /// Eligible regions sorted by address byte order (then candidate order).
+    /// Eligible regions sorted as actor-ts sorts node addresses (`localeCompare`, see
+    /// [`ActorTsKey`]), then candidate order.
     pub fn eligible_by_address(&self) -> impl ExactSizeIterator<Item = &Region> + '_ {
         self.sorted_eligible
             .iter()
             .map(move |(_, _, slot)| self.slots[*slot].as_ref().expect("live"))
     }
 
-    /// The `i`-th eligible region in address byte order.
+    /// The `i`-th eligible region in actor-ts address order.
     pub fn eligible_by_address_nth(&self, i: usize) -> Option<&Region> {
         self.sorted_eligible
             .get(i)
             .map(|(_, _, slot)| self.slots[*slot].as_ref().expect("live"))
     }
 
-    /// The eligible region with the fewest shards, ties to the lowest address (byte order).
+    /// The eligible region with the fewest shards, ties to the lowest address in actor-ts order,
+    /// then to the earliest candidate.
     pub fn least_loaded_eligible(&self) -> Option<&Region> {
         self.load_eligible
             .first()
@@ -531,12 +534,12 @@ impl AllocationState {
             self.next_candidate += 1;
             let i = self
                 .sorted_eligible
-                .partition_point(|(a, c, _)| (a.as_bytes(), *c) < (addr.as_bytes(), next));
+                .partition_point(|(a, c, _)| (a, *c) < (&addr, next));
             self.sorted_eligible.insert(i, (addr, next, slot));
         } else {
             let i = self
                 .sorted_eligible
-                .partition_point(|(a, c, _)| (a.as_bytes(), *c) < (addr.as_bytes(), cand));
+                .partition_point(|(a, c, _)| (a, *c) < (&addr, cand));
             debug_assert_eq!(self.sorted_eligible.get(i).map(|e| e.2), Some(slot));
             self.sorted_eligible.remove(i);
         }

@@ -65,7 +65,7 @@ fn compare(kind: &str, seed: i64, x: &Rec, y: &Rec) -> Ordering {
         }
         "noisy" => {
             let r = x.a.cmp(&y.a);
-            if x.id != y.id && pair_hash(x.id, y.id, seed) % 13 == 0 {
+            if x.id != y.id && pair_hash(x.id, y.id, seed).is_multiple_of(13) {
                 if r != Ordering::Equal {
                     return r.reverse();
                 }
@@ -249,7 +249,7 @@ proptest! {
         let mut v = recs.clone();
         let res = sort_by(&mut v, |x, y| {
             let r = x.a.cmp(&y.a);
-            if x.id != y.id && pair_hash(x.id, y.id, seed) % modulus == 0 { r.reverse() } else { r }
+            if x.id != y.id && pair_hash(x.id, y.id, seed).is_multiple_of(modulus) { r.reverse() } else { r }
         });
         let mut ids: Vec<usize> = v.iter().map(|r| r.id).collect();
         ids.sort_unstable();

@@ -2063,7 +2063,7 @@ fn least_shard_model(
     if total == 0 {
         return Vec::new();
     }
-    let optimal = total / sorted.len() + usize::from(total % sorted.len() != 0);
+    let optimal = total / sorted.len() + usize::from(!total.is_multiple_of(sorted.len()));
     let limit = ((relative * total as f64) as i32).min(absolute).max(1) as usize;
     let mut picked: Vec<&ShardId> = Vec::new();
     for r in &sorted {

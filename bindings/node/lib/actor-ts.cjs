@@ -2,6 +2,14 @@
 // Strategy objects with actor-ts's AllocationStrategy shape, so shardline's decisions can be
 // passed to actor-ts as `allocationStrategy`. Each call rebuilds the allocation map from the
 // arguments (actor-ts hands over the whole picture every time) and asks the native strategy.
+//
+// They decide as actor-ts's own strategies do, with one difference: the least-shard rebalance
+// threshold is strict (`max - min > threshold`), because actor-ts's `>=` with the default
+// threshold 1 hands the same shards off and back forever (the bug Akka fixed in akka#26012).
+// Node addresses sort as actor-ts's `NodeAddress.compareTo` sorts them, `localeCompare` (ICU
+// root collation, computed in the Rust core): `s@10.0.0.1:2552` < `s@10.0.0.10:2552`, `a` <
+// `B`, and addresses localeCompare calls equal keep candidate order, as actor-ts's stable sort
+// does. test/actor-ts-order.test.mjs checks that order against this Node's localeCompare.
 
 const { AllocationState, Strategy } = require('../index.js')
 
@@ -67,7 +75,7 @@ class ShardlineAllocationStrategy {
   }
 }
 
-/** actor-ts `HashAllocationStrategy`: `sorted(candidates)[shardId % n]`. */
+/** actor-ts `HashAllocationStrategy`: `sorted(candidates)[shardId % n]`, sorted by `localeCompare`. */
 class HashAllocationStrategy extends ShardlineAllocationStrategy {
   constructor() {
     super({ kind: 'actor-ts-hash' })

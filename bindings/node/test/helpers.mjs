@@ -46,3 +46,25 @@ export function thrown(fn) {
   }
   throw new Error('expected the call to throw')
 }
+
+/** A seeded generator (mulberry32) with the draws the randomized tests make. */
+export function seeded(seed) {
+  let a = seed >>> 0
+  const rnd = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const int = (n) => Math.floor(rnd() * n)
+  const pick = (xs) => xs[int(xs.length)]
+  const shuffle = (xs) => {
+    for (let i = xs.length - 1; i > 0; i--) {
+      const j = int(i + 1)
+      ;[xs[i], xs[j]] = [xs[j], xs[i]]
+    }
+    return xs
+  }
+  return { rnd, int, pick, shuffle }
+}

@@ -7,33 +7,13 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { decide, AllocationState, Strategy, HashAllocationStrategy, LeastShardAllocationStrategy } from 'shardline'
-import { repo } from './helpers.mjs'
+import { repo, seeded } from './helpers.mjs'
 
 const COUNT = 200
 const SEED = Number(process.env.SHARDLINE_SEED ?? 20260901)
 
-function mulberry32(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 function generate(seed, count) {
-  const rnd = mulberry32(seed)
-  const int = (n) => Math.floor(rnd() * n)
-  const pick = (xs) => xs[int(xs.length)]
-  const shuffle = (xs) => {
-    for (let i = xs.length - 1; i > 0; i--) {
-      const j = int(i + 1)
-      ;[xs[i], xs[j]] = [xs[j], xs[i]]
-    }
-    return xs
-  }
+  const { rnd, int, pick, shuffle } = seeded(seed)
   const out = []
   for (let i = 0; i < count; i++) {
     const kind = pick(['least-shard', 'least-shard-legacy', 'consistent-hashing', 'bounded-load-hashing', 'external', 'actor-ts-hash', 'actor-ts-least-shard'])

@@ -1334,7 +1334,7 @@ impl Coordinator {
             token,
             record: Record { seq, event },
         });
-        if self.config.snapshot_after > 0 && seq % self.config.snapshot_after == 0 {
+        if self.config.snapshot_after > 0 && seq.is_multiple_of(self.config.snapshot_after) {
             self.out.push_back(Output::SaveSnapshot {
                 token,
                 snapshot: self.state.snapshot(),

@@ -1,6 +1,7 @@
-//! actor-ts `HashAllocationStrategy` and `LeastShardAllocationStrategy`, with two deliberate
-//! fixes: the threshold is strict (actor-ts's `>=` hands the same shards back and forth
-//! forever at threshold 1) and addresses order by bytes (actor-ts uses locale collation).
+//! actor-ts `HashAllocationStrategy` and `LeastShardAllocationStrategy`, with one deliberate
+//! fix: the threshold is strict (actor-ts's `>=` hands the same shards back and forth forever
+//! at threshold 1). Addresses order exactly as actor-ts's `localeCompare` orders them
+//! ([`crate::address::ActorTsKey`]).
 //!
 //! Candidates are the eligible regions, in candidate order; a region's address is its node.
 

@@ -2,7 +2,7 @@
 //!
 //! Every strategy reads the same [`AllocationState`] and can explain its decision. The Pekko
 //! family reproduces Pekko/Akka 2.6 decisions exactly, including map-order ties; the actor-ts
-//! family reproduces actor-ts with two deliberate fixes (strict threshold, byte-order addresses).
+//! family reproduces actor-ts with one deliberate fix (a strict rebalance threshold).
 //! `bounded-load-hashing` is our own: hash affinity with a bound on the most loaded region.
 
 mod actor_ts;

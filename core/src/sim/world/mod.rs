@@ -413,7 +413,7 @@ impl World {
         for (k, slot) in self.coords.iter().enumerate() {
             if let Some(d) = slot.c.as_ref().and_then(Coordinator::next_deadline) {
                 let t = self.clocks.to_true(Proc::Coordinator(k), d, self.now);
-                if best.as_ref().map_or(true, |(b, _)| t < *b) {
+                if best.as_ref().is_none_or(|(b, _)| t < *b) {
                     best = Some((t, Target::Coordinator(k)));
                 }
             }
@@ -422,7 +422,7 @@ impl World {
         for (id, slot) in &self.regions {
             if let Some(d) = slot.region.next_deadline() {
                 let t = self.clocks.to_true(Proc::Node(slot.node), d, self.now);
-                if best_region.map_or(true, |(b, _)| t < b) {
+                if best_region.is_none_or(|(b, _)| t < b) {
                     best_region = Some((t, id));
                 }
             }
