@@ -1899,8 +1899,9 @@ shardline_status shardline_coordinator_feed(struct shardline_coordinator *coordi
  *
  * Ownership: `*out` and everything it points to (text, lists, payload) belong to the
  *            coordinator and stay valid until the next shardline_coordinator_next_output on
- *            this coordinator or shardline_coordinator_free, whichever comes first; other calls
- *            (feeding inputs, polling JSON outputs) leave it alone. Copy what must live longer.
+ *            this coordinator, shardline_coordinator_free or shardline_coordinator_driver_new,
+ *            whichever comes first; other calls (feeding inputs, polling JSON outputs) leave
+ *            it alone. Copy what must live longer.
  * Thread safety: one thread at a time per coordinator, which includes reading `*out`.
  *
  * # Safety
@@ -2160,9 +2161,10 @@ shardline_status shardline_region_feed(struct shardline_region *region,
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
  *
  * Ownership: `*out` and everything it points to (text, lists, payload) belong to the region
- *            and stay valid until the next shardline_region_next_output on this region or
- *            shardline_region_free, whichever comes first; other calls (feeding inputs,
- *            routing, polling JSON outputs) leave it alone. Copy what must live longer.
+ *            and stay valid until the next shardline_region_next_output on this region,
+ *            shardline_region_free or shardline_region_driver_new, whichever comes first;
+ *            other calls (feeding inputs, routing, polling JSON outputs) leave it alone. Copy
+ *            what must live longer.
  * Thread safety: one thread at a time per region, which includes reading `*out`.
  *
  * # Safety

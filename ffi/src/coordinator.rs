@@ -656,8 +656,9 @@ pub unsafe extern "C" fn shardline_coordinator_feed(
 ///
 /// Ownership: `*out` and everything it points to (text, lists, payload) belong to the
 ///            coordinator and stay valid until the next shardline_coordinator_next_output on
-///            this coordinator or shardline_coordinator_free, whichever comes first; other calls
-///            (feeding inputs, polling JSON outputs) leave it alone. Copy what must live longer.
+///            this coordinator, shardline_coordinator_free or shardline_coordinator_driver_new,
+///            whichever comes first; other calls (feeding inputs, polling JSON outputs) leave
+///            it alone. Copy what must live longer.
 /// Thread safety: one thread at a time per coordinator, which includes reading `*out`.
 ///
 /// # Safety

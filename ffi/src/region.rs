@@ -595,9 +595,10 @@ pub unsafe extern "C" fn shardline_region_feed(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
 ///
 /// Ownership: `*out` and everything it points to (text, lists, payload) belong to the region
-///            and stay valid until the next shardline_region_next_output on this region or
-///            shardline_region_free, whichever comes first; other calls (feeding inputs,
-///            routing, polling JSON outputs) leave it alone. Copy what must live longer.
+///            and stay valid until the next shardline_region_next_output on this region,
+///            shardline_region_free or shardline_region_driver_new, whichever comes first;
+///            other calls (feeding inputs, routing, polling JSON outputs) leave it alone. Copy
+///            what must live longer.
 /// Thread safety: one thread at a time per region, which includes reading `*out`.
 ///
 /// # Safety
