@@ -34,22 +34,32 @@
  * functions that take no handle may be called from any thread at any time. A `_free` must not run
  * while another call is using the same handle.
  *
- * Callbacks (custom strategies) run synchronously on the thread that called into shardline,
- * during that call. Pointers handed to a callback are borrowed for the duration of the callback
- * only. From inside a callback, calling into the strategy that is running it, or changing the
+ * Callbacks (custom strategies, drivers) run synchronously on the thread that called into
+ * shardline, during that call. Pointers handed to a callback are borrowed for the duration of the
+ * callback only. From inside a callback, calling into the strategy that is running it, or changing the
  * state it is deciding on, returns SHARDLINE_STATUS_REENTRANT_CALL; read-only state accessors and
  * other strategies may be used. C++ hosts must not let an exception escape a callback.
  *
  * Step machines
  * -------------
  * shardline_coordinator and shardline_region are sans-IO state machines: the host feeds inputs
- * as JSON documents tagged by "type", with its monotonic time in milliseconds, runs their timers
- * at the deadline they report, and carries out the JSON outputs they queue, in order. shardline
- * does no I/O, never sleeps and never reads a clock. Invalid input documents give
- * SHARDLINE_STATUS_INVALID_ARGUMENT with the path of the offending field and change nothing. A
- * coordinator takes over the strategy it is made with; a custom strategy's callbacks then run
- * during the coordinator's calls, and calling that coordinator from them returns
+ * with its monotonic time in milliseconds, runs their timers at the deadline they report, and
+ * carries out the outputs they queue, in order. shardline does no I/O, never sleeps and never
+ * reads a clock. Inputs and outputs come in two forms with the same effects:
+ * - typed (the step loop): shardline_*_feed takes a tagged struct (`struct_size`, a kind enum,
+ *   text as shardline_str pointer plus length, bytes as shardline_bytes); shardline_*_next_output
+ *   lends a tagged struct that stays valid until the next call of that function on the handle.
+ *   Only stored state, records, snapshots and notices are JSON text in this form;
+ * - JSON documents tagged by "type" (shardline_*_handle, _poll_output, _drain_outputs).
+ * Invalid inputs give SHARDLINE_STATUS_INVALID_ARGUMENT naming the offending field and change
+ * nothing. A coordinator takes over the strategy it is made with; a custom strategy's callbacks
+ * then run during the coordinator's calls, and calling that coordinator from them returns
  * SHARDLINE_STATUS_REENTRANT_CALL.
+ *
+ * Drivers (shardline_coordinator_driver, shardline_region_driver) take over a step machine and
+ * carry out its outputs themselves through a callbacks struct (transport, clock, lease, store,
+ * entity host), following the callback rules above; calling a driver from its own callbacks
+ * returns SHARDLINE_STATUS_REENTRANT_CALL.
  */
 
 
@@ -125,6 +135,315 @@ typedef uint32_t shardline_status;
 #endif // __cplusplus
 
 /**
+ * The kind of a typed coordinator output: which fields of shardline_coordinator_output it
+ * uses.
+ */
+enum shardline_coordinator_output_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Send `envelope` to its `to`.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_SEND = 1,
+  /**
+   * Append `document` (a record, JSON) to the store with `token`; durable before any later
+   * output is carried out.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_PERSIST = 2,
+  /**
+   * Save `document` (a snapshot, JSON) with `token`; durable before any later output.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_SAVE_SNAPSHOT = 3,
+  /**
+   * Ask the lease backend for the lease; feed LEASE_GRANTED or LEASE_DENIED.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_LEASE_ACQUIRE = 4,
+  /**
+   * Renew grant `token`; feed LEASE_RENEWED, LEASE_LOST or LEASE_RENEW_FAILED.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_LEASE_RENEW = 5,
+  /**
+   * Release grant `token`.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_LEASE_RELEASE = 6,
+  /**
+   * Load the stored state with `token` (fencing older writers); feed STATE_LOADED or
+   * STATE_LOAD_FAILED.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_LOAD_STATE = 7,
+  /**
+   * Worth logging; carrying it out is optional. `document` is the notice as JSON, e.g.
+   * `{"type":"handOffStarted","shard":"7","from":"r1","rebalance":true}`.
+   */
+  SHARDLINE_COORDINATOR_OUTPUT_KIND_NOTICE = 8,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum shardline_coordinator_output_kind shardline_coordinator_output_kind;
+#else
+typedef uint32_t shardline_coordinator_output_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The kind of a typed region output: which fields of shardline_region_output it uses.
+ */
+enum shardline_region_output_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Send `envelope` to its `to`.
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_SEND = 1,
+  /**
+   * Start hosting `shard`, with `entities` to start right away (remember-entities).
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_START_SHARD = 2,
+  /**
+   * More remembered `entities` for `shard`, already running.
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_START_ENTITIES = 3,
+  /**
+   * Hand `payload` to `entity` of `shard`, hosted here.
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_DELIVER = 4,
+  /**
+   * Stop every entity of `shard`, then feed SHARD_STOPPED.
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_STOP_SHARD = 5,
+  /**
+   * A message for `entity` of `shard` forwarded here that could not be kept: `payload`,
+   * `reason`.
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_UNDELIVERABLE = 6,
+  /**
+   * Graceful shutdown finished: nothing hosted, nothing buffered.
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_STOPPED = 7,
+  /**
+   * Worth logging: `document` is the notice as JSON, e.g. `{"type":"registered","token":1}`.
+   */
+  SHARDLINE_REGION_OUTPUT_KIND_NOTICE = 8,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum shardline_region_output_kind shardline_region_output_kind;
+#else
+typedef uint32_t shardline_region_output_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The kind of message an envelope carries. Commands go from a region (or proxy) to the
+ * coordinator, directives from the coordinator to a region, forwards from region to region.
+ * 0 is no kind, so that a zeroed struct is refused rather than read as a command.
+ */
+enum shardline_message_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Command; `node`.
+   */
+  SHARDLINE_MESSAGE_KIND_REGISTER = 1,
+  /**
+   * Command; `node`.
+   */
+  SHARDLINE_MESSAGE_KIND_REGISTER_PROXY = 2,
+  /**
+   * Command; `shard`.
+   */
+  SHARDLINE_MESSAGE_KIND_GET_SHARD_HOME = 3,
+  /**
+   * Command; `shard`, stamp (`token`, `version`).
+   */
+  SHARDLINE_MESSAGE_KIND_SHARD_STARTED = 4,
+  /**
+   * Command; `shard`, stamp.
+   */
+  SHARDLINE_MESSAGE_KIND_BEGIN_HAND_OFF_ACK = 5,
+  /**
+   * Command; `shard`, stamp.
+   */
+  SHARDLINE_MESSAGE_KIND_SHARD_STOPPED = 6,
+  /**
+   * Command; no fields.
+   */
+  SHARDLINE_MESSAGE_KIND_GRACEFUL_SHUTDOWN_REQ = 7,
+  /**
+   * Command; no fields.
+   */
+  SHARDLINE_MESSAGE_KIND_REGION_STOPPED = 8,
+  /**
+   * Command; `shard`, `entity`.
+   */
+  SHARDLINE_MESSAGE_KIND_ENTITY_STARTED = 9,
+  /**
+   * Command; `shard`, `entity`.
+   */
+  SHARDLINE_MESSAGE_KIND_ENTITY_PASSIVATED = 10,
+  /**
+   * Directive; `token`.
+   */
+  SHARDLINE_MESSAGE_KIND_REGISTER_ACK = 11,
+  /**
+   * Directive; `shard`, `region` (its home), stamp.
+   */
+  SHARDLINE_MESSAGE_KIND_SHARD_HOME = 12,
+  /**
+   * Directive; `token`, `homes`.
+   */
+  SHARDLINE_MESSAGE_KIND_SHARD_HOMES = 13,
+  /**
+   * Directive; `shard`, stamp, `entities` (remembered ones; none unless remember-entities).
+   */
+  SHARDLINE_MESSAGE_KIND_HOST_SHARD = 14,
+  /**
+   * Directive; `shard`, stamp.
+   */
+  SHARDLINE_MESSAGE_KIND_BEGIN_HAND_OFF = 15,
+  /**
+   * Directive; `shard`, stamp.
+   */
+  SHARDLINE_MESSAGE_KIND_HAND_OFF = 16,
+  /**
+   * Region to region; `shard`, `entity`, `payload`.
+   */
+  SHARDLINE_MESSAGE_KIND_FORWARD = 17,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum shardline_message_kind shardline_message_kind;
+#else
+typedef uint32_t shardline_message_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The kind of a typed coordinator input: which fields of shardline_coordinator_input it uses.
+ */
+enum shardline_coordinator_input_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A message from a region or proxy: `envelope`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE = 1,
+  /**
+   * A cluster member joined or changed: `address`, `status`, `app_version`, `data_center`,
+   * `up_number`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_MEMBER = 2,
+  /**
+   * A member left the cluster: `address`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_MEMBER_REMOVED = 3,
+  /**
+   * `address`, `reachable`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_REACHABILITY = 4,
+  /**
+   * A region or proxy stopped while its node stays: `region`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_REGION_TERMINATED = 5,
+  /**
+   * The lease was granted: `token`, `valid_until_ms`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_GRANTED = 6,
+  /**
+   * Someone else holds the lease.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_DENIED = 7,
+  /**
+   * `token`, `valid_until_ms`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_RENEWED = 8,
+  /**
+   * The renewal could not reach the backend: `token`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_RENEW_FAILED = 9,
+  /**
+   * `token`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_LOST = 10,
+  /**
+   * The stored state was read: `state_json`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_STATE_LOADED = 11,
+  /**
+   * `fenced`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_STATE_LOAD_FAILED = 12,
+  /**
+   * A persist or snapshot write failed: `fenced`.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_STORE_FAILED = 13,
+  /**
+   * Full-cluster shutdown is coming: no more rebalancing.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_PREPARING_FOR_SHUTDOWN = 14,
+  /**
+   * Stop coordinating and release the lease.
+   */
+  SHARDLINE_COORDINATOR_INPUT_KIND_STOP = 15,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum shardline_coordinator_input_kind shardline_coordinator_input_kind;
+#else
+typedef uint32_t shardline_coordinator_input_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The kind of a typed region input: which fields of shardline_region_input it uses.
+ */
+enum shardline_region_input_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A message from the coordinator or another region: `envelope`.
+   */
+  SHARDLINE_REGION_INPUT_KIND_RECEIVE = 1,
+  /**
+   * The coordinator moved (or may have): register again.
+   */
+  SHARDLINE_REGION_INPUT_KIND_COORDINATOR_CHANGED = 2,
+  /**
+   * Another region died: forget the homes it had. `region`.
+   */
+  SHARDLINE_REGION_INPUT_KIND_REGION_TERMINATED = 3,
+  /**
+   * The host finished stopping a shard after a STOP_SHARD output: `shard`.
+   */
+  SHARDLINE_REGION_INPUT_KIND_SHARD_STOPPED = 4,
+  /**
+   * An entity was passivated on purpose: `shard`, `entity`.
+   */
+  SHARDLINE_REGION_INPUT_KIND_ENTITY_PASSIVATED = 5,
+  /**
+   * Hand every shard off, then stop.
+   */
+  SHARDLINE_REGION_INPUT_KIND_GRACEFUL_SHUTDOWN = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum shardline_region_input_kind shardline_region_input_kind;
+#else
+typedef uint32_t shardline_region_input_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A shard coordinator (Pekko's ShardCoordinator) gated by a fenced lease. Made by
  * shardline_coordinator_new, released by shardline_coordinator_free.
  *
@@ -153,6 +472,15 @@ typedef uint32_t shardline_status;
 typedef struct shardline_coordinator shardline_coordinator;
 
 /**
+ * A coordinator (shardline_coordinator) run by shardline: it carries out every output itself
+ * through the host's callbacks (transport, clock, lease, store) and feeds their results back.
+ * Made by shardline_coordinator_driver_new, released by shardline_coordinator_driver_free.
+ * The host feeds what happens outside (messages, membership) and calls
+ * shardline_coordinator_driver_poll at the deadline it reports.
+ */
+typedef struct shardline_coordinator_driver shardline_coordinator_driver;
+
+/**
  * The answer a custom strategy's callback gives: for allocate, a region or "pending"; for
  * rebalance, the shards to hand off. Only ever lent to a callback, for its duration.
  */
@@ -177,6 +505,14 @@ typedef struct shardline_decision shardline_decision;
  * `{"type":"stopped"}`, `{"type":"notice","notice":{"type":"registered"|"directiveRefused",..}}`.
  */
 typedef struct shardline_region shardline_region;
+
+/**
+ * A region (shardline_region) run by shardline: it carries out every output itself through the
+ * host's callbacks (transport, clock, entity host). Made by shardline_region_driver_new,
+ * released by shardline_region_driver_free. The host routes messages, feeds what arrives from
+ * outside and calls shardline_region_driver_poll at the deadline it reports.
+ */
+typedef struct shardline_region_driver shardline_region_driver;
 
 /**
  * An ordered list of shard ids (e.g. the shards a rebalance picked, in decision order).
@@ -256,6 +592,443 @@ typedef struct shardline_custom_strategy {
    */
   shardline_userdata_free_callback userdata_free;
 } shardline_custom_strategy;
+
+/**
+ * UTF-8 text as pointer plus length; not NUL-terminated (print it with `%.*s`).
+ *
+ * From shardline: `data` is never NULL, also when `len` is 0. From the host: `data` may be
+ * NULL when `len` is 0; the text must be valid UTF-8.
+ */
+typedef struct shardline_str {
+  const char *data;
+  size_t len;
+} shardline_str;
+
+/**
+ * Bytes as pointer plus length. From shardline: `data` is never NULL. From the host: `data`
+ * may be NULL when `len` is 0.
+ */
+typedef struct shardline_bytes {
+  const uint8_t *data;
+  size_t len;
+} shardline_bytes;
+
+/**
+ * One entry of a ShardHomes directive.
+ */
+typedef struct shardline_shard_home {
+  struct shardline_str shard;
+  struct shardline_str region;
+  uint64_t token;
+  uint64_t version;
+} shardline_shard_home;
+
+/**
+ * A protocol message with its sender and addressee: the typed form of the JSON `envelope`.
+ * Each kind uses the fields its shardline_message_kind lists; the others are ignored on input
+ * and zero (empty text, NULL lists) on output.
+ */
+typedef struct shardline_envelope {
+  /**
+   * The sender's region id; empty text means the coordinator.
+   */
+  struct shardline_str from;
+  /**
+   * The addressee's region id; empty text means the coordinator.
+   */
+  struct shardline_str to;
+  /**
+   * A shardline_message_kind.
+   */
+  shardline_message_kind kind;
+  struct shardline_str shard;
+  struct shardline_str entity;
+  /**
+   * ShardHome: the region the shard lives in.
+   */
+  struct shardline_str region;
+  /**
+   * Register, RegisterProxy: the sender's cluster address.
+   */
+  struct shardline_str node;
+  /**
+   * The coordinator's fencing token (RegisterAck, ShardHomes) or the token of the stamp.
+   */
+  uint64_t token;
+  /**
+   * The shard version of the stamp.
+   */
+  uint64_t version;
+  /**
+   * Forward: the entity message.
+   */
+  struct shardline_bytes payload;
+  /**
+   * HostShard: `entities_len` entity ids (NULL when there are none).
+   */
+  const struct shardline_str *entities;
+  size_t entities_len;
+  /**
+   * ShardHomes: `homes_len` homes (NULL when there are none).
+   */
+  const struct shardline_shard_home *homes;
+  size_t homes_len;
+} shardline_envelope;
+
+/**
+ * One coordinator input in typed form: `kind` says which fields are read; the others are
+ * ignored. The struct may live on the stack; shardline copies what it keeps. Zero it, set
+ * `struct_size` to `sizeof(struct shardline_coordinator_input)`, then fill in the kind's
+ * fields (fields are only ever appended).
+ */
+typedef struct shardline_coordinator_input {
+  /**
+   * sizeof(struct shardline_coordinator_input) as the host was compiled with.
+   */
+  uint32_t struct_size;
+  /**
+   * A shardline_coordinator_input_kind.
+   */
+  shardline_coordinator_input_kind kind;
+  struct shardline_envelope envelope;
+  /**
+   * A node address such as "pekko://sys@host:2552".
+   */
+  struct shardline_str address;
+  /**
+   * A member status name ("Up", "Leaving", ...); empty for Up.
+   */
+  struct shardline_str status;
+  /**
+   * The member's application version; empty for 0.0.0.
+   */
+  struct shardline_str app_version;
+  /**
+   * The member's data center; empty for "default".
+   */
+  struct shardline_str data_center;
+  /**
+   * Pekko's upNumber (lower is older); INT32_MAX when unknown.
+   */
+  int32_t up_number;
+  bool reachable;
+  /**
+   * A region or proxy id.
+   */
+  struct shardline_str region;
+  /**
+   * A lease fencing token.
+   */
+  uint64_t token;
+  /**
+   * The lease's deadline on the host's monotonic clock.
+   */
+  uint64_t valid_until_ms;
+  /**
+   * The store has seen a larger token: another coordinator has taken over.
+   */
+  bool fenced;
+  /**
+   * The stored state as JSON: `{"snapshot":null,"events":[]}` (the "stateLoaded" form).
+   */
+  struct shardline_str state_json;
+} shardline_coordinator_input;
+
+/**
+ * One coordinator output in typed form, lent by shardline_coordinator_next_output: `kind`
+ * says which fields are set; the others are zero (empty text, NULL lists). Only shardline
+ * allocates it, so fields may be appended without breaking hosts.
+ */
+typedef struct shardline_coordinator_output {
+  shardline_coordinator_output_kind kind;
+  /**
+   * SEND: the message.
+   */
+  struct shardline_envelope envelope;
+  /**
+   * PERSIST, SAVE_SNAPSHOT, LEASE_RENEW, LEASE_RELEASE, LOAD_STATE: the fencing token.
+   */
+  uint64_t token;
+  /**
+   * PERSIST, SAVE_SNAPSHOT, NOTICE: the document, as JSON text.
+   */
+  struct shardline_str document;
+} shardline_coordinator_output;
+
+/**
+ * One region input in typed form: `kind` says which fields are read; the others are
+ * ignored. Zero it, set `struct_size` to `sizeof(struct shardline_region_input)`, then fill
+ * in the kind's fields (fields are only ever appended).
+ */
+typedef struct shardline_region_input {
+  /**
+   * sizeof(struct shardline_region_input) as the host was compiled with.
+   */
+  uint32_t struct_size;
+  /**
+   * A shardline_region_input_kind.
+   */
+  shardline_region_input_kind kind;
+  struct shardline_envelope envelope;
+  struct shardline_str region;
+  struct shardline_str shard;
+  struct shardline_str entity;
+} shardline_region_input;
+
+/**
+ * One region output in typed form, lent by shardline_region_next_output: `kind` says which
+ * fields are set; the others are zero (empty text, NULL lists). Only shardline allocates it,
+ * so fields may be appended without breaking hosts.
+ */
+typedef struct shardline_region_output {
+  shardline_region_output_kind kind;
+  /**
+   * SEND: the message.
+   */
+  struct shardline_envelope envelope;
+  struct shardline_str shard;
+  struct shardline_str entity;
+  struct shardline_bytes payload;
+  /**
+   * START_SHARD, START_ENTITIES: `entities_len` entity ids (NULL when there are none).
+   */
+  const struct shardline_str *entities;
+  size_t entities_len;
+  /**
+   * UNDELIVERABLE: why.
+   */
+  struct shardline_str reason;
+  /**
+   * NOTICE: the notice as JSON text.
+   */
+  struct shardline_str document;
+} shardline_region_output;
+
+/**
+ * The host's monotonic clock, in milliseconds. It cannot fail; it must never go backwards.
+ */
+typedef uint64_t (*shardline_now_callback)(void *userdata);
+
+/**
+ * Carries `envelope` to its `to` (a region id, or the coordinator when empty). Delivery may be
+ * lossy and reordered; the protocol copes. `envelope` and everything it points to are valid
+ * only until the callback returns: copy or encode what must live longer.
+ */
+typedef shardline_status (*shardline_send_callback)(void *userdata,
+                                                    const struct shardline_envelope *envelope);
+
+/**
+ * Tries to take the lease at `now_ms`: on success write `*out_granted` (false: someone else
+ * holds it) and, when granted, `*out_token` (strictly greater than every token granted
+ * before) and `*out_valid_until_ms` (a deadline on the host's clock).
+ */
+typedef shardline_status (*shardline_lease_acquire_callback)(void *userdata,
+                                                             uint64_t now_ms,
+                                                             bool *out_granted,
+                                                             uint64_t *out_token,
+                                                             uint64_t *out_valid_until_ms);
+
+/**
+ * Extends grant `token`: write `*out_renewed` (false: the grant is gone) and, when renewed,
+ * `*out_valid_until_ms`. A failed status means the backend could not be reached.
+ */
+typedef shardline_status (*shardline_lease_renew_callback)(void *userdata,
+                                                           uint64_t token,
+                                                           uint64_t now_ms,
+                                                           bool *out_renewed,
+                                                           uint64_t *out_valid_until_ms);
+
+/**
+ * Releases grant `token`.
+ */
+typedef shardline_status (*shardline_lease_release_callback)(void *userdata, uint64_t token);
+
+/**
+ * Writes `document_json` (a record to append, or a snapshot to save) with `token`: set
+ * `*out_fenced` when the store has seen a larger token (then `*out_highest` is that token).
+ * The text is valid until the callback returns. A failed status means the store could not
+ * be reached.
+ */
+typedef shardline_status (*shardline_store_write_callback)(void *userdata,
+                                                           uint64_t token,
+                                                           struct shardline_str document_json,
+                                                           bool *out_fenced,
+                                                           uint64_t *out_highest);
+
+/**
+ * Reads the stored state and fences every token below `token`: set `*out_fenced` when a
+ * larger token was seen, otherwise `*out_state_json` to the state as JSON
+ * (`{"snapshot":..,"events":[..]}`). The text stays the host's; it must stay valid until the
+ * call into shardline that ran this callback returns (shardline reads it right after the
+ * callback).
+ */
+typedef shardline_status (*shardline_store_load_callback)(void *userdata,
+                                                          uint64_t token,
+                                                          bool *out_fenced,
+                                                          struct shardline_str *out_state_json);
+
+/**
+ * Something worth logging, as JSON text valid until the callback returns, e.g.
+ * `{"type":"active","token":1}`.
+ */
+typedef void (*shardline_notice_callback)(void *userdata, struct shardline_str notice_json);
+
+/**
+ * What a coordinator driver does its I/O with. shardline copies the struct, so it may live on
+ * the stack. Fields are only ever appended: set `struct_size` to
+ * `sizeof(struct shardline_coordinator_callbacks)`.
+ *
+ * Every callback gets `userdata` first and runs synchronously on the thread that called into
+ * the driver, during that call. A status other than SHARDLINE_STATUS_OK fails the callback:
+ * the driver still carries out the rest (as the protocol requires) and the call then returns
+ * SHARDLINE_STATUS_CALLBACK_FAILED naming the first callback that failed.
+ */
+typedef struct shardline_coordinator_callbacks {
+  /**
+   * sizeof(struct shardline_coordinator_callbacks) as the host was compiled with.
+   */
+  uint32_t struct_size;
+  /**
+   * Passed to every callback; shardline never reads it.
+   */
+  void *userdata;
+  /**
+   * Required.
+   */
+  shardline_now_callback now_ms;
+  /**
+   * Required.
+   */
+  shardline_send_callback send;
+  /**
+   * Required.
+   */
+  shardline_lease_acquire_callback lease_acquire;
+  /**
+   * Required.
+   */
+  shardline_lease_renew_callback lease_renew;
+  /**
+   * Required.
+   */
+  shardline_lease_release_callback lease_release;
+  /**
+   * Required: appends a record (write-ahead: durable before the callback returns).
+   */
+  shardline_store_write_callback store_append;
+  /**
+   * Required: saves a snapshot.
+   */
+  shardline_store_write_callback store_save_snapshot;
+  /**
+   * Required.
+   */
+  shardline_store_load_callback store_load;
+  /**
+   * Optional: NULL drops notices.
+   */
+  shardline_notice_callback notice;
+  /**
+   * Optional: called once with `userdata` when the driver is freed.
+   */
+  shardline_userdata_free_callback userdata_free;
+} shardline_coordinator_callbacks;
+
+/**
+ * Start hosting `shard`; `entities` (`entities_len` ids, NULL when none) are remembered ones
+ * to start right away. Pointers are valid until the callback returns.
+ */
+typedef shardline_status (*shardline_start_shard_callback)(void *userdata,
+                                                           struct shardline_str shard,
+                                                           const struct shardline_str *entities,
+                                                           size_t entities_len);
+
+/**
+ * Hand `payload` to `entity` of `shard`. Pointers are valid until the callback returns.
+ */
+typedef shardline_status (*shardline_deliver_callback)(void *userdata,
+                                                       struct shardline_str shard,
+                                                       struct shardline_str entity,
+                                                       struct shardline_bytes payload);
+
+/**
+ * Stop every entity of `shard`: set `*out_stopped` when they are already stopped; otherwise
+ * feed SHARDLINE_REGION_INPUT_KIND_SHARD_STOPPED (shardline_region_driver_feed) once they are.
+ */
+typedef shardline_status (*shardline_stop_shard_callback)(void *userdata,
+                                                          struct shardline_str shard,
+                                                          bool *out_stopped);
+
+/**
+ * A message forwarded here by another region that could not be kept, and why.
+ */
+typedef shardline_status (*shardline_undeliverable_callback)(void *userdata,
+                                                             struct shardline_str shard,
+                                                             struct shardline_str entity,
+                                                             struct shardline_bytes payload,
+                                                             struct shardline_str reason);
+
+/**
+ * Graceful shutdown finished: nothing hosted, nothing buffered.
+ */
+typedef shardline_status (*shardline_stopped_callback)(void *userdata);
+
+/**
+ * What a region driver does its I/O with, and where its entities live. shardline copies the
+ * struct, so it may live on the stack. Fields are only ever appended: set `struct_size` to
+ * `sizeof(struct shardline_region_callbacks)`. Callbacks run as for
+ * shardline_coordinator_callbacks.
+ */
+typedef struct shardline_region_callbacks {
+  /**
+   * sizeof(struct shardline_region_callbacks) as the host was compiled with.
+   */
+  uint32_t struct_size;
+  /**
+   * Passed to every callback; shardline never reads it.
+   */
+  void *userdata;
+  /**
+   * Required.
+   */
+  shardline_now_callback now_ms;
+  /**
+   * Required.
+   */
+  shardline_send_callback send;
+  /**
+   * Required.
+   */
+  shardline_start_shard_callback start_shard;
+  /**
+   * Optional: NULL calls `start_shard` instead.
+   */
+  shardline_start_shard_callback start_entities;
+  /**
+   * Required.
+   */
+  shardline_deliver_callback deliver;
+  /**
+   * Required.
+   */
+  shardline_stop_shard_callback stop_shard;
+  /**
+   * Optional: NULL drops such messages.
+   */
+  shardline_undeliverable_callback undeliverable;
+  /**
+   * Optional.
+   */
+  shardline_stopped_callback stopped;
+  /**
+   * Optional: NULL drops notices.
+   */
+  shardline_notice_callback notice;
+  /**
+   * Optional: called once with `userdata` when the driver is freed.
+   */
+  shardline_userdata_free_callback userdata_free;
+} shardline_region_callbacks;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1087,6 +1860,57 @@ shardline_status shardline_coordinator_drain_outputs(struct shardline_coordinato
                                                      char **out_json_array);
 
 /**
+ * Feeds one input in typed form: the step loop without JSON (the same inputs as
+ * shardline_coordinator_handle takes as JSON, with the same effects).
+ *
+ * @param coordinator the coordinator.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param input the input; `input->kind` says which fields are read.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a too small `struct_size`, an unknown kind
+ *         (of the input or of its envelope), text that is not UTF-8, a malformed address,
+ *         member status or version, or an invalid `state_json` (the message names the field,
+ *         e.g. "input->envelope.shard is not valid UTF-8 ...");
+ *         SHARDLINE_STATUS_NULL_POINTER for a NULL `input`, or a NULL `data` with a non-zero
+ *         length; SHARDLINE_STATUS_INVALID_STATE for a host mistake the coordinator refuses
+ *         (a lease token that does not exceed every token seen before, a stored state that
+ *         breaks its own rules); SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own
+ *         strategy. An input refused as INVALID_ARGUMENT or NULL_POINTER changes nothing.
+ *
+ * Ownership: `input` and everything it points to stay the caller's; shardline copies what it
+ *            keeps before returning.
+ * Thread safety: one thread at a time per coordinator.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `input` is NULL or points to a readable struct of at
+ * least `input->struct_size` bytes whose text, byte and list fields are NULL or valid for
+ * reads of their lengths.
+ */
+shardline_status shardline_coordinator_feed(struct shardline_coordinator *coordinator,
+                                            uint64_t now_ms,
+                                            const struct shardline_coordinator_input *input);
+
+/**
+ * Takes the next queued output in typed form, lent out until the next call of this function
+ * (the hot path needs no JSON: a "send" is a typed envelope).
+ *
+ * @param coordinator the coordinator.
+ * @param out receives the output, or NULL when the queue is empty.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: `*out` and everything it points to (text, lists, payload) belong to the
+ *            coordinator and stay valid until the next shardline_coordinator_next_output on
+ *            this coordinator, shardline_coordinator_free or shardline_coordinator_driver_new,
+ *            whichever comes first; other calls (feeding inputs, polling JSON outputs) leave
+ *            it alone. Copy what must live longer.
+ * Thread safety: one thread at a time per coordinator, which includes reading `*out`.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out` is valid for a write.
+ */
+shardline_status shardline_coordinator_next_output(struct shardline_coordinator *coordinator,
+                                                   const struct shardline_coordinator_output **out);
+
+/**
  * The coordinator's phase: "idle", "acquiringLease", "loading", "active" or "stopped".
  *
  * @param coordinator the coordinator.
@@ -1302,6 +2126,54 @@ shardline_status shardline_region_drain_outputs(struct shardline_region *region,
                                                 char **out_json_array);
 
 /**
+ * Feeds one input in typed form: the step loop without JSON (the same inputs as
+ * shardline_region_handle takes as JSON, with the same effects). Directives older than what
+ * the region has seen are refused with a notice, not an error.
+ *
+ * @param region the region.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param input the input; `input->kind` says which fields are read.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a too small `struct_size`, an unknown kind
+ *         (of the input or of its envelope) or text that is not UTF-8 (the message names the
+ *         field); SHARDLINE_STATUS_NULL_POINTER for a NULL `input`, or a NULL `data` with a
+ *         non-zero length. The region is unchanged then.
+ *
+ * Ownership: `input` and everything it points to stay the caller's; shardline copies what it
+ *            keeps before returning.
+ * Thread safety: one thread at a time per region.
+ *
+ * # Safety
+ * `region` is a live region; `input` is NULL or points to a readable struct of at least
+ * `input->struct_size` bytes whose text, byte and list fields are NULL or valid for reads of
+ * their lengths.
+ */
+shardline_status shardline_region_feed(struct shardline_region *region,
+                                       uint64_t now_ms,
+                                       const struct shardline_region_input *input);
+
+/**
+ * Takes the next queued output in typed form, lent out until the next call of this function
+ * (routing needs no JSON: a "deliver" carries the payload as pointer and length, a "send" a
+ * typed envelope).
+ *
+ * @param region the region.
+ * @param out receives the output, or NULL when the queue is empty.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: `*out` and everything it points to (text, lists, payload) belong to the region
+ *            and stay valid until the next shardline_region_next_output on this region,
+ *            shardline_region_free or shardline_region_driver_new, whichever comes first;
+ *            other calls (feeding inputs, routing, polling JSON outputs) leave it alone. Copy
+ *            what must live longer.
+ * Thread safety: one thread at a time per region, which includes reading `*out`.
+ *
+ * # Safety
+ * `region` is a live region; `out` is valid for a write.
+ */
+shardline_status shardline_region_next_output(struct shardline_region *region,
+                                              const struct shardline_region_output **out);
+
+/**
  * Routes a message from a local sender, finding its shard with the region's extractor. It
  * leaves as a "deliver" output (shard hosted here), a "send" of a forward (remote home), or
  * waits in the buffer while the home is unknown (the region asks the coordinator).
@@ -1402,6 +2274,314 @@ shardline_status shardline_region_home_of(const struct shardline_region *region,
  * `region` is a live region; `out` is valid for a write.
  */
 shardline_status shardline_region_buffered(const struct shardline_region *region, size_t *out);
+
+/**
+ * Makes a driver of a coordinator: the coordinator's outputs are carried out through the
+ * callbacks from now on. Call shardline_coordinator_driver_start next.
+ *
+ * @param coordinator a coordinator, typically fresh from shardline_coordinator_new. On success
+ *        the driver takes it over (with its strategy): do not use or free it afterwards. On
+ *        failure it stays the caller's.
+ * @param callbacks the callbacks; copied, so the struct itself need not outlive this call.
+ * @param out receives the new driver.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a too small `struct_size` or a NULL required
+ *         callback (the message names it); SHARDLINE_STATUS_REENTRANT_CALL when called from a
+ *         callback of the coordinator's own strategy.
+ *
+ * Ownership: the caller frees `*out` with shardline_coordinator_driver_free, which calls
+ * `callbacks->userdata_free(callbacks->userdata)` once. On failure `userdata` stays the
+ * caller's and `userdata_free` is not called.
+ * Thread safety: callable from any thread. The callbacks run on whichever thread uses the
+ * driver, so `userdata` must be usable there.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `callbacks` points to a readable struct of at least
+ * `callbacks->struct_size` bytes; `out` is valid for a write.
+ */
+shardline_status shardline_coordinator_driver_new(struct shardline_coordinator *coordinator,
+                                                  const struct shardline_coordinator_callbacks *callbacks,
+                                                  struct shardline_coordinator_driver **out);
+
+/**
+ * Releases a driver, the coordinator it took over, and the host's userdata (through
+ * `userdata_free`).
+ *
+ * @param driver the driver, or NULL (nothing happens). A driver whose call is under way (freed
+ *        from one of its callbacks) is not released.
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `driver` must not be used afterwards.
+ * Thread safety: must not race with any other use of `driver`. Leaves the last error
+ * untouched.
+ *
+ * # Safety
+ * `driver` is NULL or a live coordinator driver.
+ */
+void shardline_coordinator_driver_free(struct shardline_coordinator_driver *driver);
+
+/**
+ * Starts contending for the lease (through `lease_acquire`; when granted, the state is loaded
+ * through `store_load`) at the callback clock's time. Does nothing more after the first call.
+ *
+ * @param driver the driver.
+ * @return SHARDLINE_STATUS_CALLBACK_FAILED naming the first callback that failed (the rest was
+ *         carried out); SHARDLINE_STATUS_INVALID_ARGUMENT when `store_load` gave a state that
+ *         is not valid JSON of the stored state; SHARDLINE_STATUS_INVALID_STATE for an answer
+ *         the coordinator refuses (a lease token that does not grow);
+ *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live coordinator driver.
+ */
+shardline_status shardline_coordinator_driver_start(struct shardline_coordinator_driver *driver);
+
+/**
+ * Feeds what happens outside the driver: RECEIVE, MEMBER, MEMBER_REMOVED, REACHABILITY,
+ * REGION_TERMINATED, LEASE_LOST (the backend reports the grant it holds lost; `token` is not
+ * read), PREPARING_FOR_SHUTDOWN or STOP; then carries out every output through the callbacks.
+ *
+ * @param driver the driver.
+ * @param input the input, as for shardline_coordinator_feed. Lease and store results are not
+ *        fed: the driver obtains them through its callbacks.
+ * @return as shardline_coordinator_feed, and SHARDLINE_STATUS_INVALID_ARGUMENT for the lease
+ *         and store result kinds; SHARDLINE_STATUS_CALLBACK_FAILED naming the first callback
+ *         that failed (the rest was carried out); SHARDLINE_STATUS_REENTRANT_CALL from one of
+ *         its own callbacks.
+ *
+ * Ownership: `input` stays the caller's.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live coordinator driver; `input` as for shardline_coordinator_feed.
+ */
+shardline_status shardline_coordinator_driver_feed(struct shardline_coordinator_driver *driver,
+                                                   const struct shardline_coordinator_input *input);
+
+/**
+ * Runs every timer due at the callback clock's time (lease renewal and expiry, rebalancing,
+ * hand-off timeouts) and carries out the outputs; reports when to call again.
+ *
+ * @param driver the driver.
+ * @param out_has receives false when no timer is set.
+ * @param out_deadline_ms receives the next deadline on the host's clock (0 when none).
+ * @return SHARDLINE_STATUS_CALLBACK_FAILED naming the first callback that failed;
+ *         SHARDLINE_STATUS_INVALID_STATE when a timer finds the stored state broken;
+ *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks. The out-parameters
+ *         are written only on success.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live coordinator driver; `out_has` and `out_deadline_ms` are valid for writes.
+ */
+shardline_status shardline_coordinator_driver_poll(struct shardline_coordinator_driver *driver,
+                                                   bool *out_has,
+                                                   uint64_t *out_deadline_ms);
+
+/**
+ * Whether the coordinator holds the lease and has restored its state.
+ *
+ * @param driver the driver.
+ * @param out receives the flag.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live coordinator driver; `out` is valid for a write.
+ */
+shardline_status shardline_coordinator_driver_is_active(const struct shardline_coordinator_driver *driver,
+                                                        bool *out);
+
+/**
+ * The region a shard is allocated to in the coordinator's stored state.
+ *
+ * @param driver the driver.
+ * @param shard the shard id.
+ * @param out_region receives the region id, or NULL when the shard is not allocated.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: the caller frees `*out_region` with shardline_string_free.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live coordinator driver; `shard` is NUL-terminated; `out_region` is valid for
+ * a write.
+ */
+shardline_status shardline_coordinator_driver_home_of(const struct shardline_coordinator_driver *driver,
+                                                      const char *shard,
+                                                      char **out_region);
+
+/**
+ * Makes a driver of a region: the region's outputs are carried out through the callbacks from
+ * now on. Call shardline_region_driver_start next.
+ *
+ * @param region a region, typically fresh from shardline_region_new. On success the driver
+ *        takes it over: do not use or free it afterwards. On failure it stays the caller's.
+ * @param callbacks the callbacks; copied, so the struct itself need not outlive this call.
+ * @param out receives the new driver.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a too small `struct_size` or a NULL required
+ *         callback (the message names it).
+ *
+ * Ownership: the caller frees `*out` with shardline_region_driver_free, which calls
+ * `callbacks->userdata_free(callbacks->userdata)` once. On failure `userdata` stays the
+ * caller's and `userdata_free` is not called.
+ * Thread safety: callable from any thread. The callbacks run on whichever thread uses the
+ * driver, so `userdata` must be usable there.
+ *
+ * # Safety
+ * `region` is a live region; `callbacks` points to a readable struct of at least
+ * `callbacks->struct_size` bytes; `out` is valid for a write.
+ */
+shardline_status shardline_region_driver_new(struct shardline_region *region,
+                                             const struct shardline_region_callbacks *callbacks,
+                                             struct shardline_region_driver **out);
+
+/**
+ * Releases a driver, the region it took over (buffered messages are dropped), and the host's
+ * userdata (through `userdata_free`).
+ *
+ * @param driver the driver, or NULL (nothing happens). A driver whose call is under way (freed
+ *        from one of its callbacks) is not released.
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `driver` must not be used afterwards.
+ * Thread safety: must not race with any other use of `driver`. Leaves the last error
+ * untouched.
+ *
+ * # Safety
+ * `driver` is NULL or a live region driver.
+ */
+void shardline_region_driver_free(struct shardline_region_driver *driver);
+
+/**
+ * Registers with the coordinator (a "register" goes out through `send`) and arms the retry
+ * timer.
+ *
+ * @param driver the driver.
+ * @return SHARDLINE_STATUS_CALLBACK_FAILED naming the first callback that failed;
+ *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live region driver.
+ */
+shardline_status shardline_region_driver_start(struct shardline_region_driver *driver);
+
+/**
+ * Feeds one input (as for shardline_region_feed) and carries out every output through the
+ * callbacks.
+ *
+ * @param driver the driver.
+ * @param input the input, as for shardline_region_feed.
+ * @return as shardline_region_feed, and SHARDLINE_STATUS_CALLBACK_FAILED naming the first
+ *         callback that failed (the rest was carried out); SHARDLINE_STATUS_REENTRANT_CALL from
+ *         one of its own callbacks.
+ *
+ * Ownership: `input` stays the caller's.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live region driver; `input` as for shardline_region_feed.
+ */
+shardline_status shardline_region_driver_feed(struct shardline_region_driver *driver,
+                                              const struct shardline_region_input *input);
+
+/**
+ * Routes a message from a local sender, finding its shard with the region's extractor: it is
+ * delivered through `deliver` (shard hosted here), forwarded through `send` (remote home), or
+ * waits in the buffer while the home is unknown (the region asks the coordinator).
+ *
+ * @param driver the driver, of a region made with an extractor.
+ * @param entity the entity id.
+ * @param payload the message bytes; may be NULL when `payload_len` is 0.
+ * @param payload_len number of bytes at `payload`.
+ * @return SHARDLINE_STATUS_INVALID_STATE when the region was made without an extractor, or
+ *         cannot take the message (buffer full, shut down; nothing was queued then);
+ *         SHARDLINE_STATUS_CALLBACK_FAILED naming the first callback that failed;
+ *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: the payload is copied; the caller keeps its buffers.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live region driver; `entity` is NUL-terminated; `payload` is valid for reads
+ * of `payload_len` bytes.
+ */
+shardline_status shardline_region_driver_route(struct shardline_region_driver *driver,
+                                               const char *entity,
+                                               const uint8_t *payload,
+                                               size_t payload_len);
+
+/**
+ * Routes a message whose shard the host already knows (see shardline_region_driver_route).
+ *
+ * @param driver the driver.
+ * @param shard the shard id.
+ * @param entity the entity id.
+ * @param payload the message bytes; may be NULL when `payload_len` is 0.
+ * @param payload_len number of bytes at `payload`.
+ * @return SHARDLINE_STATUS_INVALID_STATE when the region cannot take the message (buffer full,
+ *         shut down; nothing was queued then); SHARDLINE_STATUS_CALLBACK_FAILED naming the
+ *         first callback that failed; SHARDLINE_STATUS_REENTRANT_CALL from one of its own
+ *         callbacks.
+ *
+ * Ownership: the payload is copied; the caller keeps its buffers.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live region driver; strings are NUL-terminated; `payload` is valid for reads
+ * of `payload_len` bytes.
+ */
+shardline_status shardline_region_driver_route_to_shard(struct shardline_region_driver *driver,
+                                                        const char *shard,
+                                                        const char *entity,
+                                                        const uint8_t *payload,
+                                                        size_t payload_len);
+
+/**
+ * Runs every timer due at the callback clock's time (registration retries, asking again for
+ * the homes of buffered shards) and carries out the outputs; reports when to call again.
+ *
+ * @param driver the driver.
+ * @param out_has receives false when no timer is set.
+ * @param out_deadline_ms receives the next deadline on the host's clock (0 when none).
+ * @return SHARDLINE_STATUS_CALLBACK_FAILED naming the first callback that failed;
+ *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks. The out-parameters
+ *         are written only on success.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live region driver; `out_has` and `out_deadline_ms` are valid for writes.
+ */
+shardline_status shardline_region_driver_poll(struct shardline_region_driver *driver,
+                                              bool *out_has,
+                                              uint64_t *out_deadline_ms);
+
+/**
+ * Whether the coordinator has acknowledged the region's registration.
+ *
+ * @param driver the driver.
+ * @param out receives the flag.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: one thread at a time per driver.
+ *
+ * # Safety
+ * `driver` is a live region driver; `out` is valid for a write.
+ */
+shardline_status shardline_region_driver_is_registered(const struct shardline_region_driver *driver,
+                                                       bool *out);
 
 #ifdef __cplusplus
 }  // extern "C"

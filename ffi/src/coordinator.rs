@@ -1,18 +1,28 @@
-//! `shardline_coordinator`: the shard coordinator's sans-IO step machine, driven with JSON
-//! inputs and returning JSON outputs (the step form of `shardline_core::step_json`).
+//! `shardline_coordinator`: the shard coordinator's sans-IO step machine, driven with typed
+//! inputs and outputs (`shardline_coordinator_input` / `_output`) or with JSON ones (the step
+//! form of `shardline_core::step_json`).
 
 use std::ffi::{c_char, CStr};
 
 use shardline_core::address::Address;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Phase};
+use shardline_core::cluster::{Member, MemberStatus};
+use shardline_core::coordinator::{
+    Coordinator, CoordinatorConfig, Input, LeaseRequest, Output, Phase,
+};
+use shardline_core::lease::LeaseGrant;
+use shardline_core::protocol::FencingToken;
 use shardline_core::step_json;
+use shardline_core::store::StoredState;
+use shardline_core::version::Version;
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};
+use crate::envelope::{kind_of, shardline_envelope, shardline_str};
 use crate::status::shardline_status;
-use crate::step::{json_arg, write_json, write_opt_u64, Machine};
+use crate::step::{
+    json_arg, versioned, write_json, write_opt_string, write_opt_u64, Lent, Machine,
+};
 use crate::strategy::shardline_strategy;
-use crate::string::to_c;
 
 /// A shard coordinator (Pekko's ShardCoordinator) gated by a fenced lease. Made by
 /// shardline_coordinator_new, released by shardline_coordinator_free.
@@ -39,7 +49,23 @@ use crate::string::to_c;
 /// `{"type":"lease","request":{"type":"acquire"|"renew"|"release",..}}`, `{"type":"loadState","token":..}`,
 /// `{"type":"notice","notice":{"type":"active"|"steppedDown"|..,..}}`.
 pub struct shardline_coordinator {
-    machine: Machine<Coordinator>,
+    machine: Machine<Stepping>,
+}
+
+struct Stepping {
+    coordinator: Coordinator,
+    lent: Lent<Output, shardline_coordinator_output>,
+}
+
+impl shardline_coordinator {
+    /// The coordinator itself, for a driver that takes the handle over.
+    pub(crate) fn into_coordinator(self) -> Coordinator {
+        self.machine.into_inner().coordinator
+    }
+
+    pub(crate) fn in_use(&self) -> bool {
+        self.machine.in_use()
+    }
 }
 
 /// Creates a coordinator in the idle phase; shardline_coordinator_start begins contending for
@@ -104,7 +130,13 @@ pub unsafe extern "C" fn shardline_coordinator_new(
         // SAFETY: caller's contract.
         unsafe {
             out.write(args::into_handle(shardline_coordinator {
-                machine: Machine::new("coordinator", coordinator),
+                machine: Machine::new(
+                    "coordinator",
+                    Stepping {
+                        coordinator,
+                        lent: Lent::default(),
+                    },
+                ),
             }))
         };
         Ok(())
@@ -143,7 +175,7 @@ unsafe fn with<R>(
     // SAFETY: forwarded contract.
     unsafe { args::handle(coordinator, "coordinator") }?
         .machine
-        .with(f)
+        .with(|s| f(&mut s.coordinator))
 }
 
 /// Starts contending for the lease: queues a lease "acquire" request (nothing else happens
@@ -317,6 +349,340 @@ pub unsafe extern "C" fn shardline_coordinator_drain_outputs(
     })
 }
 
+/// What a C caller passes as a coordinator input kind (any `uint32_t`; unknown values are
+/// refused). The header calls it `shardline_coordinator_input_kind`.
+pub type shardline_coordinator_input_kind_code = u32;
+
+/// The kind of a typed coordinator input: which fields of shardline_coordinator_input it uses.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum shardline_coordinator_input_kind {
+    /// A message from a region or proxy: `envelope`.
+    Receive = 1,
+    /// A cluster member joined or changed: `address`, `status`, `app_version`, `data_center`,
+    /// `up_number`.
+    Member = 2,
+    /// A member left the cluster: `address`.
+    MemberRemoved = 3,
+    /// `address`, `reachable`.
+    Reachability = 4,
+    /// A region or proxy stopped while its node stays: `region`.
+    RegionTerminated = 5,
+    /// The lease was granted: `token`, `valid_until_ms`.
+    LeaseGranted = 6,
+    /// Someone else holds the lease.
+    LeaseDenied = 7,
+    /// `token`, `valid_until_ms`.
+    LeaseRenewed = 8,
+    /// The renewal could not reach the backend: `token`.
+    LeaseRenewFailed = 9,
+    /// `token`.
+    LeaseLost = 10,
+    /// The stored state was read: `state_json`.
+    StateLoaded = 11,
+    /// `fenced`.
+    StateLoadFailed = 12,
+    /// A persist or snapshot write failed: `fenced`.
+    StoreFailed = 13,
+    /// Full-cluster shutdown is coming: no more rebalancing.
+    PreparingForShutdown = 14,
+    /// Stop coordinating and release the lease.
+    Stop = 15,
+}
+
+impl shardline_coordinator_input_kind {
+    const ALL: [shardline_coordinator_input_kind; 15] = [
+        Self::Receive,
+        Self::Member,
+        Self::MemberRemoved,
+        Self::Reachability,
+        Self::RegionTerminated,
+        Self::LeaseGranted,
+        Self::LeaseDenied,
+        Self::LeaseRenewed,
+        Self::LeaseRenewFailed,
+        Self::LeaseLost,
+        Self::StateLoaded,
+        Self::StateLoadFailed,
+        Self::StoreFailed,
+        Self::PreparingForShutdown,
+        Self::Stop,
+    ];
+
+    /// Every kind, in value order (values are 1, 2, ...); cbindgen does not export functions
+    /// that are not `extern "C"`, unlike public constants.
+    pub fn all() -> &'static [Self] {
+        &Self::ALL
+    }
+}
+
+/// One coordinator input in typed form: `kind` says which fields are read; the others are
+/// ignored. The struct may live on the stack; shardline copies what it keeps. Zero it, set
+/// `struct_size` to `sizeof(struct shardline_coordinator_input)`, then fill in the kind's
+/// fields (fields are only ever appended).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct shardline_coordinator_input {
+    /// sizeof(struct shardline_coordinator_input) as the host was compiled with.
+    pub struct_size: u32,
+    /// A shardline_coordinator_input_kind.
+    pub kind: shardline_coordinator_input_kind_code,
+    pub envelope: shardline_envelope,
+    /// A node address such as "pekko://sys@host:2552".
+    pub address: shardline_str,
+    /// A member status name ("Up", "Leaving", ...); empty for Up.
+    pub status: shardline_str,
+    /// The member's application version; empty for 0.0.0.
+    pub app_version: shardline_str,
+    /// The member's data center; empty for "default".
+    pub data_center: shardline_str,
+    /// Pekko's upNumber (lower is older); INT32_MAX when unknown.
+    pub up_number: i32,
+    pub reachable: bool,
+    /// A region or proxy id.
+    pub region: shardline_str,
+    /// A lease fencing token.
+    pub token: u64,
+    /// The lease's deadline on the host's monotonic clock.
+    pub valid_until_ms: u64,
+    /// The store has seen a larger token: another coordinator has taken over.
+    pub fenced: bool,
+    /// The stored state as JSON: `{"snapshot":null,"events":[]}` (the "stateLoaded" form).
+    pub state_json: shardline_str,
+}
+
+/// The core input the host described; errors name the field (`input->envelope.shard ...`).
+///
+/// # Safety
+/// `input` is NULL or a complete struct whose text, byte and list fields are valid for reads
+/// of their lengths.
+pub(crate) unsafe fn read_input(input: *const shardline_coordinator_input) -> Result<Input> {
+    use shardline_coordinator_input_kind as K;
+    // SAFETY: caller's contract, here and for every field read below.
+    let i = unsafe { versioned(input, "input", "shardline_coordinator_input") }?;
+    let kind = kind_of(
+        &K::ALL,
+        i.kind,
+        || "input->kind".to_owned(),
+        "shardline_coordinator_input_kind",
+    )?;
+    let text = |s: &shardline_str, field: &str| unsafe { s.text(|| format!("input->{field}")) };
+    let address = || {
+        Address::parse(text(&i.address, "address")?)
+            .map_err(|e| Failure::from(e.context("input->address")))
+    };
+    let token = FencingToken(i.token);
+    Ok(match kind {
+        K::Receive => Input::Receive(unsafe { i.envelope.read("input->envelope") }?),
+        K::Member => {
+            let mut m = Member::new(address()?);
+            if i.status.len > 0 {
+                m.status = text(&i.status, "status")?
+                    .parse::<MemberStatus>()
+                    .map_err(|e| Failure::from(e.context("input->status")))?;
+            }
+            if i.app_version.len > 0 {
+                m.app_version = Version::parse(text(&i.app_version, "app_version")?)
+                    .map_err(|e| Failure::from(e.context("input->app_version")))?;
+            }
+            if i.data_center.len > 0 {
+                m.data_center = text(&i.data_center, "data_center")?.to_owned();
+            }
+            m.up_number = i.up_number;
+            Input::Member(m)
+        }
+        K::MemberRemoved => Input::MemberRemoved {
+            address: address()?.as_str().to_owned(),
+        },
+        K::Reachability => Input::Reachability {
+            address: address()?.as_str().to_owned(),
+            reachable: i.reachable,
+        },
+        K::RegionTerminated => Input::RegionTerminated {
+            region: text(&i.region, "region")?.to_owned(),
+        },
+        K::LeaseGranted => Input::LeaseGranted(LeaseGrant {
+            token,
+            valid_until_ms: i.valid_until_ms,
+        }),
+        K::LeaseDenied => Input::LeaseDenied,
+        K::LeaseRenewed => Input::LeaseRenewed {
+            token,
+            valid_until_ms: i.valid_until_ms,
+        },
+        K::LeaseRenewFailed => Input::LeaseRenewFailed { token },
+        K::LeaseLost => Input::LeaseLost { token },
+        K::StateLoaded => Input::StateLoaded(step_json::from_str::<StoredState>(
+            text(&i.state_json, "state_json")?,
+            "input->state_json",
+        )?),
+        K::StateLoadFailed => Input::StateLoadFailed { fenced: i.fenced },
+        K::StoreFailed => Input::StoreFailed { fenced: i.fenced },
+        K::PreparingForShutdown => Input::PreparingForShutdown,
+        K::Stop => Input::Stop,
+    })
+}
+
+/// The kind of a typed coordinator output: which fields of shardline_coordinator_output it
+/// uses.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum shardline_coordinator_output_kind {
+    /// Send `envelope` to its `to`.
+    Send = 1,
+    /// Append `document` (a record, JSON) to the store with `token`; durable before any later
+    /// output is carried out.
+    Persist = 2,
+    /// Save `document` (a snapshot, JSON) with `token`; durable before any later output.
+    SaveSnapshot = 3,
+    /// Ask the lease backend for the lease; feed LEASE_GRANTED or LEASE_DENIED.
+    LeaseAcquire = 4,
+    /// Renew grant `token`; feed LEASE_RENEWED, LEASE_LOST or LEASE_RENEW_FAILED.
+    LeaseRenew = 5,
+    /// Release grant `token`.
+    LeaseRelease = 6,
+    /// Load the stored state with `token` (fencing older writers); feed STATE_LOADED or
+    /// STATE_LOAD_FAILED.
+    LoadState = 7,
+    /// Worth logging; carrying it out is optional. `document` is the notice as JSON, e.g.
+    /// `{"type":"handOffStarted","shard":"7","from":"r1","rebalance":true}`.
+    Notice = 8,
+}
+
+/// One coordinator output in typed form, lent by shardline_coordinator_next_output: `kind`
+/// says which fields are set; the others are zero (empty text, NULL lists). Only shardline
+/// allocates it, so fields may be appended without breaking hosts.
+#[repr(C)]
+pub struct shardline_coordinator_output {
+    pub kind: shardline_coordinator_output_kind,
+    /// SEND: the message.
+    pub envelope: shardline_envelope,
+    /// PERSIST, SAVE_SNAPSHOT, LEASE_RENEW, LEASE_RELEASE, LOAD_STATE: the fencing token.
+    pub token: u64,
+    /// PERSIST, SAVE_SNAPSHOT, NOTICE: the document, as JSON text.
+    pub document: shardline_str,
+}
+
+/// The typed view of `o`, pointing into `o`, `lists` and `document`.
+fn output_view(
+    o: &Output,
+    lists: &mut crate::envelope::Lists,
+    document: &mut String,
+) -> Result<shardline_coordinator_output> {
+    use shardline_coordinator_output_kind as K;
+    let mut v = shardline_coordinator_output {
+        kind: K::Send,
+        envelope: shardline_envelope::none(),
+        token: 0,
+        document: shardline_str::empty(),
+    };
+    let mut doc = |kind, text: String| {
+        *document = text;
+        v.kind = kind;
+        v.document = shardline_str::of(document);
+    };
+    match o {
+        Output::Send(e) => v.envelope = shardline_envelope::view(e, lists),
+        Output::Persist { token, record } => {
+            doc(K::Persist, step_json::to_string(record)?);
+            v.token = token.0;
+        }
+        Output::SaveSnapshot { token, snapshot } => {
+            doc(K::SaveSnapshot, step_json::to_string(snapshot)?);
+            v.token = token.0;
+        }
+        Output::Notice(n) => doc(K::Notice, step_json::to_string(n)?),
+        Output::Lease(LeaseRequest::Acquire) => v.kind = K::LeaseAcquire,
+        Output::Lease(LeaseRequest::Renew { token }) => {
+            v.kind = K::LeaseRenew;
+            v.token = token.0;
+        }
+        Output::Lease(LeaseRequest::Release { token }) => {
+            v.kind = K::LeaseRelease;
+            v.token = token.0;
+        }
+        Output::LoadState { token } => {
+            v.kind = K::LoadState;
+            v.token = token.0;
+        }
+    }
+    Ok(v)
+}
+
+/// Feeds one input in typed form: the step loop without JSON (the same inputs as
+/// shardline_coordinator_handle takes as JSON, with the same effects).
+///
+/// @param coordinator the coordinator.
+/// @param now_ms the host's monotonic clock in milliseconds.
+/// @param input the input; `input->kind` says which fields are read.
+/// @return SHARDLINE_STATUS_INVALID_ARGUMENT for a too small `struct_size`, an unknown kind
+///         (of the input or of its envelope), text that is not UTF-8, a malformed address,
+///         member status or version, or an invalid `state_json` (the message names the field,
+///         e.g. "input->envelope.shard is not valid UTF-8 ...");
+///         SHARDLINE_STATUS_NULL_POINTER for a NULL `input`, or a NULL `data` with a non-zero
+///         length; SHARDLINE_STATUS_INVALID_STATE for a host mistake the coordinator refuses
+///         (a lease token that does not exceed every token seen before, a stored state that
+///         breaks its own rules); SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own
+///         strategy. An input refused as INVALID_ARGUMENT or NULL_POINTER changes nothing.
+///
+/// Ownership: `input` and everything it points to stay the caller's; shardline copies what it
+///            keeps before returning.
+/// Thread safety: one thread at a time per coordinator.
+///
+/// # Safety
+/// `coordinator` is a live coordinator; `input` is NULL or points to a readable struct of at
+/// least `input->struct_size` bytes whose text, byte and list fields are NULL or valid for
+/// reads of their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_coordinator_feed(
+    coordinator: *mut shardline_coordinator,
+    now_ms: u64,
+    input: *const shardline_coordinator_input,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract.
+        let input = unsafe { read_input(input) }?;
+        // SAFETY: caller's contract.
+        unsafe { with(coordinator, |c| Ok(c.handle(now_ms, input)?)) }
+    })
+}
+
+/// Takes the next queued output in typed form, lent out until the next call of this function
+/// (the hot path needs no JSON: a "send" is a typed envelope).
+///
+/// @param coordinator the coordinator.
+/// @param out receives the output, or NULL when the queue is empty.
+/// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+///
+/// Ownership: `*out` and everything it points to (text, lists, payload) belong to the
+///            coordinator and stay valid until the next shardline_coordinator_next_output on
+///            this coordinator, shardline_coordinator_free or shardline_coordinator_driver_new,
+///            whichever comes first; other calls (feeding inputs, polling JSON outputs) leave
+///            it alone. Copy what must live longer.
+/// Thread safety: one thread at a time per coordinator, which includes reading `*out`.
+///
+/// # Safety
+/// `coordinator` is a live coordinator; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_coordinator_next_output(
+    coordinator: *mut shardline_coordinator,
+    out: *mut *const shardline_coordinator_output,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out, "out")?;
+        // SAFETY: caller's contract.
+        let view = unsafe { args::handle(coordinator, "coordinator") }?
+            .machine
+            .with(|s| {
+                let next = s.coordinator.poll_output();
+                s.lent.lend(next, output_view)
+            })?;
+        // SAFETY: caller's contract.
+        unsafe { out.write(view) };
+        Ok(())
+    })
+}
+
 fn phase_cstr(p: Phase) -> &'static CStr {
     match p {
         Phase::Idle => c"idle",
@@ -437,13 +803,10 @@ pub unsafe extern "C" fn shardline_coordinator_home_of(
         let shard = unsafe { args::str(shard, "shard") }?;
         let out = Out::new(out_region, "out_region")?;
         // SAFETY: caller's contract.
-        let home = unsafe {
+        unsafe {
             with(coordinator, |c| {
-                c.state().home_of(shard).map(|r| to_c(r)).transpose()
+                write_opt_string(out, c.state().home_of(shard).map(|r| &**r))
             })
-        }?;
-        // SAFETY: caller's contract.
-        unsafe { out.write(home.map_or(std::ptr::null_mut(), |r| r.into_raw())) };
-        Ok(())
+        }
     })
 }

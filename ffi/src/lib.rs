@@ -38,6 +38,10 @@ pub mod hashing;
 
 mod step;
 
+pub mod envelope;
+
 pub mod coordinator;
 
 pub mod region;
+
+pub mod driver;

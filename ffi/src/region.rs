@@ -1,18 +1,21 @@
-//! `shardline_region`: a shard region's (or proxy's) sans-IO step machine, driven with JSON
-//! inputs and returning JSON outputs (the step form of `shardline_core::step_json`).
+//! `shardline_region`: a shard region's (or proxy's) sans-IO step machine, driven with typed
+//! inputs and outputs (`shardline_region_input` / `_output`) or with JSON ones (the step form
+//! of `shardline_core::step_json`).
 
 use std::ffi::c_char;
 
 use serde::Deserialize;
 use shardline_core::address::Address;
-use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
+use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
 use shardline_core::step_json;
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};
+use crate::envelope::{kind_of, shardline_bytes, shardline_envelope, shardline_str, Lists};
 use crate::status::shardline_status;
-use crate::step::{bytes, json_arg, write_json, write_opt_u64, Machine};
-use crate::string::to_c;
+use crate::step::{
+    bytes, json_arg, versioned, write_json, write_opt_string, write_opt_u64, Lent, Machine,
+};
 
 /// A shard region: routes entity messages to the local shard, to the shard's remote home, or
 /// into a bounded buffer while the home is unknown, and takes part in the coordinator's
@@ -38,7 +41,25 @@ struct Routing {
     region: Region,
     /// False when made without an extractor: only shardline_region_route_to_shard routes.
     extracts: bool,
+    lent: Lent<RegionOutput, shardline_region_output>,
 }
+
+impl shardline_region {
+    /// The region itself and whether it has an extractor, for a driver that takes the handle
+    /// over.
+    pub(crate) fn into_region(self) -> (Region, bool) {
+        let r = self.machine.into_inner();
+        (r.region, r.extracts)
+    }
+
+    pub(crate) fn in_use(&self) -> bool {
+        self.machine.in_use()
+    }
+}
+
+/// The message for routing without an extractor (shared with the driver).
+pub(crate) const NO_EXTRACTOR: &str =
+    "this region was made without an extractor: route with shardline_region_route_to_shard";
 
 /// The extractor document, as the Node binding's `extractor` object.
 #[derive(Deserialize)]
@@ -113,7 +134,14 @@ pub unsafe extern "C" fn shardline_region_new(
         // SAFETY: caller's contract.
         unsafe {
             out.write(args::into_handle(shardline_region {
-                machine: Machine::new("region", Routing { region, extracts }),
+                machine: Machine::new(
+                    "region",
+                    Routing {
+                        region,
+                        extracts,
+                        lent: Lent::default(),
+                    },
+                ),
             }))
         };
         Ok(())
@@ -323,6 +351,278 @@ pub unsafe extern "C" fn shardline_region_drain_outputs(
     })
 }
 
+/// What a C caller passes as a region input kind (any `uint32_t`; unknown values are
+/// refused). The header calls it `shardline_region_input_kind`.
+pub type shardline_region_input_kind_code = u32;
+
+/// The kind of a typed region input: which fields of shardline_region_input it uses.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum shardline_region_input_kind {
+    /// A message from the coordinator or another region: `envelope`.
+    Receive = 1,
+    /// The coordinator moved (or may have): register again.
+    CoordinatorChanged = 2,
+    /// Another region died: forget the homes it had. `region`.
+    RegionTerminated = 3,
+    /// The host finished stopping a shard after a STOP_SHARD output: `shard`.
+    ShardStopped = 4,
+    /// An entity was passivated on purpose: `shard`, `entity`.
+    EntityPassivated = 5,
+    /// Hand every shard off, then stop.
+    GracefulShutdown = 6,
+}
+
+impl shardline_region_input_kind {
+    const ALL: [shardline_region_input_kind; 6] = [
+        Self::Receive,
+        Self::CoordinatorChanged,
+        Self::RegionTerminated,
+        Self::ShardStopped,
+        Self::EntityPassivated,
+        Self::GracefulShutdown,
+    ];
+
+    /// Every kind, in value order (values are 1, 2, ...); cbindgen does not export functions
+    /// that are not `extern "C"`, unlike public constants.
+    pub fn all() -> &'static [Self] {
+        &Self::ALL
+    }
+}
+
+/// One region input in typed form: `kind` says which fields are read; the others are
+/// ignored. Zero it, set `struct_size` to `sizeof(struct shardline_region_input)`, then fill
+/// in the kind's fields (fields are only ever appended).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct shardline_region_input {
+    /// sizeof(struct shardline_region_input) as the host was compiled with.
+    pub struct_size: u32,
+    /// A shardline_region_input_kind.
+    pub kind: shardline_region_input_kind_code,
+    pub envelope: shardline_envelope,
+    pub region: shardline_str,
+    pub shard: shardline_str,
+    pub entity: shardline_str,
+}
+
+/// The core input the host described; errors name the field.
+///
+/// # Safety
+/// `input` is NULL or a complete struct whose text, byte and list fields are valid for reads
+/// of their lengths.
+pub(crate) unsafe fn read_input(input: *const shardline_region_input) -> Result<RegionInput> {
+    use shardline_region_input_kind as K;
+    // SAFETY: caller's contract, here and for every field read below.
+    let i = unsafe { versioned(input, "input", "shardline_region_input") }?;
+    let kind = kind_of(
+        &K::ALL,
+        i.kind,
+        || "input->kind".to_owned(),
+        "shardline_region_input_kind",
+    )?;
+    let text = |s: &shardline_str, field: &str| unsafe { s.string(|| format!("input->{field}")) };
+    Ok(match kind {
+        K::Receive => RegionInput::Receive(unsafe { i.envelope.read("input->envelope") }?),
+        K::CoordinatorChanged => RegionInput::CoordinatorChanged,
+        K::RegionTerminated => RegionInput::RegionTerminated {
+            region: text(&i.region, "region")?,
+        },
+        K::ShardStopped => RegionInput::ShardStopped {
+            shard: text(&i.shard, "shard")?,
+        },
+        K::EntityPassivated => RegionInput::EntityPassivated {
+            shard: text(&i.shard, "shard")?,
+            entity: text(&i.entity, "entity")?,
+        },
+        K::GracefulShutdown => RegionInput::GracefulShutdown,
+    })
+}
+
+/// The kind of a typed region output: which fields of shardline_region_output it uses.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum shardline_region_output_kind {
+    /// Send `envelope` to its `to`.
+    Send = 1,
+    /// Start hosting `shard`, with `entities` to start right away (remember-entities).
+    StartShard = 2,
+    /// More remembered `entities` for `shard`, already running.
+    StartEntities = 3,
+    /// Hand `payload` to `entity` of `shard`, hosted here.
+    Deliver = 4,
+    /// Stop every entity of `shard`, then feed SHARD_STOPPED.
+    StopShard = 5,
+    /// A message for `entity` of `shard` forwarded here that could not be kept: `payload`,
+    /// `reason`.
+    Undeliverable = 6,
+    /// Graceful shutdown finished: nothing hosted, nothing buffered.
+    Stopped = 7,
+    /// Worth logging: `document` is the notice as JSON, e.g. `{"type":"registered","token":1}`.
+    Notice = 8,
+}
+
+/// One region output in typed form, lent by shardline_region_next_output: `kind` says which
+/// fields are set; the others are zero (empty text, NULL lists). Only shardline allocates it,
+/// so fields may be appended without breaking hosts.
+#[repr(C)]
+pub struct shardline_region_output {
+    pub kind: shardline_region_output_kind,
+    /// SEND: the message.
+    pub envelope: shardline_envelope,
+    pub shard: shardline_str,
+    pub entity: shardline_str,
+    pub payload: shardline_bytes,
+    /// START_SHARD, START_ENTITIES: `entities_len` entity ids (NULL when there are none).
+    pub entities: *const shardline_str,
+    pub entities_len: usize,
+    /// UNDELIVERABLE: why.
+    pub reason: shardline_str,
+    /// NOTICE: the notice as JSON text.
+    pub document: shardline_str,
+}
+
+fn output_view(
+    o: &RegionOutput,
+    lists: &mut Lists,
+    document: &mut String,
+) -> Result<shardline_region_output> {
+    use shardline_region_output_kind as K;
+    let mut v = shardline_region_output {
+        kind: K::Send,
+        envelope: shardline_envelope::none(),
+        shard: shardline_str::empty(),
+        entity: shardline_str::empty(),
+        payload: shardline_bytes::of(&[]),
+        entities: std::ptr::null(),
+        entities_len: 0,
+        reason: shardline_str::empty(),
+        document: shardline_str::empty(),
+    };
+    match o {
+        RegionOutput::Send(e) => v.envelope = shardline_envelope::view(e, lists),
+        RegionOutput::StartShard { shard, entities }
+        | RegionOutput::StartEntities { shard, entities } => {
+            v.kind = if matches!(o, RegionOutput::StartShard { .. }) {
+                K::StartShard
+            } else {
+                K::StartEntities
+            };
+            v.shard = shardline_str::of(shard);
+            (v.entities, v.entities_len) = lists.strs(entities);
+        }
+        RegionOutput::Deliver {
+            shard,
+            entity,
+            payload,
+        } => {
+            v.kind = K::Deliver;
+            v.shard = shardline_str::of(shard);
+            v.entity = shardline_str::of(entity);
+            v.payload = shardline_bytes::of(payload);
+        }
+        RegionOutput::StopShard { shard } => {
+            v.kind = K::StopShard;
+            v.shard = shardline_str::of(shard);
+        }
+        RegionOutput::Undeliverable {
+            shard,
+            entity,
+            payload,
+            reason,
+        } => {
+            v.kind = K::Undeliverable;
+            v.shard = shardline_str::of(shard);
+            v.entity = shardline_str::of(entity);
+            v.payload = shardline_bytes::of(payload);
+            v.reason = shardline_str::of(reason);
+        }
+        RegionOutput::Stopped => v.kind = K::Stopped,
+        RegionOutput::Notice(n) => {
+            *document = step_json::to_string(n)?;
+            v.kind = K::Notice;
+            v.document = shardline_str::of(document);
+        }
+    }
+    Ok(v)
+}
+
+/// Feeds one input in typed form: the step loop without JSON (the same inputs as
+/// shardline_region_handle takes as JSON, with the same effects). Directives older than what
+/// the region has seen are refused with a notice, not an error.
+///
+/// @param region the region.
+/// @param now_ms the host's monotonic clock in milliseconds.
+/// @param input the input; `input->kind` says which fields are read.
+/// @return SHARDLINE_STATUS_INVALID_ARGUMENT for a too small `struct_size`, an unknown kind
+///         (of the input or of its envelope) or text that is not UTF-8 (the message names the
+///         field); SHARDLINE_STATUS_NULL_POINTER for a NULL `input`, or a NULL `data` with a
+///         non-zero length. The region is unchanged then.
+///
+/// Ownership: `input` and everything it points to stay the caller's; shardline copies what it
+///            keeps before returning.
+/// Thread safety: one thread at a time per region.
+///
+/// # Safety
+/// `region` is a live region; `input` is NULL or points to a readable struct of at least
+/// `input->struct_size` bytes whose text, byte and list fields are NULL or valid for reads of
+/// their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_feed(
+    region: *mut shardline_region,
+    now_ms: u64,
+    input: *const shardline_region_input,
+) -> shardline_status {
+    guard(|| {
+        // SAFETY: caller's contract.
+        let input = unsafe { read_input(input) }?;
+        // SAFETY: caller's contract.
+        unsafe {
+            with(region, |r| {
+                r.region.handle(now_ms, input);
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Takes the next queued output in typed form, lent out until the next call of this function
+/// (routing needs no JSON: a "deliver" carries the payload as pointer and length, a "send" a
+/// typed envelope).
+///
+/// @param region the region.
+/// @param out receives the output, or NULL when the queue is empty.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: `*out` and everything it points to (text, lists, payload) belong to the region
+///            and stay valid until the next shardline_region_next_output on this region,
+///            shardline_region_free or shardline_region_driver_new, whichever comes first;
+///            other calls (feeding inputs, routing, polling JSON outputs) leave it alone. Copy
+///            what must live longer.
+/// Thread safety: one thread at a time per region, which includes reading `*out`.
+///
+/// # Safety
+/// `region` is a live region; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_next_output(
+    region: *mut shardline_region,
+    out: *mut *const shardline_region_output,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out, "out")?;
+        // SAFETY: caller's contract.
+        let view = unsafe {
+            with(region, |r| {
+                let next = r.region.poll_output();
+                r.lent.lend(next, output_view)
+            })
+        }?;
+        // SAFETY: caller's contract.
+        unsafe { out.write(view) };
+        Ok(())
+    })
+}
+
 /// Routes a message from a local sender, finding its shard with the region's extractor. It
 /// leaves as a "deliver" output (shard hosted here), a "send" of a forward (remote home), or
 /// waits in the buffer while the home is unknown (the region asks the coordinator).
@@ -356,10 +656,7 @@ pub unsafe extern "C" fn shardline_region_route(
         unsafe {
             with(region, |r| {
                 if !r.extracts {
-                    return Err(Failure::invalid_state(
-                        "this region was made without an extractor: route with \
-                         shardline_region_route_to_shard",
-                    ));
+                    return Err(Failure::invalid_state(NO_EXTRACTOR));
                 }
                 let shard = r.region.shard_of(entity)?;
                 r.region
@@ -462,10 +759,7 @@ pub unsafe extern "C" fn shardline_region_home_of(
         let shard = unsafe { args::str(shard, "shard") }?;
         let out = Out::new(out_region, "out_region")?;
         // SAFETY: caller's contract.
-        let home = unsafe { with(region, |r| r.region.home_of(shard).map(to_c).transpose()) }?;
-        // SAFETY: caller's contract.
-        unsafe { out.write(home.map_or(std::ptr::null_mut(), |r| r.into_raw())) };
-        Ok(())
+        unsafe { with(region, |r| write_opt_string(out, r.region.home_of(shard))) }
     })
 }
 

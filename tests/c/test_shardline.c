@@ -2,7 +2,7 @@
  * C host tests of libshardline: replays every conformance vector through shardline_decide and
  * through the typed API, checks the entity hash vectors, and drives every error path, a custom
  * strategy and the ownership rules, and drives a coordinator with regions through the JSON step
- * API. Run by scripts/test-c.sh under ASan/UBSan with leak checks.
+ * API, the typed step API and the callback drivers. Run by scripts/test-c.sh under ASan/UBSan with leak checks.
  *
  * Usage: test_shardline <tests/vectors directory>
  */
@@ -1743,6 +1743,841 @@ static void test_coordinator_custom_strategy(void) {
     end();
 }
 
+/* ---- the typed step API: the step loop with no JSON ----------------------------------------- */
+
+static struct shardline_str S(const char *s) {
+    struct shardline_str r = {s, s != NULL ? strlen(s) : 0};
+    return r;
+}
+
+static int sv_is(struct shardline_str s, const char *want) {
+    return s.data != NULL && s.len == strlen(want) && memcmp(s.data, want, s.len) == 0;
+}
+
+/* Whether `s` contains `needle` (for JSON documents such as notices, without parsing them). */
+static int sv_contains(struct shardline_str s, const char *needle) {
+    size_t n = strlen(needle);
+    for (size_t i = 0; s.data != NULL && i + n <= s.len; i++) {
+        if (memcmp(s.data + i, needle, n) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static struct shardline_coordinator_input c_input(shardline_coordinator_input_kind kind) {
+    struct shardline_coordinator_input in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = (uint32_t)sizeof in;
+    in.kind = kind;
+    in.up_number = INT32_MAX;
+    return in;
+}
+
+static struct shardline_region_input r_input(shardline_region_input_kind kind) {
+    struct shardline_region_input in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = (uint32_t)sizeof in;
+    in.kind = kind;
+    return in;
+}
+
+static shardline_status feed_member(struct shardline_coordinator *c, const char *address, int32_t up_number) {
+    struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_MEMBER);
+    in.address = S(address);
+    in.up_number = up_number;
+    return shardline_coordinator_feed(c, 0, &in);
+}
+
+/* A coordinator on 10.0.0.0 with least-shard, taken to active through typed inputs only. */
+static struct shardline_coordinator *typed_coordinator(const char *config) {
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    struct shardline_coordinator *c = NULL;
+    if (!OK(shardline_coordinator_new(s, NODE(0), config, &c))) {
+        shardline_strategy_free(s);
+        return NULL;
+    }
+    const struct shardline_coordinator_output *o = NULL;
+    OK(shardline_coordinator_start(c, 0));
+    OK(shardline_coordinator_next_output(c, &o));
+    CHECK(o != NULL && o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_LEASE_ACQUIRE, "start asks for the lease");
+    struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_GRANTED);
+    in.token = 1;
+    in.valid_until_ms = FAR_MS;
+    OK(shardline_coordinator_feed(c, 0, &in));
+    OK(shardline_coordinator_next_output(c, &o));
+    CHECK(o != NULL && o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_LOAD_STATE && o->token == 1,
+          "a grant asks to load the state with token 1");
+    in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_STATE_LOADED);
+    in.state_json = S("{\"snapshot\":null,\"events\":[]}");
+    OK(shardline_coordinator_feed(c, 0, &in));
+    int active = 0;
+    while (OK(shardline_coordinator_next_output(c, &o)) && o != NULL) {
+        active |= o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_NOTICE && sv_contains(o->document, "\"active\"");
+    }
+    CHECK(active, "an active notice");
+    return c;
+}
+
+static void test_typed_get_shard_home(void) {
+    begin("typed step: GetShardHome -> HostShard, then exactly one ShardHome");
+    struct shardline_coordinator *c = typed_coordinator(NULL);
+    if (c == NULL) {
+        end();
+        return;
+    }
+    OK(feed_member(c, NODE(1), INT32_MAX));
+    struct shardline_coordinator_input reg = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+    reg.envelope.from = S("r1");
+    reg.envelope.kind = SHARDLINE_MESSAGE_KIND_REGISTER;
+    reg.envelope.node = S(NODE(1));
+    OK(shardline_coordinator_feed(c, 1, &reg));
+    const struct shardline_coordinator_output *o = NULL;
+    OK(shardline_coordinator_next_output(c, &o));
+    CHECK(o != NULL && o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_PERSIST && sv_contains(o->document, "r1"),
+          "the registration is persisted first, as JSON");
+    int acked = 0;
+    while (OK(shardline_coordinator_next_output(c, &o)) && o != NULL) {
+        acked |= o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_SEND &&
+                 o->envelope.kind == SHARDLINE_MESSAGE_KIND_REGISTER_ACK && o->envelope.token == 1 &&
+                 sv_is(o->envelope.to, "r1") && o->envelope.from.len == 0;
+    }
+    CHECK(acked, "a RegisterAck with token 1 to r1 from the coordinator");
+
+    struct shardline_coordinator_input ask = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+    ask.envelope.from = S("r1");
+    ask.envelope.kind = SHARDLINE_MESSAGE_KIND_GET_SHARD_HOME;
+    ask.envelope.shard = S("7");
+    OK(shardline_coordinator_feed(c, 2, &ask));
+    int hosted = 0;
+    while (OK(shardline_coordinator_next_output(c, &o)) && o != NULL) {
+        if (o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_SEND && o->envelope.kind == SHARDLINE_MESSAGE_KIND_HOST_SHARD) {
+            hosted++;
+            CHECK(sv_is(o->envelope.shard, "7") && o->envelope.token == 1 && o->envelope.version == 1 &&
+                      o->envelope.entities == NULL && o->envelope.entities_len == 0,
+                  "HostShard 7 with stamp 1/1 and no entities");
+        }
+    }
+    CHECK(hosted == 1, "one HostShard, got %d", hosted);
+
+    /* The hot path: asked again, exactly one ShardHome, read without any JSON. */
+    OK(shardline_coordinator_feed(c, 3, &ask));
+    OK(shardline_coordinator_next_output(c, &o));
+    if (CHECK(o != NULL && o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_SEND, "a send")) {
+        const struct shardline_envelope *e = &o->envelope;
+        CHECK(e->kind == SHARDLINE_MESSAGE_KIND_SHARD_HOME && e->from.len == 0 && sv_is(e->to, "r1") &&
+                  sv_is(e->shard, "7") && sv_is(e->region, "r1") && e->token == 1 && e->version == 1,
+              "ShardHome 7 at r1, stamp 1/1: kind %u to %.*s", (unsigned)e->kind, (int)e->to.len, e->to.data);
+        /* The view stays valid across other calls on the coordinator, until the next poll. */
+        struct shardline_coordinator_input reach = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_REACHABILITY);
+        reach.address = S(NODE(1));
+        reach.reachable = true;
+        OK(shardline_coordinator_feed(c, 3, &reach));
+        CHECK(sv_is(e->shard, "7") && sv_is(e->region, "r1"), "the view outlives a feed");
+        /* ... and may be fed straight back as an input (a ShardHome is no command, so the
+         * coordinator ignores it, but reads it). */
+        struct shardline_coordinator_input back = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+        back.envelope = *e;
+        OK(shardline_coordinator_feed(c, 3, &back));
+    }
+    OK(shardline_coordinator_next_output(c, &o));
+    CHECK(o == NULL, "nothing else queued");
+    char *json = NULL;
+    OK(shardline_coordinator_drain_outputs(c, &json));
+    CHECK(str_is(json, "[]"), "the JSON form reads the same queue: %s", json);
+    shardline_string_free(json);
+    shardline_coordinator_free(c);
+    end();
+}
+
+/* One coordinator and regions driven through the typed API; a send is fed to its addressee
+ * straight from the view, so nothing is copied or parsed on the host side. */
+struct typed_cluster {
+    struct shardline_coordinator *c;
+    struct shardline_region *r[2];
+    const char *ids[2];
+    int n;
+    uint64_t now;
+    int started[2];
+    int delivered[2];
+    int stopped[2];
+    char last[2][64];
+    int persisted;
+    int handoff_started;
+    int handoff_completed;
+    int sent[SHARDLINE_MESSAGE_KIND_FORWARD + 1];
+};
+
+static void typed_deliver(struct typed_cluster *k, const struct shardline_envelope *e) {
+    if (CHECK(e->kind >= 1 && e->kind <= SHARDLINE_MESSAGE_KIND_FORWARD, "message kind %u", (unsigned)e->kind)) {
+        k->sent[e->kind]++;
+    }
+    if (e->to.len == 0) {
+        struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+        in.envelope = *e;
+        OK(shardline_coordinator_feed(k->c, k->now, &in));
+        return;
+    }
+    for (int i = 0; i < k->n; i++) {
+        if (sv_is(e->to, k->ids[i])) {
+            struct shardline_region_input in = r_input(SHARDLINE_REGION_INPUT_KIND_RECEIVE);
+            in.envelope = *e;
+            OK(shardline_region_feed(k->r[i], k->now, &in));
+            return;
+        }
+    }
+    CHECK(0, "a send to an unknown region %.*s", (int)e->to.len, e->to.data);
+}
+
+static void typed_pump(struct typed_cluster *k) {
+    for (int round = 0; round < 100; round++) {
+        int moved = 0;
+        const struct shardline_coordinator_output *o = NULL;
+        while (OK(shardline_coordinator_next_output(k->c, &o)) && o != NULL) {
+            moved = 1;
+            if (o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_SEND) {
+                typed_deliver(k, &o->envelope);
+            } else if (o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_PERSIST) {
+                k->persisted++;
+            } else if (o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_NOTICE) {
+                k->handoff_started += sv_contains(o->document, "\"handOffStarted\"");
+                k->handoff_completed += sv_contains(o->document, "\"handOffCompleted\"");
+            }
+        }
+        for (int i = 0; i < k->n; i++) {
+            const struct shardline_region_output *ro = NULL;
+            while (OK(shardline_region_next_output(k->r[i], &ro)) && ro != NULL) {
+                moved = 1;
+                switch (ro->kind) {
+                case SHARDLINE_REGION_OUTPUT_KIND_SEND:
+                    typed_deliver(k, &ro->envelope);
+                    break;
+                case SHARDLINE_REGION_OUTPUT_KIND_START_SHARD:
+                    k->started[i]++;
+                    break;
+                case SHARDLINE_REGION_OUTPUT_KIND_DELIVER:
+                    k->delivered[i]++;
+                    snprintf(k->last[i], sizeof k->last[i], "%.*s/%.*s=%.*s", (int)ro->shard.len, ro->shard.data,
+                             (int)ro->entity.len, ro->entity.data, (int)ro->payload.len, (const char *)ro->payload.data);
+                    break;
+                case SHARDLINE_REGION_OUTPUT_KIND_STOP_SHARD: {
+                    /* The host stops the entities at once; the shard id comes straight from the view. */
+                    struct shardline_region_input in = r_input(SHARDLINE_REGION_INPUT_KIND_SHARD_STOPPED);
+                    in.shard = ro->shard;
+                    OK(shardline_region_feed(k->r[i], k->now, &in));
+                    k->stopped[i]++;
+                    break;
+                }
+                default:
+                    break;
+                }
+            }
+        }
+        if (!moved) {
+            return;
+        }
+    }
+    CHECK(0, "the network never went quiet");
+}
+
+static void test_typed_cluster_handoff(void) {
+    begin("typed step: coordinator + two regions, hosting, routing, a rebalance hand-off");
+    struct typed_cluster k;
+    memset(&k, 0, sizeof k);
+    k.c = typed_coordinator("{\"rebalanceIntervalMs\":1000}");
+    if (k.c == NULL) {
+        end();
+        return;
+    }
+    OK(feed_member(k.c, NODE(1), 1));
+    OK(feed_member(k.c, NODE(2), 2));
+    k.ids[0] = "r1";
+    k.r[0] = new_region("r1", NODE(1));
+    k.n = 1;
+    OK(shardline_region_start(k.r[0], 0));
+    typed_pump(&k);
+    bool registered = false;
+    OK(shardline_region_is_registered(k.r[0], &registered));
+    CHECK(registered, "r1 registered");
+
+    const char *shards[] = {"1", "2", "3", "4"};
+    for (int i = 0; i < 4; i++) {
+        OK(shardline_region_route_to_shard(k.r[0], 0, shards[i], "e", (const uint8_t *)"hi", 2));
+    }
+    typed_pump(&k);
+    CHECK(k.started[0] == 4 && k.delivered[0] == 4, "r1 started %d shards, delivered %d", k.started[0],
+          k.delivered[0]);
+    CHECK(str_is(k.last[0], "4/e=hi"), "payload as pointer and length: %s", k.last[0]);
+    CHECK(k.sent[SHARDLINE_MESSAGE_KIND_GET_SHARD_HOME] == 4 && k.sent[SHARDLINE_MESSAGE_KIND_HOST_SHARD] == 4 &&
+              k.sent[SHARDLINE_MESSAGE_KIND_SHARD_STARTED] == 4,
+          "4 GetShardHome, HostShard and ShardStarted each");
+    CHECK(k.persisted >= 5, "the registration and allocations were persisted: %d", k.persisted);
+
+    k.ids[1] = "r2";
+    k.r[1] = new_region("r2", NODE(2));
+    k.n = 2;
+    OK(shardline_region_start(k.r[1], 0));
+    typed_pump(&k);
+    OK(shardline_region_is_registered(k.r[1], &registered));
+    CHECK(registered, "r2 registered");
+    for (uint64_t t = 1000; t <= 5000 && k.handoff_completed == 0; t += 1000) {
+        k.now = t;
+        OK(shardline_coordinator_on_timeout(k.c, t));
+        for (int i = 0; i < k.n; i++) {
+            OK(shardline_region_on_timeout(k.r[i], t));
+        }
+        typed_pump(&k);
+    }
+    CHECK(k.handoff_started >= 1 && k.handoff_completed >= 1, "a hand-off started (%d) and completed (%d)",
+          k.handoff_started, k.handoff_completed);
+    CHECK(k.sent[SHARDLINE_MESSAGE_KIND_BEGIN_HAND_OFF] >= 1 && k.sent[SHARDLINE_MESSAGE_KIND_BEGIN_HAND_OFF_ACK] >= 1 &&
+              k.sent[SHARDLINE_MESSAGE_KIND_HAND_OFF] >= 1 && k.sent[SHARDLINE_MESSAGE_KIND_SHARD_STOPPED] >= 1,
+          "the hand-off protocol ran over typed envelopes");
+    CHECK(k.stopped[0] >= 1, "r1 stopped the shard it handed off");
+
+    const char *moved = NULL;
+    for (int i = 0; i < 4; i++) {
+        char *home = home_in_coordinator(k.c, shards[i]);
+        if (str_is(home, "r2")) {
+            moved = shards[i];
+        }
+        shardline_string_free(home);
+    }
+    if (CHECK(moved != NULL, "one shard moved to r2")) {
+        OK(shardline_region_route_to_shard(k.r[0], k.now, moved, "e2", (const uint8_t *)"yo", 2));
+        typed_pump(&k);
+        CHECK(k.sent[SHARDLINE_MESSAGE_KIND_FORWARD] == 1, "r1 forwarded the message to r2");
+        char want[64];
+        snprintf(want, sizeof want, "%s/e2=yo", moved);
+        CHECK(k.delivered[1] == 1 && str_is(k.last[1], want), "r2 delivered %s", k.last[1]);
+    }
+    for (int i = 0; i < k.n; i++) {
+        shardline_region_free(k.r[i]);
+    }
+    shardline_coordinator_free(k.c);
+    end();
+}
+
+static void test_typed_errors(void) {
+    begin("typed step: bad inputs give clear errors and change nothing");
+    struct shardline_coordinator *c = typed_coordinator(NULL);
+    if (c == NULL) {
+        end();
+        return;
+    }
+    struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_STOP);
+    EXPECT(shardline_coordinator_feed(c, 0, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "input is NULL"), "%s", last_error());
+    EXPECT(shardline_coordinator_feed(NULL, 0, &in), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "coordinator is NULL"), "%s", last_error());
+    in.struct_size = 4;
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->struct_size is 4, expected at least") &&
+              contains(last_error(), "sizeof(struct shardline_coordinator_input)"),
+          "%s", last_error());
+    in = c_input((shardline_coordinator_input_kind)0);
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->kind is 0, which is no shardline_coordinator_input_kind"), "%s",
+          last_error());
+    in = c_input((shardline_coordinator_input_kind)99);
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->kind is 99"), "%s", last_error());
+
+    in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+    in.envelope.from = S("r1");
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->envelope.kind is 0, which is no shardline_message_kind"), "%s", last_error());
+    in.envelope.kind = SHARDLINE_MESSAGE_KIND_GET_SHARD_HOME;
+    in.envelope.shard = S(BAD_UTF8);
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->envelope.shard is not valid UTF-8 (invalid byte at offset 3)"), "%s",
+          last_error());
+    in.envelope.shard.data = NULL;
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "input->envelope.shard.data is NULL"), "%s", last_error());
+    in.envelope.shard = S("7");
+    in.envelope.from = S(BAD_UTF8);
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->envelope.from is not valid UTF-8"), "%s", last_error());
+
+    in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_MEMBER);
+    in.address = S("no address");
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->address"), "%s", last_error());
+    in.address = S(NODE(1));
+    in.status = S("Upp");
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->status") && contains(last_error(), "Upp"), "%s", last_error());
+    in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_STATE_LOADED);
+    in.state_json = S("{\"snapshot\":null}");
+    EXPECT(shardline_coordinator_feed(c, 0, &in), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->state_json: missing field `events`"), "%s", last_error());
+
+    const struct shardline_coordinator_output *o = (const struct shardline_coordinator_output *)&in;
+    EXPECT(shardline_coordinator_next_output(c, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_next_output(NULL, &o), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(o == (const struct shardline_coordinator_output *)&in, "out untouched by failures");
+    OK(shardline_coordinator_next_output(c, &o));
+    CHECK(o == NULL, "refused inputs queued nothing");
+    bool active = false;
+    OK(shardline_coordinator_is_active(c, &active));
+    CHECK(active, "and changed nothing");
+    shardline_coordinator_free(c);
+
+    struct shardline_region *r = NULL;
+    OK(shardline_region_new("r", NODE(1), NULL, NULL, &r));
+    struct shardline_region_input ri = r_input((shardline_region_input_kind)7);
+    EXPECT(shardline_region_feed(r, 0, &ri), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->kind is 7, which is no shardline_region_input_kind (1 to 6)"), "%s",
+          last_error());
+    ri = r_input(SHARDLINE_REGION_INPUT_KIND_SHARD_STOPPED);
+    ri.struct_size = (uint32_t)sizeof ri - 1;
+    EXPECT(shardline_region_feed(r, 0, &ri), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->struct_size"), "%s", last_error());
+    ri = r_input(SHARDLINE_REGION_INPUT_KIND_ENTITY_PASSIVATED);
+    ri.shard = S("1");
+    ri.entity = S(BAD_UTF8);
+    EXPECT(shardline_region_feed(r, 0, &ri), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->entity is not valid UTF-8"), "%s", last_error());
+    ri = r_input(SHARDLINE_REGION_INPUT_KIND_RECEIVE);
+    ri.envelope.kind = SHARDLINE_MESSAGE_KIND_HOST_SHARD;
+    ri.envelope.shard = S("1");
+    ri.envelope.entities_len = 2;
+    EXPECT(shardline_region_feed(r, 0, &ri), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "input->envelope.entities is NULL"), "%s", last_error());
+    struct shardline_str bad[] = {S("a"), S(BAD_UTF8)};
+    ri.envelope.entities = bad;
+    EXPECT(shardline_region_feed(r, 0, &ri), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->envelope.entities[1] is not valid UTF-8"), "%s", last_error());
+    EXPECT(shardline_region_feed(r, 0, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    const struct shardline_region_output *ro = NULL;
+    OK(shardline_region_next_output(r, &ro));
+    CHECK(ro == NULL, "nothing queued by refused inputs");
+    EXPECT(shardline_region_next_output(NULL, &ro), SHARDLINE_STATUS_NULL_POINTER);
+    shardline_region_free(r);
+    end();
+}
+
+/* ---- the drivers through C callbacks -------------------------------------------------------- */
+
+/* An owned copy of an envelope, for a transport that queues (the view lives only during send). */
+struct env_copy {
+    struct shardline_envelope env;
+    char *text[6];
+    uint8_t *payload;
+    struct shardline_str *entities;
+    struct shardline_shard_home *homes;
+};
+
+static struct shardline_str dup_text(struct shardline_str s, char **keep) {
+    char *p = malloc(s.len + 1);
+    memcpy(p, s.data, s.len);
+    p[s.len] = '\0';
+    *keep = p;
+    struct shardline_str r = {p, s.len};
+    return r;
+}
+
+static void env_copy_make(struct env_copy *c, const struct shardline_envelope *e) {
+    memset(c, 0, sizeof *c);
+    c->env = *e;
+    c->env.from = dup_text(e->from, &c->text[0]);
+    c->env.to = dup_text(e->to, &c->text[1]);
+    c->env.shard = dup_text(e->shard, &c->text[2]);
+    c->env.entity = dup_text(e->entity, &c->text[3]);
+    c->env.region = dup_text(e->region, &c->text[4]);
+    c->env.node = dup_text(e->node, &c->text[5]);
+    c->payload = malloc(e->payload.len + 1);
+    memcpy(c->payload, e->payload.data, e->payload.len);
+    c->env.payload.data = c->payload;
+    /* Lists: entity ids of a HostShard and the homes of a ShardHomes point into the original
+     * only during send; these tests remember no entities and register before any allocation,
+     * so both are empty. */
+    CHECK(e->entities_len == 0 && e->homes_len == 0, "no lists in these tests");
+    c->env.entities = NULL;
+    c->env.homes = NULL;
+}
+
+static void env_copy_free(struct env_copy *c) {
+    for (int i = 0; i < 6; i++) {
+        free(c->text[i]);
+    }
+    free(c->payload);
+}
+
+struct world {
+    uint64_t now;
+    /* the lease backend */
+    uint64_t lease_token;
+    int lease_held;
+    /* the store */
+    char *events[256];
+    int n_events;
+    uint64_t highest;
+    char loaded[65536];
+    /* the network */
+    struct env_copy wire[256];
+    int head, tail;
+    /* the drivers, and what their hosts saw */
+    struct shardline_coordinator_driver *cd;
+    struct shardline_region_driver *rd[2];
+    const char *ids[2];
+    int notices;
+    int frees;
+};
+
+struct region_host {
+    struct world *w;
+    int i;
+    int started;
+    int delivered;
+    char last[64];
+    int fail_deliver;
+    shardline_status reentry;
+};
+
+static uint64_t w_now(void *ud) { return ((struct world *)ud)->now; }
+
+static shardline_status w_send(void *ud, const struct shardline_envelope *e) {
+    struct world *w = ud;
+    if (w->tail == 256) {
+        return SHARDLINE_STATUS_INTERNAL;
+    }
+    env_copy_make(&w->wire[w->tail++], e);
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status w_lease_acquire(void *ud, uint64_t now, bool *granted, uint64_t *token, uint64_t *until) {
+    struct world *w = ud;
+    *granted = !w->lease_held;
+    if (*granted) {
+        w->lease_held = 1;
+        *token = ++w->lease_token;
+        *until = now + 60000;
+    }
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status w_lease_renew(void *ud, uint64_t token, uint64_t now, bool *renewed, uint64_t *until) {
+    struct world *w = ud;
+    *renewed = w->lease_held && token == w->lease_token;
+    *until = now + 60000;
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status w_lease_release(void *ud, uint64_t token) {
+    struct world *w = ud;
+    if (token == w->lease_token) {
+        w->lease_held = 0;
+    }
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status w_append(void *ud, uint64_t token, struct shardline_str doc, bool *fenced, uint64_t *highest) {
+    struct world *w = ud;
+    *fenced = token < w->highest;
+    *highest = w->highest;
+    if (!*fenced && w->n_events < 256) {
+        char *keep = NULL;
+        dup_text(doc, &keep);
+        w->events[w->n_events++] = keep;
+    }
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status w_snapshot(void *ud, uint64_t token, struct shardline_str doc, bool *fenced,
+                                   uint64_t *highest) {
+    (void)doc;
+    struct world *w = ud;
+    *fenced = token < w->highest;
+    *highest = w->highest;
+    return SHARDLINE_STATUS_OK; /* not reached in these tests: no snapshot is due */
+}
+
+static shardline_status w_load(void *ud, uint64_t token, bool *fenced, struct shardline_str *state) {
+    struct world *w = ud;
+    *fenced = token < w->highest;
+    if (!*fenced) {
+        w->highest = token;
+        size_t n = (size_t)snprintf(w->loaded, sizeof w->loaded, "{\"snapshot\":null,\"events\":[");
+        for (int i = 0; i < w->n_events; i++) {
+            n += (size_t)snprintf(w->loaded + n, sizeof w->loaded - n, "%s%s", i ? "," : "", w->events[i]);
+        }
+        n += (size_t)snprintf(w->loaded + n, sizeof w->loaded - n, "]}");
+        state->data = w->loaded;
+        state->len = n;
+    }
+    return SHARDLINE_STATUS_OK;
+}
+
+static void w_notice(void *ud, struct shardline_str json) {
+    struct world *w = ud;
+    w->notices += json.len > 0 && json.data[0] == '{';
+}
+
+static void w_free(void *ud) { ((struct world *)ud)->frees++; }
+
+static shardline_status h_start(void *ud, struct shardline_str shard, const struct shardline_str *entities, size_t n) {
+    (void)shard;
+    (void)entities;
+    (void)n;
+    ((struct region_host *)ud)->started++;
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status h_deliver(void *ud, struct shardline_str shard, struct shardline_str entity,
+                                  struct shardline_bytes payload) {
+    struct region_host *h = ud;
+    /* Calling back into the driver running this callback is refused. */
+    h->reentry = shardline_region_driver_route_to_shard(h->w->rd[h->i], "1", "e", NULL, 0);
+    if (h->fail_deliver) {
+        return SHARDLINE_STATUS_INTERNAL;
+    }
+    h->delivered++;
+    snprintf(h->last, sizeof h->last, "%.*s/%.*s=%.*s", (int)shard.len, shard.data, (int)entity.len, entity.data,
+             (int)payload.len, (const char *)payload.data);
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status h_stop(void *ud, struct shardline_str shard, bool *stopped) {
+    (void)ud;
+    (void)shard;
+    *stopped = true;
+    return SHARDLINE_STATUS_OK;
+}
+
+static void h_free(void *ud) { ((struct region_host *)ud)->w->frees++; }
+
+/* Delivers everything on the wire to the drivers it is addressed to. */
+static void w_pump(struct world *w) {
+    while (w->head < w->tail) {
+        struct env_copy *c = &w->wire[w->head++];
+        if (c->env.to.len == 0) {
+            struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+            in.envelope = c->env;
+            OK(shardline_coordinator_driver_feed(w->cd, &in));
+        } else {
+            for (int i = 0; i < 2; i++) {
+                if (sv_is(c->env.to, w->ids[i])) {
+                    struct shardline_region_input in = r_input(SHARDLINE_REGION_INPUT_KIND_RECEIVE);
+                    in.envelope = c->env;
+                    OK(shardline_region_driver_feed(w->rd[i], &in));
+                }
+            }
+        }
+        env_copy_free(c);
+    }
+    w->head = w->tail = 0;
+}
+
+static struct shardline_coordinator_callbacks coordinator_callbacks(struct world *w) {
+    struct shardline_coordinator_callbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.struct_size = (uint32_t)sizeof cb;
+    cb.userdata = w;
+    cb.now_ms = w_now;
+    cb.send = w_send;
+    cb.lease_acquire = w_lease_acquire;
+    cb.lease_renew = w_lease_renew;
+    cb.lease_release = w_lease_release;
+    cb.store_append = w_append;
+    cb.store_save_snapshot = w_snapshot;
+    cb.store_load = w_load;
+    cb.notice = w_notice;
+    cb.userdata_free = w_free;
+    return cb;
+}
+
+/* The region callbacks reach the world (clock, wire) through their own userdata. */
+static uint64_t h_now(void *ud) { return ((struct region_host *)ud)->w->now; }
+
+static shardline_status h_send(void *ud, const struct shardline_envelope *e) {
+    return w_send(((struct region_host *)ud)->w, e);
+}
+
+static struct shardline_region_callbacks region_callbacks(struct region_host *h) {
+    struct shardline_region_callbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.struct_size = (uint32_t)sizeof cb;
+    cb.userdata = h;
+    cb.now_ms = h_now;
+    cb.send = h_send;
+    cb.start_shard = h_start;
+    cb.deliver = h_deliver;
+    cb.stop_shard = h_stop;
+    cb.userdata_free = h_free;
+    return cb;
+}
+
+static void test_drivers(void) {
+    begin("drivers through C callbacks: lease, store, transport, entity host, errors, re-entry");
+    static struct world w; /* large: kept off the stack */
+    memset(&w, 0, sizeof w);
+    w.now = 1000;
+    w.ids[0] = "r1";
+    w.ids[1] = "r2";
+    struct region_host hosts[2];
+    memset(hosts, 0, sizeof hosts);
+
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    struct shardline_coordinator *c = NULL;
+    OK(shardline_coordinator_new(s, NODE(0), NULL, &c));
+    struct shardline_coordinator_callbacks ccb = coordinator_callbacks(&w);
+    OK(shardline_coordinator_driver_new(c, &ccb, &w.cd)); /* takes `c` over */
+    OK(shardline_coordinator_driver_start(w.cd));
+    bool active = false;
+    OK(shardline_coordinator_driver_is_active(w.cd, &active));
+    CHECK(active && w.lease_held && w.lease_token == 1, "active: the lease was taken through the callbacks");
+    CHECK(w.highest == 1, "the state was loaded with token 1");
+    CHECK(w.notices >= 1, "the active notice reached the notice callback");
+    struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_MEMBER);
+    for (int i = 1; i <= 2; i++) {
+        char node[64];
+        snprintf(node, sizeof node, "pekko://sys@10.0.0.%d:2552", i);
+        in.address = S(node);
+        in.up_number = i;
+        OK(shardline_coordinator_driver_feed(w.cd, &in));
+    }
+
+    for (int i = 0; i < 2; i++) {
+        hosts[i].w = &w;
+        hosts[i].i = i;
+        struct shardline_region *r = new_region(w.ids[i], i == 0 ? NODE(1) : NODE(2));
+        struct shardline_region_callbacks rcb = region_callbacks(&hosts[i]);
+        OK(shardline_region_driver_new(r, &rcb, &w.rd[i]));
+        OK(shardline_region_driver_start(w.rd[i]));
+    }
+    w_pump(&w);
+    for (int i = 0; i < 2; i++) {
+        bool registered = false;
+        OK(shardline_region_driver_is_registered(w.rd[i], &registered));
+        CHECK(registered, "%s registered", w.ids[i]);
+    }
+
+    /* A message routed from r2 waits for the home, which the coordinator allocates and
+     * persists through the store callback; the host of that region gets it. */
+    int events_before = w.n_events;
+    OK(shardline_region_driver_route_to_shard(w.rd[1], "5", "x1", (const uint8_t *)"hello", 5));
+    w_pump(&w);
+    char *home = NULL;
+    OK(shardline_coordinator_driver_home_of(w.cd, "5", &home));
+    int at = str_is(home, "r1") ? 0 : str_is(home, "r2") ? 1 : -1;
+    shardline_string_free(home);
+    if (CHECK(at >= 0, "shard 5 allocated")) {
+        CHECK(hosts[at].started == 1 && hosts[at].delivered == 1 && str_is(hosts[at].last, "5/x1=hello"),
+              "%s started shard 5 and delivered: %s", w.ids[at], hosts[at].last);
+        CHECK(hosts[1 - at].delivered == 0, "only there");
+        CHECK(hosts[at].reentry == SHARDLINE_STATUS_REENTRANT_CALL, "a callback calling its own driver: %s",
+              shardline_status_str(hosts[at].reentry));
+        CHECK(w.n_events > events_before, "the allocation went through store_append");
+
+        /* The extractor routes too, from the region that hosts nothing yet or the one that
+         * does. */
+        OK(shardline_region_driver_route(w.rd[at], "x2", (const uint8_t *)"a", 1));
+        w_pump(&w);
+
+        /* A failing callback: the call reports it by name, after carrying out the rest. */
+        hosts[at].fail_deliver = 1;
+        EXPECT(shardline_region_driver_route_to_shard(w.rd[at], "5", "x3", (const uint8_t *)"b", 1),
+               SHARDLINE_STATUS_CALLBACK_FAILED);
+        CHECK(str_is(last_error(),
+                     "the deliver callback of the region driver returned SHARDLINE_STATUS_INTERNAL"),
+              "%s", last_error());
+        hosts[at].fail_deliver = 0;
+    }
+
+    /* Timers run at the callback clock's time; lease and store results are not fed. */
+    bool has = false;
+    uint64_t deadline = 0;
+    OK(shardline_coordinator_driver_poll(w.cd, &has, &deadline));
+    CHECK(has && deadline > w.now, "a next deadline: %llu", (unsigned long long)deadline);
+    w.now = deadline;
+    OK(shardline_coordinator_driver_poll(w.cd, &has, &deadline));
+    OK(shardline_coordinator_driver_is_active(w.cd, &active));
+    CHECK(active, "still active after renewing through lease_renew");
+    OK(shardline_region_driver_poll(w.rd[0], &has, &deadline));
+    struct shardline_coordinator_input grant = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_GRANTED);
+    EXPECT(shardline_coordinator_driver_feed(w.cd, &grant), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "through its callbacks"), "%s", last_error());
+
+    /* Stopping releases the lease through lease_release. */
+    struct shardline_coordinator_input stop = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_STOP);
+    OK(shardline_coordinator_driver_feed(w.cd, &stop));
+    CHECK(!w.lease_held, "the lease was released");
+    w_pump(&w);
+
+    shardline_coordinator_driver_free(w.cd);
+    shardline_region_driver_free(w.rd[0]);
+    shardline_region_driver_free(w.rd[1]);
+    shardline_region_driver_free(NULL);
+    shardline_coordinator_driver_free(NULL);
+    CHECK(w.frees == 3, "userdata_free once per driver: %d", w.frees);
+    for (int i = 0; i < w.n_events; i++) {
+        free(w.events[i]);
+    }
+    end();
+}
+
+static void test_driver_errors(void) {
+    begin("drivers: bad callbacks give clear errors and leave the machine the caller's");
+    static struct world w; /* large: kept off the stack */
+    memset(&w, 0, sizeof w);
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    struct shardline_coordinator *c = NULL;
+    OK(shardline_coordinator_new(s, NODE(0), NULL, &c));
+    struct shardline_coordinator_driver *d = NULL;
+    struct shardline_coordinator_callbacks cb = coordinator_callbacks(&w);
+    EXPECT(shardline_coordinator_driver_new(c, NULL, &d), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "callbacks is NULL"), "%s", last_error());
+    EXPECT(shardline_coordinator_driver_new(NULL, &cb, &d), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "coordinator is NULL"), "%s", last_error());
+    EXPECT(shardline_coordinator_driver_new(c, &cb, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    cb.struct_size = 8;
+    EXPECT(shardline_coordinator_driver_new(c, &cb, &d), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "callbacks->struct_size is 8") &&
+              contains(last_error(), "sizeof(struct shardline_coordinator_callbacks)"),
+          "%s", last_error());
+    cb = coordinator_callbacks(&w);
+    cb.store_load = NULL;
+    EXPECT(shardline_coordinator_driver_new(c, &cb, &d), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(str_is(last_error(), "callbacks->store_load is NULL (it is required)"), "%s", last_error());
+    CHECK(d == NULL && w.frees == 0, "nothing made, userdata untouched");
+    /* Every failure left the coordinator the caller's: it still works. */
+    OK(shardline_coordinator_start(c, 0));
+    shardline_coordinator_free(c);
+
+    struct shardline_region *r = NULL;
+    OK(shardline_region_new("r", NODE(1), NULL, NULL, &r));
+    struct region_host h;
+    memset(&h, 0, sizeof h);
+    h.w = &w;
+    struct shardline_region_callbacks rcb = region_callbacks(&h);
+    rcb.deliver = NULL;
+    struct shardline_region_driver *rd = NULL;
+    EXPECT(shardline_region_driver_new(r, &rcb, &rd), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(str_is(last_error(), "callbacks->deliver is NULL (it is required)"), "%s", last_error());
+    rcb = region_callbacks(&h);
+    OK(shardline_region_driver_new(r, &rcb, &rd)); /* takes `r` over */
+    EXPECT(shardline_region_driver_route(rd, "e", NULL, 0), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "without an extractor"), "%s", last_error());
+    struct shardline_region_input ri = r_input((shardline_region_input_kind)0);
+    EXPECT(shardline_region_driver_feed(rd, &ri), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "input->kind is 0"), "%s", last_error());
+    EXPECT(shardline_region_driver_start(NULL), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "driver is NULL"), "%s", last_error());
+    bool has = false;
+    EXPECT(shardline_region_driver_poll(rd, &has, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    shardline_region_driver_free(rd);
+    CHECK(w.frees == 1, "userdata_free once: %d", w.frees);
+    for (int i = 0; i < w.tail; i++) {
+        env_copy_free(&w.wire[i]);
+    }
+    end();
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/vectors";
     if (shardline_abi_version() != SHARDLINE_ABI_VERSION) {
@@ -1762,6 +2597,11 @@ int main(int argc, char **argv) {
     test_cluster_exchange();
     test_step_errors();
     test_coordinator_custom_strategy();
+    test_typed_get_shard_home();
+    test_typed_cluster_handoff();
+    test_typed_errors();
+    test_drivers();
+    test_driver_errors();
     hashing_vectors(dir);
     replay_file(dir, "pekko-strategies.json");
     replay_file(dir, "actor-ts-strategies.json");

@@ -5,6 +5,10 @@
  *                     (read-only: the state does not change), result string freed;
  *   coordinator-step  shardline_coordinator_handle(receive GetShardHome "7" from r1) then
  *                     shardline_coordinator_drain_outputs (one ShardHome), JSON string freed;
+ *   coordinator-step-typed
+ *                     the same step through the typed API: shardline_coordinator_feed of the
+ *                     receive as a struct, then shardline_coordinator_next_output until it gives
+ *                     NULL (one ShardHome send, its region read from the view). No JSON;
  *   noop-call         shardline_state_region_count: the bare cost of crossing the boundary.
  * Each is the best of several timed loops after a warm-up, in ns per call. Built and run by
  * scripts/bench/c.sh (release library, -O2, no sanitizers).
@@ -159,6 +163,54 @@ static void setup_coordinator(void) {
     shardline_string_free(out);
 }
 
+/* The same step, typed: what a C host without a JSON parser runs. */
+static struct shardline_coordinator_input g_ask;
+static volatile size_t g_sink;
+
+static size_t typed_step(void) {
+    const struct shardline_coordinator_output *o = NULL;
+    size_t sends = 0;
+    MUST(shardline_coordinator_feed(g_coordinator, 0, &g_ask));
+    for (;;) {
+        MUST(shardline_coordinator_next_output(g_coordinator, &o));
+        if (o == NULL) {
+            return sends;
+        }
+        g_sink += o->envelope.region.len;
+        sends += o->kind == SHARDLINE_COORDINATOR_OUTPUT_KIND_SEND;
+    }
+}
+
+static void coordinator_step_typed(void) { (void)typed_step(); }
+
+static void setup_typed(void) {
+    memset(&g_ask, 0, sizeof g_ask);
+    g_ask.struct_size = (uint32_t)sizeof g_ask;
+    g_ask.kind = SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE;
+    g_ask.envelope.kind = SHARDLINE_MESSAGE_KIND_GET_SHARD_HOME;
+    g_ask.envelope.from.data = "r1";
+    g_ask.envelope.from.len = 2;
+    g_ask.envelope.shard.data = "7";
+    g_ask.envelope.shard.len = 1;
+    /* The timed answer must be the one ShardHome the JSON step gives. */
+    const struct shardline_coordinator_output *o = NULL;
+    MUST(shardline_coordinator_feed(g_coordinator, 0, &g_ask));
+    MUST(shardline_coordinator_next_output(g_coordinator, &o));
+    const struct shardline_envelope *e = o != NULL ? &o->envelope : NULL;
+    if (e == NULL || o->kind != SHARDLINE_COORDINATOR_OUTPUT_KIND_SEND || e->kind != SHARDLINE_MESSAGE_KIND_SHARD_HOME ||
+        e->to.len != 2 || memcmp(e->to.data, "r1", 2) != 0 || e->region.len != 2 ||
+        memcmp(e->region.data, "r1", 2) != 0 || e->shard.len != 1 || e->shard.data[0] != '7' || e->token != 1 ||
+        e->version != 1) {
+        fprintf(stderr, "overhead: the typed step did not give ShardHome 7 at r1 with stamp 1/1\n");
+        exit(1);
+    }
+    MUST(shardline_coordinator_next_output(g_coordinator, &o));
+    if (o != NULL || typed_step() != 1) {
+        fprintf(stderr, "overhead: the typed step gave more than one output\n");
+        exit(1);
+    }
+}
+
 /* ---- a bare crossing ------------------------------------------------------------------------ */
 
 static void noop(void) {
@@ -186,12 +238,14 @@ int main(int argc, char **argv) {
     long n = quick ? 100000 : 1000000;
     setup_allocate();
     setup_coordinator();
+    setup_typed();
     struct {
         const char *name;
         double ns;
     } figures[] = {
         {"overhead.c.allocate", per_call(allocate_new, n)},
         {"overhead.c.coordinator-step", per_call(coordinator_step, n / 5)},
+        {"overhead.c.coordinator-step-typed", per_call(coordinator_step_typed, n / 2)},
         {"overhead.c.noop-call", per_call(noop, n * 5)},
     };
     size_t count = sizeof figures / sizeof figures[0];
