@@ -8,14 +8,16 @@ use jni::objects::{JClass, JObject, JString, JValue};
 use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
-use shardline_core::snowflake::{Clock, Layout, Next, Snowflake};
+use shardline_bind::ids::{HostClock, IdClock};
+use shardline_bind::Failure as BindFailure;
+use shardline_core::snowflake::{Layout, Next, Snowflake};
 use shardline_core::workerid::{
     Backoff, HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig,
-    ReserveError, TenureConfig, WorkerIdHolder,
+    TenureConfig, WorkerIdHolder,
 };
 
-use crate::boundary::{entry, Failure, Result, Status};
-use crate::callback::{call, JavaObject};
+use crate::boundary::{entry, Failure, Result};
+use crate::callback::{call, JavaObject, Refusal};
 use crate::convert::{opt_long, string, string_array, unsigned};
 use crate::handle::{self, Handle};
 
@@ -334,31 +336,32 @@ pub extern "system" fn Java_org_shardline_InMemorySession_nFree<'l>(
 // ---- WorkerIdHolder ------------------------------------------------------------------------
 
 /// The host's clocks for waiting, implemented by a Java `IdClock`.
-struct JavaIdClock(JavaObject);
+/// The host's `IdClock`; what a failure means is the shared rule (`IdClock`).
+struct JavaClock(JavaObject);
 
-impl JavaIdClock {
-    fn read(&self, method: &str) -> u64 {
+type JavaIdClock = IdClock<JavaClock>;
+
+impl JavaClock {
+    fn read(&self, method: &str) -> std::result::Result<u64, BindFailure> {
         let target = &self.0.obj;
-        // A failing clock is reported when the call returns; until then it reads 0, which
-        // the generator and tenure treat as time standing still or rolled back.
         call(&format!("IdClock.{method}"), |env| {
             let t = env.call_method(target.as_obj(), method, "()J", &[])?.j()?;
-            Ok(u64::try_from(t).unwrap_or(0))
+            u64::try_from(t).map_err(|_| Refusal::Invalid(format!("read {t}, before 1970")))
         })
-        .unwrap_or(0)
+        .map_err(|e| BindFailure::callback_failed(e.message()))
     }
 }
 
-impl Clock for JavaIdClock {
-    fn wall_ms(&mut self) -> u64 {
+impl HostClock for JavaClock {
+    fn wall_ms(&mut self) -> std::result::Result<u64, BindFailure> {
         self.read("wallMs")
     }
-    fn monotonic_ms(&mut self) -> u64 {
+    fn monotonic_ms(&mut self) -> std::result::Result<u64, BindFailure> {
         self.read("monotonicMs")
     }
-    fn sleep_until(&mut self, monotonic_ms: u64) {
+    fn sleep_until(&mut self, monotonic_ms: u64) -> std::result::Result<(), BindFailure> {
         let target = &self.0.obj;
-        let _ = call("IdClock.sleepUntil", |env| {
+        call("IdClock.sleepUntil", |env| {
             env.call_method(
                 target.as_obj(),
                 "sleepUntil",
@@ -366,8 +369,11 @@ impl Clock for JavaIdClock {
                 &[JValue::Long(opt_long(Some(monotonic_ms)))],
             )?;
             Ok(())
-        });
+        })
+        .map_err(|e| BindFailure::callback_failed(e.message()))
     }
+    /// `call` kept the Java exception (or the `ShardlineException` for a bad reading) already.
+    fn keep(&mut self, _: BindFailure) {}
 }
 
 pub struct Holder {
@@ -376,13 +382,7 @@ pub struct Holder {
 }
 
 fn hold_failure(e: HoldError) -> Failure {
-    match e {
-        HoldError::Config(e) => e.into(),
-        HoldError::Reserve(r @ ReserveError::Exhausted { .. }) => {
-            Failure::new(Status::NoCandidates, r.to_string())
-        }
-        other => Failure::invalid_state(other.to_string()),
-    }
+    shardline_bind::ids::hold_failure(e).into()
 }
 
 fn holder(h: &mut Holder) -> Result<&mut WorkerIdHolder<InMemorySession>> {
@@ -466,7 +466,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nAcquire<'l>(
             owner: string(env, &owner, "owner")?,
             incarnation: unsigned(incarnation, "incarnation")?,
         };
-        let mut clock = JavaIdClock(JavaObject::new(env, &clock, "clock")?);
+        let mut clock = JavaIdClock::new(JavaClock(JavaObject::new(env, &clock, "clock")?));
         let registry = unsafe { Handle::<InMemorySession>::get(session) }?.take()?;
         let h = WorkerIdHolder::acquire(
             registry,

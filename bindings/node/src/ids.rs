@@ -2,12 +2,12 @@
 //! in-memory worker-id registry, and a holder that reserves an id, keeps it alive and issues
 //! ids as bigints through a clock the host provides.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::snowflake::{self, Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
+use shardline_bind::ids::{hold_failure, HostClock, SystemClock};
+use shardline_bind::Failure;
+use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{
     HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
     WorkerIdHolder as CoreHolder,
@@ -273,101 +273,85 @@ impl WorkerIdRegistry {
 }
 
 /// The clocks a holder waits on: a JavaScript `{wallMs(), monotonicMs(), sleepUntil(ms)}`
-/// (a simulation's), or the system clocks, which block the thread while sleeping.
-enum IdClock {
-    Js { wall: u64, mono: u64 },
-    System(Instant),
+/// (a simulation's), or the system clocks, which block the thread while sleeping. What a
+/// failure means is the shared rule (`IdClock`).
+enum NodeClock {
+    Js,
+    System(SystemClock),
 }
 
-impl IdClock {
-    fn read(&mut self, method: &str) -> Option<u64> {
-        error::callback("clock", |js, c| {
-            let f = js.get(c, method)?;
-            if js.type_of(f)? != Type::Function {
-                return Err(Fail::new(
-                    Code::CallbackFailed,
-                    format!("the clock has no {method} function"),
-                ));
-            }
-            let v = js.call(c, f, &[])?;
-            conv::uint(js, v, method).map_err(|_| {
-                Fail::new(
-                    Code::CallbackFailed,
-                    format!("the clock's {method}() is not a non-negative integer"),
-                )
-            })
+type IdClock = shardline_bind::ids::IdClock<NodeClock>;
+
+/// What a host clock answers; napi's prelude shadows `Result`.
+type Host<T> = std::result::Result<T, Failure>;
+
+/// Calls `clock[method](...args)`; a failure is recorded in the frame and wins.
+fn call_clock<T>(method: &str, f: impl FnOnce(Js, V) -> R<T>) -> Host<T> {
+    error::callback("clock", |js, c| {
+        let m = js.get(c, method)?;
+        if js.type_of(m)? != Type::Function {
+            return Err(Fail::new(
+                Code::CallbackFailed,
+                format!("the clock has no {method} function"),
+            ));
+        }
+        let v = js.call(c, m, &[])?;
+        f(js, v)
+    })
+    .ok_or_else(|| Failure::callback_failed(format!("the clock's {method} failed")))
+}
+
+fn read(method: &str) -> Host<u64> {
+    call_clock(method, |js, v| {
+        conv::uint(js, v, method).map_err(|_| {
+            Fail::new(
+                Code::CallbackFailed,
+                format!("the clock's {method}() is not a non-negative integer"),
+            )
         })
-    }
+    })
 }
 
-impl snowflake::Clock for IdClock {
-    fn wall_ms(&mut self) -> u64 {
+impl HostClock for NodeClock {
+    fn wall_ms(&mut self) -> Host<u64> {
         match self {
-            IdClock::System(_) => SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
-            IdClock::Js { .. } => {
-                let v = self.read("wallMs");
-                let IdClock::Js { wall, .. } = self else {
-                    unreachable!()
-                };
-                if let Some(v) = v {
-                    *wall = v;
-                }
-                *wall
-            }
+            NodeClock::System(c) => c.wall_ms(),
+            NodeClock::Js => read("wallMs"),
         }
     }
 
-    fn monotonic_ms(&mut self) -> u64 {
+    fn monotonic_ms(&mut self) -> Host<u64> {
         match self {
-            IdClock::System(start) => start.elapsed().as_millis() as u64,
-            IdClock::Js { .. } => {
-                let v = self.read("monotonicMs");
-                let IdClock::Js { mono, .. } = self else {
-                    unreachable!()
-                };
-                if let Some(v) = v {
-                    *mono = (*mono).max(v);
-                }
-                *mono
-            }
+            NodeClock::System(c) => c.monotonic_ms(),
+            NodeClock::Js => read("monotonicMs"),
         }
     }
 
-    fn sleep_until(&mut self, monotonic_ms: u64) {
+    fn sleep_until(&mut self, monotonic_ms: u64) -> Host<()> {
         match self {
-            IdClock::System(start) => {
-                let now = start.elapsed().as_millis() as u64;
-                std::thread::sleep(Duration::from_millis(monotonic_ms.saturating_sub(now)));
-            }
-            IdClock::Js { mono, .. } => {
-                let target = monotonic_ms;
-                let done = error::callback("clock", |js, c| {
-                    let f = js.get(c, "sleepUntil")?;
-                    if js.type_of(f)? != Type::Function {
-                        return Err(Fail::new(
-                            Code::CallbackFailed,
-                            "the clock has no sleepUntil function",
-                        ));
-                    }
-                    js.call(c, f, &[js.number(target as f64)?])?;
-                    Ok(())
-                });
-                // A clock that cannot sleep must not leave the waits spinning forever.
-                if done.is_none() {
-                    *mono = (*mono).max(target);
+            NodeClock::System(c) => c.sleep_until(monotonic_ms),
+            NodeClock::Js => error::callback("clock", |js, c| {
+                let f = js.get(c, "sleepUntil")?;
+                if js.type_of(f)? != Type::Function {
+                    return Err(Fail::new(
+                        Code::CallbackFailed,
+                        "the clock has no sleepUntil function",
+                    ));
                 }
-            }
+                js.call(c, f, &[js.number(monotonic_ms as f64)?])?;
+                Ok(())
+            })
+            .ok_or_else(|| Failure::callback_failed("the clock's sleepUntil failed")),
         }
+    }
+
+    fn keep(&mut self, failure: Failure) {
+        error::record(failure.into());
     }
 }
 
 fn hold_fail(e: HoldError) -> Fail {
-    match e {
-        HoldError::Config(e) => e.into(),
-        other => Fail::state(other.to_string()),
-    }
+    hold_failure(e).into()
 }
 
 struct Held {
@@ -455,9 +439,9 @@ impl WorkerIdHolder {
                 None => 0,
             };
             let mut clock = if holder_obj.is_some() {
-                IdClock::Js { wall: 0, mono: 0 }
+                IdClock::new(NodeClock::Js)
             } else {
-                IdClock::System(Instant::now())
+                IdClock::new(NodeClock::System(SystemClock::default()))
             };
             let reserve = ReserveConfig {
                 worker_bits,

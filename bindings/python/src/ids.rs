@@ -3,14 +3,16 @@
 //! ids through a clock the host provides.
 
 use pyo3::prelude::*;
-use shardline_core::snowflake::{self, Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
+use shardline_bind::ids::{hold_failure, HostClock, IdClock};
+use shardline_bind::Failure;
+use shardline_core::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{
     HoldError, Identity, InMemoryRegistry, Policy, Registry, ReserveConfig, TenureConfig,
     WorkerIdHolder,
 };
 
 use crate::busy::{Busy, CallbackScope};
-use crate::errors::{guard, invalid_argument, invalid_state, OrRaise, Raised};
+use crate::errors::{failure_err, guard, invalid_argument, invalid_state, OrRaise, Raised};
 use crate::json;
 
 /// Bit widths and epoch of Snowflake ids.
@@ -241,72 +243,43 @@ impl PyWorkerIdRegistry {
 }
 
 /// The host's clocks for worker-id upkeep: an object with `wall_ms()`, `monotonic_ms()` and
-/// `sleep_until(monotonic_ms)`.
-struct PyIdClock {
+/// `sleep_until(monotonic_ms)`. What a failure means is the shared rule (`IdClock`).
+struct PyClock {
     obj: Py<PyAny>,
     raised: Raised,
-    wall: u64,
-    mono: u64,
-    failed: bool,
 }
 
-/// Once the host's clock has raised, every wait is reported as over (time jumps this far), so
-/// the holder's loops end promptly with an error and the exception reaches the caller.
-const GIVE_UP_MS: u64 = 10 * 365 * 24 * 3_600_000;
+type PyIdClock = IdClock<PyClock>;
 
-impl PyIdClock {
-    fn read(&mut self, method: &str, wall: bool) -> u64 {
-        let last = if wall { self.wall } else { self.mono };
-        if self.failed {
-            return last + GIVE_UP_MS;
-        }
-        let r = Python::attach(|py| {
+impl PyClock {
+    fn call<T>(
+        &self,
+        method: &str,
+        args: impl for<'py> FnOnce(Bound<'py, PyAny>) -> PyResult<T>,
+    ) -> Result<T, Failure> {
+        Python::attach(|py| {
             let _scope = CallbackScope::enter();
-            self.obj.bind(py).call_method0(method)?.extract::<u64>()
-        });
-        match r {
-            Ok(t) => {
-                let t = t.max(last);
-                if wall {
-                    self.wall = t
-                } else {
-                    self.mono = t
-                }
-                t
-            }
-            Err(e) => {
-                self.raised.keep(e, &format!("clock.{method}"));
-                self.failed = true;
-                last + GIVE_UP_MS
-            }
-        }
+            args(self.obj.bind(py).getattr(method)?)
+        })
+        .map_err(|e| self.raised.threw(e))
     }
 }
 
-impl snowflake::Clock for PyIdClock {
-    fn wall_ms(&mut self) -> u64 {
-        self.read("wall_ms", true)
+impl HostClock for PyClock {
+    fn wall_ms(&mut self) -> Result<u64, Failure> {
+        self.call("wall_ms", |f| f.call0()?.extract())
     }
 
-    fn monotonic_ms(&mut self) -> u64 {
-        self.read("monotonic_ms", false)
+    fn monotonic_ms(&mut self) -> Result<u64, Failure> {
+        self.call("monotonic_ms", |f| f.call0()?.extract())
     }
 
-    fn sleep_until(&mut self, monotonic_ms: u64) {
-        if self.failed {
-            return;
-        }
-        let r = Python::attach(|py| {
-            let _scope = CallbackScope::enter();
-            self.obj
-                .bind(py)
-                .call_method1("sleep_until", (monotonic_ms,))
-                .map(drop)
-        });
-        if let Err(e) = r {
-            self.raised.keep(e, "clock.sleep_until");
-            self.failed = true;
-        }
+    fn sleep_until(&mut self, monotonic_ms: u64) -> Result<(), Failure> {
+        self.call("sleep_until", |f| f.call1((monotonic_ms,)).map(drop))
+    }
+
+    fn keep(&mut self, failure: Failure) {
+        self.raised.keep_failure(failure);
     }
 }
 
@@ -325,10 +298,7 @@ fn registry_session(obj: &Bound<'_, PyAny>, ttl_ms: u64) -> PyResult<Box<dyn Reg
 }
 
 fn hold_err(e: HoldError) -> PyErr {
-    match e {
-        HoldError::Config(e) => crate::errors::core_err(e),
-        other => invalid_state(other.to_string()),
-    }
+    failure_err(hold_failure(e))
 }
 
 struct Held {
@@ -406,13 +376,10 @@ impl PyWorkerIdHolder {
             ..Default::default()
         };
         let raised = Raised::default();
-        let mut id_clock = PyIdClock {
+        let mut id_clock = PyIdClock::new(PyClock {
             obj: clock.clone().unbind(),
             raised: raised.clone(),
-            wall: 0,
-            mono: 0,
-            failed: false,
-        };
+        });
         let me = Identity {
             owner: owner.to_owned(),
             incarnation,
