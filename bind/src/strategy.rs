@@ -121,8 +121,8 @@ impl<H: StrategyHost> CustomStrategy<H> {
 /// The explanation's summary of a custom allocation.
 fn allocated(answer: &Allocation, shard: &str) -> String {
     match answer {
-        Allocation::Region(r) => format!("custom strategy chose region {r:?} for shard {shard:?}"),
-        Allocation::Pending => format!("custom strategy left shard {shard:?} pending"),
+        Allocation::Region(r) => format!("custom strategy chose region {r} for shard {shard}"),
+        Allocation::Pending => format!("custom strategy left shard {shard} pending"),
     }
 }
 
@@ -265,10 +265,7 @@ mod tests {
         let mut e = Explanation::default();
         let a = s.allocate(&st, None, "2", Some(&mut e)).unwrap();
         assert_eq!(a, Allocation::Region("a".into()));
-        assert_eq!(
-            e.summary,
-            "custom strategy chose region \"a\" for shard \"2\""
-        );
+        assert_eq!(e.summary, "custom strategy chose region a for shard 2");
         let ip: InProgress = ["z", "b", "m"].into_iter().map(ShardId::from).collect();
         let picked = s.rebalance(&st, &ip, Some(&mut e)).unwrap();
         assert_eq!(picked, vec![ShardId::from("1")]);
