@@ -8,8 +8,11 @@
 //! so every loop of the holder that waits for time to pass still ends. No reading is made up
 //! beyond what the core asked to wait for.
 
-use shardline_core::snowflake::Clock;
-use shardline_core::workerid::{HoldError, ReserveError};
+use shardline_core::snowflake::{Clock, Layout};
+use shardline_core::workerid::{
+    HoldError, Identity, Policy, Registry, ReserveConfig, ReserveError, TenureConfig,
+    WorkerIdHolder,
+};
 
 use crate::status::{Failure, Status};
 
@@ -23,6 +26,105 @@ pub fn hold_failure(e: HoldError) -> Failure {
             Failure::new(Status::NoCandidates, r.to_string())
         }
         other => Failure::invalid_state(other.to_string()),
+    }
+}
+
+/// The id-picking policy from its text form: "lowest", or "spread:N" (pick at random among
+/// the lowest N free ids). `what` names the option in the message.
+pub fn policy(text: &str, what: &str) -> Result<Policy, Failure> {
+    match text.split_once(':') {
+        None if text == "lowest" => Ok(Policy::Lowest),
+        Some(("spread", n)) => n
+            .parse()
+            .map(|window| Policy::Spread { window })
+            .map_err(|_| Failure::invalid_argument(format!("{what} {text:?}: N must be a number"))),
+        _ => Err(Failure::invalid_argument(format!(
+            "{what} must be \"lowest\" or \"spread:N\", got {text:?}"
+        ))),
+    }
+}
+
+/// How a binding asks for a worker id.
+pub struct HolderOptions {
+    pub identity: Identity,
+    pub reserve: ReserveConfig,
+    pub tenure: TenureConfig,
+    pub layout: Layout,
+    pub seed: u64,
+}
+
+/// A reserved worker id and the clock it is kept on, as every binding holds one: calls after
+/// `release` fail with INVALID_STATE, failures get the shared statuses.
+pub struct Held<R: Registry, H> {
+    holder: Option<WorkerIdHolder<R>>,
+    clock: IdClock<H>,
+}
+
+fn lost(r: impl std::fmt::Display) -> Failure {
+    Failure::invalid_state(format!("worker id lost: {r}"))
+}
+
+impl<R: Registry, H: HostClock> Held<R, H> {
+    /// Reserves an id in `session` and confirms it before returning.
+    pub fn acquire(session: R, options: HolderOptions, clock: H) -> Result<Self, Failure> {
+        let mut clock = IdClock::new(clock);
+        let holder = WorkerIdHolder::acquire(
+            session,
+            options.reserve,
+            options.tenure,
+            options.layout,
+            options.identity,
+            options.seed,
+            &mut clock,
+        )
+        .map_err(hold_failure)?;
+        Ok(Held {
+            holder: Some(holder),
+            clock,
+        })
+    }
+
+    /// The holder, for its read-only properties (worker id, epoch, tenure, layout).
+    pub fn holder(&self) -> Result<&WorkerIdHolder<R>, Failure> {
+        self.holder
+            .as_ref()
+            .ok_or_else(|| Failure::invalid_state("the worker id was released"))
+    }
+
+    fn parts(&mut self) -> Result<(&mut WorkerIdHolder<R>, &mut IdClock<H>), Failure> {
+        match &mut self.holder {
+            Some(h) => Ok((h, &mut self.clock)),
+            None => Err(Failure::invalid_state("the worker id was released")),
+        }
+    }
+
+    /// The next Snowflake id, keeping the reservation alive as needed.
+    pub fn next_id(&mut self) -> Result<u64, Failure> {
+        let (h, c) = self.parts()?;
+        h.next_id(c).map_err(hold_failure)
+    }
+
+    /// Does the upkeep that is due; returns the monotonic time of the next.
+    pub fn maintain(&mut self) -> Result<u64, Failure> {
+        let (h, c) = self.parts()?;
+        h.maintain(c).map_err(lost)
+    }
+
+    /// Keeps the id alive until the monotonic clock reads `until_ms`.
+    pub fn hold_until(&mut self, until_ms: u64) -> Result<(), Failure> {
+        let (h, c) = self.parts()?;
+        h.hold_until(c, until_ms).map_err(lost)
+    }
+
+    /// Hands the id back (the unused budget, the claim) and returns the registry session, or
+    /// `None` when it was released already; idempotent.
+    pub fn release(&mut self) -> Option<R> {
+        let h = self.holder.take()?;
+        Some(h.release(&mut self.clock))
+    }
+
+    pub fn clock_mut(&mut self) -> &mut IdClock<H> {
+        &mut self.clock
     }
 }
 

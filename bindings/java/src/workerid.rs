@@ -8,12 +8,11 @@ use jni::objects::{JClass, JObject, JString, JValue};
 use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
-use shardline_bind::ids::{HostClock, IdClock};
+use shardline_bind::ids::{HolderOptions, HostClock};
 use shardline_bind::Failure as BindFailure;
 use shardline_core::snowflake::{Layout, Next, Snowflake};
 use shardline_core::workerid::{
-    Backoff, HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig,
-    TenureConfig, WorkerIdHolder,
+    Backoff, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
 };
 
 use crate::boundary::{entry, Failure, Result};
@@ -337,9 +336,7 @@ pub extern "system" fn Java_org_shardline_InMemorySession_nFree<'l>(
 
 /// The host's clocks for waiting, implemented by a Java `IdClock`.
 /// The host's `IdClock`; what a failure means is the shared rule (`IdClock`).
-struct JavaClock(JavaObject);
-
-type JavaIdClock = IdClock<JavaClock>;
+pub struct JavaClock(JavaObject);
 
 impl JavaClock {
     fn read(&self, method: &str) -> std::result::Result<u64, BindFailure> {
@@ -376,20 +373,7 @@ impl HostClock for JavaClock {
     fn keep(&mut self, _: BindFailure) {}
 }
 
-pub struct Holder {
-    holder: Option<WorkerIdHolder<InMemorySession>>,
-    clock: JavaIdClock,
-}
-
-fn hold_failure(e: HoldError) -> Failure {
-    shardline_bind::ids::hold_failure(e).into()
-}
-
-fn holder(h: &mut Holder) -> Result<&mut WorkerIdHolder<InMemorySession>> {
-    h.holder
-        .as_mut()
-        .ok_or_else(|| Failure::invalid_state("the worker id was released"))
-}
+pub type Holder = shardline_bind::ids::Held<InMemorySession, JavaClock>;
 
 /// `config`: {workerBits, spreadWindow (0: lowest first), backoffBaseMs, backoffMaxMs,
 /// maxFailures}; `tenure`: {ttlMs, renewEveryMs, lookaheadMs, marginMs, driftPpm}; `layout`:
@@ -466,25 +450,17 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nAcquire<'l>(
             owner: string(env, &owner, "owner")?,
             incarnation: unsigned(incarnation, "incarnation")?,
         };
-        let mut clock = JavaIdClock::new(JavaClock(JavaObject::new(env, &clock, "clock")?));
+        let clock = JavaClock(JavaObject::new(env, &clock, "clock")?);
         let registry = unsafe { Handle::<InMemorySession>::get(session) }?.take()?;
-        let h = WorkerIdHolder::acquire(
-            registry,
+        let options = HolderOptions {
+            identity: me,
             reserve,
             tenure,
             layout,
-            me,
-            seed as u64,
-            &mut clock,
-        )
-        .map_err(hold_failure)?;
-        Ok(Handle::into_raw(
-            "WorkerIdHolder",
-            Holder {
-                holder: Some(h),
-                clock,
-            },
-        ))
+            seed: seed as u64,
+        };
+        let held = Holder::acquire(registry, options, clock)?;
+        Ok(Handle::into_raw("WorkerIdHolder", held))
     })
 }
 
@@ -504,8 +480,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nFree<'l>(
 }
 
 fn release(x: &mut Holder) -> Result<()> {
-    if let Some(w) = x.holder.take() {
-        let mut session = w.release(&mut x.clock);
+    if let Some(mut session) = x.release() {
         session.close();
     }
     Ok(())
@@ -521,7 +496,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nInfo<'l>(
     entry(&mut env, std::ptr::null_mut(), |env| {
         let info = unsafe {
             handle::with::<Holder, _>(h, |x| {
-                let w = holder(x)?;
+                let w = x.holder()?;
                 Ok([
                     jlong::from(w.worker_id()),
                     opt_long(Some(w.epoch())),
@@ -542,13 +517,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nNextId<'l>(
     h: jlong,
 ) -> jlong {
     entry(&mut env, -1, |_| unsafe {
-        handle::with::<Holder, _>(h, |x| {
-            let Holder { holder: w, clock } = x;
-            let w = w
-                .as_mut()
-                .ok_or_else(|| Failure::invalid_state("the worker id was released"))?;
-            Ok(opt_long(Some(w.next_id(clock).map_err(hold_failure)?)))
-        })
+        handle::with::<Holder, _>(h, |x| Ok(opt_long(Some(x.next_id()?))))
     })
 }
 
@@ -562,18 +531,11 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nMaintain<'l>(
     until: jlong,
 ) -> jlong {
     entry(&mut env, -1, |_| unsafe {
-        handle::with::<Holder, _>(h, |x| {
-            let Holder { holder: w, clock } = x;
-            let w = w
-                .as_mut()
-                .ok_or_else(|| Failure::invalid_state("the worker id was released"))?;
-            let lost = |r| Failure::invalid_state(format!("worker id lost: {r}"));
-            match u64::try_from(until) {
-                Err(_) => Ok(opt_long(Some(w.maintain(clock).map_err(lost)?))),
-                Ok(u) => {
-                    w.hold_until(clock, u).map_err(lost)?;
-                    Ok(-1)
-                }
+        handle::with::<Holder, _>(h, |x| match u64::try_from(until) {
+            Err(_) => Ok(opt_long(Some(x.maintain()?))),
+            Ok(u) => {
+                x.hold_until(u)?;
+                Ok(-1)
             }
         })
     })

@@ -5,12 +5,11 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_bind::ids::{hold_failure, HostClock, SystemClock};
+use shardline_bind::ids::{self, HolderOptions, HostClock, SystemClock};
 use shardline_bind::Failure;
 use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{
-    HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
-    WorkerIdHolder as CoreHolder,
+    Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
 };
 
 use crate::conv;
@@ -280,8 +279,6 @@ enum NodeClock {
     System(SystemClock),
 }
 
-type IdClock = shardline_bind::ids::IdClock<NodeClock>;
-
 /// What a host clock answers; napi's prelude shadows `Result`.
 type Host<T> = std::result::Result<T, Failure>;
 
@@ -350,22 +347,7 @@ impl HostClock for NodeClock {
     }
 }
 
-fn hold_fail(e: HoldError) -> Fail {
-    hold_failure(e).into()
-}
-
-struct Held {
-    holder: Option<CoreHolder<InMemorySession>>,
-    clock: IdClock,
-}
-
-impl Held {
-    fn holder(&mut self) -> R<&mut CoreHolder<InMemorySession>> {
-        self.holder
-            .as_mut()
-            .ok_or_else(|| Fail::state("the worker id was released"))
-    }
-}
+type Held = shardline_bind::ids::Held<InMemorySession, NodeClock>;
 
 /// Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it.
 #[napi]
@@ -417,59 +399,33 @@ impl WorkerIdHolder {
             let l = layout(js, conv::field(js, o, "layout")?)?;
             let policy = match conv::field(js, o, "policy")? {
                 None => Policy::Lowest,
-                Some(p) => {
-                    let p = conv::string(js, p, "options.policy")?;
-                    match p.split_once(':') {
-                        None if p == "lowest" => Policy::Lowest,
-                        Some(("spread", n)) => Policy::Spread {
-                            window: n.parse().map_err(|_| {
-                                Fail::invalid(format!("options.policy {p:?}: N must be a number"))
-                            })?,
-                        },
-                        _ => {
-                            return Err(Fail::invalid(format!(
-                                "options.policy must be \"lowest\" or \"spread:N\", got {p:?}"
-                            )))
-                        }
-                    }
-                }
+                Some(p) => ids::policy(&conv::string(js, p, "options.policy")?, "options.policy")?,
             };
             let seed = match conv::field(js, o, "seed")? {
                 Some(v) => conv::uint(js, v, "options.seed")?,
                 None => 0,
             };
-            let mut clock = if holder_obj.is_some() {
-                IdClock::new(NodeClock::Js)
+            let clock = if holder_obj.is_some() {
+                NodeClock::Js
             } else {
-                IdClock::new(NodeClock::System(SystemClock::default()))
+                NodeClock::System(SystemClock::default())
             };
-            let reserve = ReserveConfig {
-                worker_bits,
-                policy,
-                ..Default::default()
-            };
-            let me = Identity { owner, incarnation };
             let registry = crate::backends::instance::<WorkerIdRegistry>(js, registry.raw())
                 .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
-            let session = registry.inner.session(ttl);
-            let holder = CoreHolder::acquire(
-                session,
-                reserve,
-                TenureConfig::for_ttl(ttl),
-                l,
-                me,
+            let options = HolderOptions {
+                identity: Identity { owner, incarnation },
+                reserve: ReserveConfig {
+                    worker_bits,
+                    policy,
+                    ..Default::default()
+                },
+                tenure: TenureConfig::for_ttl(ttl),
+                layout: l,
                 seed,
-                &mut clock,
-            )
-            .map_err(hold_fail)?;
+            };
+            let held = Held::acquire(registry.inner.session(ttl), options, clock)?;
             Ok(WorkerIdHolder {
-                inner: Handle::new(
-                    "WorkerIdHolder",
-                    Held {
-                        holder: Some(holder),
-                        clock,
-                    },
-                ),
+                inner: Handle::new("WorkerIdHolder", held),
             })
         })
     }
@@ -519,37 +475,21 @@ impl WorkerIdHolder {
     /// The next Snowflake id; keeps the reservation alive as needed.
     #[napi(ts_args_type = "")]
     pub fn next_id(&self, env: &Env, this: This) -> Result<BigInt> {
-        self.inner.call(env, &this, |_, h| {
-            let Held { holder, clock } = h;
-            let holder = holder
-                .as_mut()
-                .ok_or_else(|| Fail::state("the worker id was released"))?;
-            Ok(BigInt::from(holder.next_id(clock).map_err(hold_fail)?))
-        })
+        self.inner
+            .call(env, &this, |_, h| Ok(BigInt::from(h.next_id()?)))
     }
 
     /// Does the upkeep that is due; returns the monotonic time of the next.
     #[napi(ts_args_type = "")]
     pub fn maintain(&self, env: &Env, this: This) -> Result<f64> {
-        self.inner.call(env, &this, |_, h| {
-            let Held { holder, clock } = h;
-            let holder = holder
-                .as_mut()
-                .ok_or_else(|| Fail::state("the worker id was released"))?;
-            holder
-                .maintain(clock)
-                .map(|t| t as f64)
-                .map_err(|r| Fail::state(format!("worker id lost: {r}")))
-        })
+        self.inner.call(env, &this, |_, h| Ok(h.maintain()? as f64))
     }
 
     /// Returns the unused budget and deletes the claim; the id is free for others at once.
     #[napi(ts_args_type = "")]
     pub fn release(&self, env: &Env, this: This) -> Result<()> {
         self.inner.call(env, &this, |_, h| {
-            if let Some(holder) = h.holder.take() {
-                drop(holder.release(&mut h.clock));
-            }
+            drop(h.release());
             Ok(())
         })
     }
