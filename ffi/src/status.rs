@@ -25,7 +25,8 @@ pub enum shardline_status {
     InvalidState = 3,
     /// A strategy was asked to allocate while no candidate region exists.
     NoCandidates = 4,
-    /// A callback of a custom strategy returned a status other than SHARDLINE_STATUS_OK.
+    /// A callback of a custom strategy returned a status other than SHARDLINE_STATUS_OK, or
+    /// returned OK without deciding.
     CallbackFailed = 5,
     /// A callback called back into the strategy running it, or tried to change the state
     /// being decided on, or a handle was used while one of its own calls was under way.

@@ -1,10 +1,13 @@
-//! Each language spells the status table in its own file (the C header, Java's `Status`
-//! enum, Python's exception classes, Node's `ErrorCode` type); these tests fail when one of
-//! them drifts from the shared table in `shardline_bind::Status`.
+//! Each language spells the shared tables in its own file: the status table (the C header,
+//! Java's `Status` enum, Python's exception classes, Node's `ErrorCode` type) and the
+//! coordinator phase names (Java's `Phase` constants, Python's stub). These tests fail when
+//! one of them drifts from the Rust source of the table.
 
 use std::path::PathBuf;
 
 use shardline_bind::Status;
+use shardline_core::coordinator::Phase;
+use shardline_core::step_json::phase_name;
 
 fn read(path: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -85,4 +88,51 @@ fn node_error_codes_list_the_table() {
         .collect();
     let names: Vec<String> = table(false).into_iter().map(|(n, _)| n).collect();
     assert_eq!(found, names);
+}
+
+/// Every phase; the match stops compiling when a phase is added, so this list cannot fall
+/// behind.
+fn phases() -> Vec<&'static str> {
+    let all = [
+        Phase::Idle,
+        Phase::AcquiringLease,
+        Phase::Loading,
+        Phase::Active,
+        Phase::Stopped,
+    ];
+    for p in all {
+        match p {
+            Phase::Idle
+            | Phase::AcquiringLease
+            | Phase::Loading
+            | Phase::Active
+            | Phase::Stopped => {}
+        }
+    }
+    all.into_iter().map(phase_name).collect()
+}
+
+#[test]
+fn java_phases_carry_the_core_names() {
+    let java = read("bindings/java/shardline/src/main/java/org/shardline/AbstractCoordinator.java");
+    let start = java
+        .find("public enum Phase")
+        .expect("AbstractCoordinator has Phase");
+    let end = start + java[start..].find(");").expect("the constants end with );");
+    let found: Vec<&str> = java[start..end].split('"').skip(1).step_by(2).collect();
+    assert_eq!(found, phases());
+}
+
+#[test]
+fn the_python_stub_names_the_core_phases() {
+    let pyi = read("bindings/python/python/shardline/_native.pyi");
+    let want = phases()
+        .iter()
+        .map(|p| format!("\"{p}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert!(
+        pyi.contains(&format!("One of {want}.")),
+        "_native.pyi should document Coordinator.phase as: One of {want}."
+    );
 }
