@@ -109,7 +109,8 @@ enum shardline_status
    */
   SHARDLINE_STATUS_NO_CANDIDATES = 4,
   /**
-   * A callback of a custom strategy returned a status other than SHARDLINE_STATUS_OK.
+   * A callback of a custom strategy returned a status other than SHARDLINE_STATUS_OK, or
+   * returned OK without deciding.
    */
   SHARDLINE_STATUS_CALLBACK_FAILED = 5,
   /**

@@ -239,79 +239,146 @@ fn reallocate(
     Ok(json!({"counts": counts, "regions": regions}))
 }
 
-fn build_state(doc: &VectorDoc) -> Result<AllocationState> {
-    let addr =
-        |s: &str, field: String| Address::parse(s).map_err(|e| e.context(format!("field {field}")));
-    let self_address = match &doc.cluster {
-        Some(c) => addr(&c.self_address, "cluster.self".into())?,
-        None => match doc.regions.first() {
-            Some(r) => addr(&r.address, "regions[0].address".into())?,
-            None => Address::parse("shardline://self").expect("valid"),
-        },
-    };
-    let mut state = AllocationState::new(ClusterView::new(self_address));
-    match &doc.cluster {
-        Some(c) => {
-            for (i, m) in c.members.iter().enumerate() {
-                let at = |f: &str| format!("field cluster.members[{i}].{f}");
-                let mut member =
-                    Member::new(addr(&m.address, format!("cluster.members[{i}].address"))?);
-                member.status = m
-                    .status
-                    .parse::<MemberStatus>()
-                    .map_err(|e| e.context(at("status")))?;
-                member.app_version =
-                    Version::parse(&m.app_version).map_err(|e| e.context(at("appVersion")))?;
-                member.data_center = m.data_center.clone();
-                member.up_number = m.up_number.unwrap_or(i as i32 + 1);
-                state.upsert_member(member);
-            }
-            for (i, u) in c.unreachable.iter().enumerate() {
-                let a = addr(u, format!("cluster.unreachable[{i}]"))?;
-                state.set_reachable(a.as_str(), false);
-            }
-        }
-        None => {
-            let all = doc
-                .regions
-                .iter()
-                .map(|r| r.address.as_str())
-                .chain(doc.candidates.iter().flatten().map(String::as_str));
-            for (i, a) in all.enumerate() {
-                let a = Address::parse(a).map_err(|e| e.context("field regions/candidates"))?;
-                if state.cluster().member(a.as_str()).is_none() {
-                    let mut m = Member::new(a);
-                    m.up_number = i as i32 + 1;
+/// An allocation state as documents describe it: the conformance vectors here, and the Node
+/// binding's `new AllocationState(init)`. One builder, so both read a document alike.
+#[derive(Debug, Clone, Default)]
+pub struct StateDoc {
+    /// Default: the first region's address, else the first candidate, else `shardline://self`.
+    pub self_address: Option<Address>,
+    /// `None`: every region and candidate address is an Up member, in that order. A member
+    /// whose `up_number` is unset (`i32::MAX`) gets its position + 1.
+    pub members: Option<Vec<Member>>,
+    pub unreachable: Vec<Address>,
+    pub regions: Vec<StateRegion>,
+    /// `Some`: exactly these regions may receive shards (missing ones are added with the
+    /// candidate as id and address).
+    pub candidates: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StateRegion {
+    pub id: String,
+    pub address: String,
+    pub shards: Vec<String>,
+    pub local: bool,
+}
+
+fn parse_address(text: &str, field: impl std::fmt::Display) -> Result<Address> {
+    Address::parse(text).map_err(|e| e.context(format!("field {field}")))
+}
+
+impl StateDoc {
+    pub fn build(&self) -> Result<AllocationState> {
+        let self_address = match &self.self_address {
+            Some(a) => a.clone(),
+            None => match self.regions.first() {
+                Some(r) => parse_address(&r.address, "regions[0].address")?,
+                None => match self.candidates.iter().flatten().next() {
+                    Some(c) => parse_address(c, "candidates[0]")?,
+                    None => Address::parse("shardline://self")?,
+                },
+            },
+        };
+        let mut state = AllocationState::new(ClusterView::new(self_address));
+        match &self.members {
+            Some(members) => {
+                for (i, m) in members.iter().enumerate() {
+                    let mut m = m.clone();
+                    if m.up_number == i32::MAX {
+                        m.up_number = i as i32 + 1;
+                    }
                     state.upsert_member(m);
                 }
             }
-        }
-    }
-    for (i, r) in doc.regions.iter().enumerate() {
-        let a = addr(&r.address, format!("regions[{i}].address"))?;
-        state
-            .add_region(&r.region, a, r.local)
-            .map_err(|e| e.context(format!("field regions[{i}].region")))?;
-        for (j, s) in r.shards.iter().enumerate() {
-            state
-                .add_shard(&r.region, s)
-                .map_err(|e| e.context(format!("field regions[{i}].shards[{j}]")))?;
-        }
-    }
-    if let Some(cands) = &doc.candidates {
-        for (i, c) in cands.iter().enumerate() {
-            if state.region(c).is_none() {
-                let a = addr(c, format!("candidates[{i}]"))?;
-                state.add_region(c, a, false)?;
+            None => {
+                let all = self
+                    .regions
+                    .iter()
+                    .map(|r| r.address.as_str())
+                    .chain(self.candidates.iter().flatten().map(String::as_str));
+                for (i, a) in all.enumerate() {
+                    let a = parse_address(a, "regions/candidates")?;
+                    if state.cluster().member(a.as_str()).is_none() {
+                        let mut m = Member::new(a);
+                        m.up_number = i as i32 + 1;
+                        state.upsert_member(m);
+                    }
+                }
             }
         }
-        let ids: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
-        for id in ids {
-            state.set_eligible(&id, false)?;
+        for a in &self.unreachable {
+            state.set_reachable(a.as_str(), false);
         }
-        for c in cands {
-            state.set_eligible(c, true)?;
+        for (i, r) in self.regions.iter().enumerate() {
+            let a = parse_address(&r.address, format_args!("regions[{i}].address"))?;
+            state
+                .add_region(&r.id, a, r.local)
+                .map_err(|e| e.context(format!("field regions[{i}]")))?;
+            for (j, s) in r.shards.iter().enumerate() {
+                state
+                    .add_shard(&r.id, s)
+                    .map_err(|e| e.context(format!("field regions[{i}].shards[{j}]")))?;
+            }
+        }
+        if let Some(cands) = &self.candidates {
+            for (i, c) in cands.iter().enumerate() {
+                if state.region(c).is_none() {
+                    let a = parse_address(c, format_args!("candidates[{i}]"))?;
+                    state.add_region(c, a, false)?;
+                }
+            }
+            let ids: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
+            for id in ids {
+                state.set_eligible(&id, false)?;
+            }
+            for c in cands {
+                state.set_eligible(c, true)?;
+            }
+        }
+        Ok(state)
+    }
+}
+
+fn build_state(doc: &VectorDoc) -> Result<AllocationState> {
+    let mut state = StateDoc {
+        regions: doc
+            .regions
+            .iter()
+            .map(|r| StateRegion {
+                id: r.region.clone(),
+                address: r.address.clone(),
+                shards: r.shards.clone(),
+                local: r.local,
+            })
+            .collect(),
+        candidates: doc.candidates.clone(),
+        ..StateDoc::default()
+    };
+    if let Some(c) = &doc.cluster {
+        state.self_address = Some(parse_address(&c.self_address, "cluster.self")?);
+        let mut members = Vec::with_capacity(c.members.len());
+        for (i, m) in c.members.iter().enumerate() {
+            let at = |f: &str| format!("field cluster.members[{i}].{f}");
+            let mut member = Member::new(parse_address(
+                &m.address,
+                format_args!("cluster.members[{i}].address"),
+            )?);
+            member.status = m
+                .status
+                .parse::<MemberStatus>()
+                .map_err(|e| e.context(at("status")))?;
+            member.app_version =
+                Version::parse(&m.app_version).map_err(|e| e.context(at("appVersion")))?;
+            member.data_center = m.data_center.clone();
+            member.up_number = m.up_number.unwrap_or(i32::MAX);
+            members.push(member);
+        }
+        state.members = Some(members);
+        for (i, u) in c.unreachable.iter().enumerate() {
+            state
+                .unreachable
+                .push(parse_address(u, format_args!("cluster.unreachable[{i}]"))?);
         }
     }
-    Ok(state)
+    state.build()
 }

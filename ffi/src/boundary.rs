@@ -42,7 +42,19 @@ impl Failure {
 
 impl From<shardline_core::Error> for Failure {
     fn from(e: shardline_core::Error) -> Self {
-        Failure::new(e.kind().into(), e.message())
+        shardline_bind::Failure::from(e).into()
+    }
+}
+
+impl From<shardline_bind::Failure> for Failure {
+    fn from(f: shardline_bind::Failure) -> Self {
+        Failure::new(f.status.into(), f.message)
+    }
+}
+
+impl From<Failure> for shardline_bind::Failure {
+    fn from(f: Failure) -> Self {
+        shardline_bind::Failure::new(f.status.into(), f.message)
     }
 }
 

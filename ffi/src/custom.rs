@@ -5,13 +5,14 @@ use std::ffi::{c_char, c_void};
 use std::mem::size_of;
 use std::ptr;
 
-use shardline_core::allocation::{AllocationState, ShardId};
-use shardline_core::strategy::{Allocation, AllocationStrategy, Explanation, InProgress};
-use shardline_core::Error;
+use shardline_bind::strategy::{wrong_allocation, StrategyHost};
+use shardline_bind::Failure as BindFailure;
+use shardline_core::allocation::AllocationState;
+use shardline_core::strategy::Allocation;
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, Failure, Result};
-use crate::decision::{describe, shardline_decision, Op};
+use crate::decision::{shardline_decision, Op};
 use crate::state::{shardline_state, with_view};
 use crate::status::{code_name, shardline_status, shardline_status_code};
 use crate::strategy::{shardline_strategy, Inner};
@@ -68,8 +69,9 @@ pub struct shardline_custom_strategy {
     pub userdata_free: shardline_userdata_free_callback,
 }
 
-pub struct CustomStrategy {
-    name: String,
+/// The host side of a custom strategy: its callbacks and userdata. Checking the answers and
+/// explaining them is the shared adapter's job ([`shardline_bind::CustomStrategy`]).
+pub struct CallbackHost {
     userdata: *mut c_void,
     allocate: unsafe extern "C" fn(
         *mut c_void,
@@ -84,12 +86,19 @@ pub struct CustomStrategy {
     failure: Option<Failure>,
 }
 
+pub(crate) type HostStrategy = shardline_bind::CustomStrategy<CallbackHost>;
+
+/// The status and message of the last failed decision of `strategy`, taken.
+pub fn take_failure(strategy: &mut HostStrategy) -> Option<Failure> {
+    strategy.host_mut().failure.take()
+}
+
 // SAFETY: the header makes the host promise that userdata and callbacks may be used from
 // whichever thread uses the strategy; shardline calls them only on the calling thread, during
 // a call, one call at a time (the strategy is not Sync).
-unsafe impl Send for CustomStrategy {}
+unsafe impl Send for CallbackHost {}
 
-impl Drop for CustomStrategy {
+impl Drop for CallbackHost {
     fn drop(&mut self) {
         if let Some(free) = self.userdata_free {
             // SAFETY: the host supplied this callback for exactly this userdata.
@@ -98,50 +107,25 @@ impl Drop for CustomStrategy {
     }
 }
 
-impl CustomStrategy {
-    pub fn take_failure(&mut self) -> Option<Failure> {
-        self.failure.take()
+fn checked(code: shardline_status_code) -> Result<(), BindFailure> {
+    if code == shardline_status::Ok as u32 {
+        return Ok(());
     }
-
-    fn fail<T>(&mut self, failure: Failure) -> shardline_core::Result<T> {
-        let e = Error::invalid_state(failure.message.clone());
-        self.failure = Some(failure);
-        Err(e)
-    }
-
-    fn callback_failed(&self, which: &str, code: shardline_status_code) -> Failure {
-        Failure::new(
-            shardline_status::CallbackFailed,
-            format!(
-                "the {which} callback of custom strategy {:?} returned {}",
-                self.name,
-                code_name(code)
-            ),
-        )
-    }
+    Err(BindFailure::callback_failed(format!(
+        "returned {}",
+        code_name(code)
+    )))
 }
 
-impl AllocationStrategy for CustomStrategy {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
+impl StrategyHost for CallbackHost {
     fn allocate(
         &mut self,
         state: &AllocationState,
         requester: Option<&str>,
         shard: &str,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Allocation> {
-        self.failure = None;
-        let strings = requester
-            .map(to_c)
-            .transpose()
-            .and_then(|r| Ok((r, to_c(shard)?)));
-        let (requester_c, shard_c) = match strings {
-            Ok(s) => s,
-            Err(f) => return self.fail(f),
-        };
+    ) -> Result<Option<String>, BindFailure> {
+        let requester_c = requester.map(to_c).transpose()?;
+        let shard_c = to_c(shard)?;
         let mut decision = shardline_decision::new(Op::Allocate);
         let code = with_view(state, |view| {
             // SAFETY: every pointer is live for the call; the host vouched for the callback.
@@ -155,94 +139,59 @@ impl AllocationStrategy for CustomStrategy {
                 )
             }
         });
-        if code != shardline_status::Ok as u32 {
-            let f = self.callback_failed("allocate", code);
-            return self.fail(f);
+        checked(code)?;
+        match decision.allocation() {
+            None => Err(wrong_allocation(
+                "OK without deciding (call shardline_decision_set_region or \
+                 shardline_decision_set_pending)",
+            )),
+            Some(Allocation::Region(r)) => Ok(Some(r.to_string())),
+            Some(Allocation::Pending) => Ok(None),
         }
-        let answer = match decision.allocation() {
-            None => {
-                return self.fail(Failure::invalid_state(format!(
-                    "the allocate callback of custom strategy {:?} returned OK without deciding \
-                     (call shardline_decision_set_region or shardline_decision_set_pending)",
-                    self.name
-                )))
-            }
-            Some(Allocation::Region(r)) if state.region(r).is_none() => {
-                return self.fail(Failure::invalid_state(format!(
-                    "the allocate callback of custom strategy {:?} chose region {r:?}, which is \
-                     not registered",
-                    self.name
-                )))
-            }
-            Some(a) => a.clone(),
-        };
-        if let Some(e) = explain {
-            *e = Explanation::new(&self.name, "allocate");
-            e.summary = format!(
-                "custom strategy decided {} for shard {shard:?}",
-                describe(&answer)
-            );
-        }
-        Ok(answer)
     }
 
     fn rebalance(
         &mut self,
         state: &AllocationState,
-        in_progress: &InProgress,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Vec<ShardId>> {
-        self.failure = None;
-        let picked = match self.rebalance {
-            None => Vec::new(),
-            Some(callback) => {
-                let mut sorted: Vec<&str> = in_progress.iter().map(|s| &**s).collect();
-                sorted.sort_unstable();
-                let owned = match sorted.into_iter().map(to_c).collect::<Result<Vec<_>>>() {
-                    Ok(v) => v,
-                    Err(f) => return self.fail(f),
-                };
-                let ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
-                let mut decision = shardline_decision::new(Op::Rebalance);
-                let code = with_view(state, |view| {
-                    // SAFETY: every pointer is live for the call; the host vouched for it.
-                    unsafe {
-                        callback(
-                            self.userdata,
-                            view,
-                            if ptrs.is_empty() {
-                                ptr::null()
-                            } else {
-                                ptrs.as_ptr()
-                            },
-                            ptrs.len(),
-                            &mut decision,
-                        )
-                    }
-                });
-                if code != shardline_status::Ok as u32 {
-                    let f = self.callback_failed("rebalance", code);
-                    return self.fail(f);
-                }
-                let picked = decision.into_shards();
-                if let Some(s) = picked.iter().find(|s| state.home_of(s).is_none()) {
-                    return self.fail(Failure::invalid_state(format!(
-                        "the rebalance callback of custom strategy {:?} picked shard {s:?}, \
-                         which is not allocated",
-                        self.name
-                    )));
-                }
-                picked
-            }
+        in_progress: &[&str],
+    ) -> Result<Vec<String>, BindFailure> {
+        let Some(callback) = self.rebalance else {
+            return Ok(Vec::new());
         };
-        if let Some(e) = explain {
-            *e = Explanation::new(&self.name, "rebalance");
-            e.summary = format!(
-                "custom strategy picked {} shard(s) to hand off",
-                picked.len()
-            );
-        }
-        Ok(picked)
+        let owned = in_progress
+            .iter()
+            .map(|s| to_c(s))
+            .collect::<Result<Vec<_>>>()?;
+        let ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        let mut decision = shardline_decision::new(Op::Rebalance);
+        let code = with_view(state, |view| {
+            // SAFETY: every pointer is live for the call; the host vouched for it.
+            unsafe {
+                callback(
+                    self.userdata,
+                    view,
+                    if ptrs.is_empty() {
+                        ptr::null()
+                    } else {
+                        ptrs.as_ptr()
+                    },
+                    ptrs.len(),
+                    &mut decision,
+                )
+            }
+        });
+        checked(code)?;
+        Ok(decision
+            .into_shards()
+            .into_iter()
+            .map(|s| s.to_string())
+            .collect())
+    }
+
+    fn keep(&mut self, failure: BindFailure) -> shardline_core::Error {
+        let e = failure.to_core();
+        self.failure = Some(failure.into());
+        e
     }
 }
 
@@ -292,14 +241,16 @@ pub unsafe extern "C" fn shardline_strategy_new_custom(
         let allocate = custom
             .allocate
             .ok_or_else(|| Failure::invalid_argument("custom.allocate is NULL"))?;
-        let strategy = CustomStrategy {
-            name: name.to_owned(),
-            userdata: custom.userdata,
-            allocate,
-            rebalance: custom.rebalance,
-            userdata_free: custom.userdata_free,
-            failure: None,
-        };
+        let strategy = HostStrategy::new(
+            name,
+            CallbackHost {
+                userdata: custom.userdata,
+                allocate,
+                rebalance: custom.rebalance,
+                userdata_free: custom.userdata_free,
+                failure: None,
+            },
+        );
         // SAFETY: caller's contract.
         unsafe {
             out.write(args::into_handle(shardline_strategy::new(Inner::Custom(

@@ -1,7 +1,10 @@
-//! `shardline_status`: the result code of every fallible call.
+//! `shardline_status`: the result code of every fallible call, the C spelling of the
+//! shared status table (`shardline_bind::Status`).
 
-use std::ffi::{c_char, CStr};
+use std::ffi::{c_char, CStr, CString};
+use std::sync::OnceLock;
 
+use shardline_bind::Status;
 use shardline_core::ErrorKind;
 
 use crate::boundary::infallible;
@@ -22,7 +25,8 @@ pub enum shardline_status {
     InvalidState = 3,
     /// A strategy was asked to allocate while no candidate region exists.
     NoCandidates = 4,
-    /// A callback of a custom strategy returned a status other than SHARDLINE_STATUS_OK.
+    /// A callback of a custom strategy returned a status other than SHARDLINE_STATUS_OK, or
+    /// returned OK without deciding.
     CallbackFailed = 5,
     /// A callback called back into the strategy running it, or tried to change the state
     /// being decided on, or a handle was used while one of its own calls was under way.
@@ -38,52 +42,60 @@ pub enum shardline_status {
 pub type shardline_status_code = u32;
 
 impl shardline_status {
-    const ALL: [shardline_status; 9] = [
-        shardline_status::Ok,
-        shardline_status::InvalidArgument,
-        shardline_status::NullPointer,
-        shardline_status::InvalidState,
-        shardline_status::NoCandidates,
-        shardline_status::CallbackFailed,
-        shardline_status::ReentrantCall,
-        shardline_status::Panic,
-        shardline_status::Internal,
-    ];
-
     pub fn from_code(code: shardline_status_code) -> Option<shardline_status> {
-        Self::ALL.into_iter().find(|s| *s as u32 == code)
+        Status::from_code(code).map(shardline_status::from)
     }
+}
 
-    pub fn name(self) -> &'static CStr {
-        match self {
-            shardline_status::Ok => c"SHARDLINE_STATUS_OK",
-            shardline_status::InvalidArgument => c"SHARDLINE_STATUS_INVALID_ARGUMENT",
-            shardline_status::NullPointer => c"SHARDLINE_STATUS_NULL_POINTER",
-            shardline_status::InvalidState => c"SHARDLINE_STATUS_INVALID_STATE",
-            shardline_status::NoCandidates => c"SHARDLINE_STATUS_NO_CANDIDATES",
-            shardline_status::CallbackFailed => c"SHARDLINE_STATUS_CALLBACK_FAILED",
-            shardline_status::ReentrantCall => c"SHARDLINE_STATUS_REENTRANT_CALL",
-            shardline_status::Panic => c"SHARDLINE_STATUS_PANIC",
-            shardline_status::Internal => c"SHARDLINE_STATUS_INTERNAL",
+impl From<Status> for shardline_status {
+    fn from(s: Status) -> shardline_status {
+        match s {
+            Status::Ok => shardline_status::Ok,
+            Status::InvalidArgument => shardline_status::InvalidArgument,
+            Status::NullPointer => shardline_status::NullPointer,
+            Status::InvalidState => shardline_status::InvalidState,
+            Status::NoCandidates => shardline_status::NoCandidates,
+            Status::CallbackFailed => shardline_status::CallbackFailed,
+            Status::ReentrantCall => shardline_status::ReentrantCall,
+            Status::Panic => shardline_status::Panic,
+            Status::Internal => shardline_status::Internal,
         }
     }
 }
 
+impl From<shardline_status> for Status {
+    fn from(s: shardline_status) -> Status {
+        // Same values by construction (the test below checks every one).
+        Status::from_code(s as u32).unwrap_or(Status::Internal)
+    }
+}
+
+/// The C names ("SHARDLINE_STATUS_NULL_POINTER"), made once from the shared table.
+fn c_names() -> &'static [CString] {
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        Status::ALL
+            .iter()
+            .map(|s| CString::new(format!("SHARDLINE_STATUS_{}", s.name())).unwrap_or_default())
+            .collect()
+    })
+}
+
+fn c_name(code: shardline_status_code) -> Option<&'static CStr> {
+    Status::from_code(code).map(|s| c_names()[s.code() as usize].as_c_str())
+}
+
 /// Name of a code as a string, for messages from C code that received an arbitrary value.
 pub fn code_name(code: shardline_status_code) -> String {
-    match shardline_status::from_code(code) {
-        Some(s) => s.name().to_string_lossy().into_owned(),
+    match Status::from_code(code) {
+        Some(s) => format!("SHARDLINE_STATUS_{}", s.name()),
         None => format!("unknown status {code}"),
     }
 }
 
 impl From<ErrorKind> for shardline_status {
     fn from(kind: ErrorKind) -> Self {
-        match kind {
-            ErrorKind::InvalidArgument => shardline_status::InvalidArgument,
-            ErrorKind::InvalidState => shardline_status::InvalidState,
-            ErrorKind::NoCandidates => shardline_status::NoCandidates,
-        }
+        Status::from(kind).into()
     }
 }
 
@@ -97,8 +109,21 @@ impl From<ErrorKind> for shardline_status {
 #[no_mangle]
 pub extern "C" fn shardline_status_str(status: shardline_status_code) -> *const c_char {
     infallible(c"SHARDLINE_STATUS_UNKNOWN".as_ptr(), || {
-        shardline_status::from_code(status)
-            .map_or(c"SHARDLINE_STATUS_UNKNOWN", shardline_status::name)
+        c_name(status)
+            .unwrap_or(c"SHARDLINE_STATUS_UNKNOWN")
             .as_ptr()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_c_enum_is_the_shared_table() {
+        for s in Status::ALL {
+            assert_eq!(shardline_status::from(s) as u32, s.code());
+            assert_eq!(Status::from(shardline_status::from(s)), s);
+        }
+    }
 }

@@ -9,7 +9,7 @@ use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};
-use crate::custom::CustomStrategy;
+use crate::custom::{take_failure, HostStrategy};
 use crate::status::shardline_status;
 
 /// A placement policy. Made by shardline_strategy_new or shardline_strategy_new_custom,
@@ -20,7 +20,7 @@ pub struct shardline_strategy {
 
 pub enum Inner {
     BuiltIn(Box<dyn AllocationStrategy>),
-    Custom(CustomStrategy),
+    Custom(HostStrategy),
 }
 
 impl shardline_strategy {
@@ -46,7 +46,7 @@ impl shardline_strategy {
             Inner::BuiltIn(s) => f(&mut **s).map_err(Failure::from),
             Inner::Custom(c) => {
                 let result = f(c);
-                let failure = c.take_failure();
+                let failure = take_failure(c);
                 result.map_err(|e| failure.unwrap_or_else(|| e.into()))
             }
         }

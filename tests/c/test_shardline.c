@@ -1055,7 +1055,7 @@ static void test_custom_strategy(void) {
     EXPECT(shardline_rebalance(s, st, NULL, 0, &list, NULL), SHARDLINE_STATUS_INVALID_STATE);
     CHECK(contains(last_error(), "not allocated"), "%s", last_error());
     h.mode = NO_ANSWER;
-    EXPECT(shardline_allocate(s, st, NULL, "s7", &region, &pending, NULL), SHARDLINE_STATUS_INVALID_STATE);
+    EXPECT(shardline_allocate(s, st, NULL, "s7", &region, &pending, NULL), SHARDLINE_STATUS_CALLBACK_FAILED);
     CHECK(contains(last_error(), "without deciding"), "%s", last_error());
     CHECK(strcmp(region, "untouched") == 0 && list == NULL, "outputs untouched by failures");
     end();

@@ -9,30 +9,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use jni::objects::{GlobalRef, JObject, JThrowable, JValue};
 use jni::JNIEnv;
 
-/// The C ABI's `shardline_status` codes (ffi/src/status.rs); Java's `Status` enum mirrors
-/// them, so a code means the same thing in every language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub enum Status {
-    InvalidArgument = 1,
-    NullPointer = 2,
-    InvalidState = 3,
-    NoCandidates = 4,
-    CallbackFailed = 5,
-    ReentrantCall = 6,
-    Panic = 7,
-    Internal = 8,
-}
-
-impl From<shardline_core::ErrorKind> for Status {
-    fn from(kind: shardline_core::ErrorKind) -> Status {
-        match kind {
-            shardline_core::ErrorKind::InvalidArgument => Status::InvalidArgument,
-            shardline_core::ErrorKind::InvalidState => Status::InvalidState,
-            shardline_core::ErrorKind::NoCandidates => Status::NoCandidates,
-        }
-    }
-}
+/// The shared status table; Java's `Status` enum mirrors its codes.
+pub use shardline_bind::Status;
 
 /// Why a native call failed.
 #[derive(Debug)]
@@ -63,7 +41,13 @@ impl Failure {
 
 impl From<shardline_core::Error> for Failure {
     fn from(e: shardline_core::Error) -> Failure {
-        Failure::Status(e.kind().into(), e.message().to_owned())
+        shardline_bind::Failure::from(e).into()
+    }
+}
+
+impl From<shardline_bind::Failure> for Failure {
+    fn from(f: shardline_bind::Failure) -> Failure {
+        Failure::Status(f.status, f.message)
     }
 }
 
@@ -154,7 +138,7 @@ pub fn new_exception<'local>(
     env.new_object(
         "org/shardline/ShardlineException",
         "(ILjava/lang/String;)V",
-        &[JValue::Int(status as i32), JValue::Object(&message)],
+        &[JValue::Int(status.code() as i32), JValue::Object(&message)],
     )
 }
 

@@ -6,15 +6,17 @@ use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE
 use jni::JNIEnv;
 
 use shardline_core::address::Address;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Phase};
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
 use shardline_core::driver::CoordinatorDriver;
 use shardline_core::lease::LeaseGrant;
 use shardline_core::protocol::FencingToken;
+use shardline_core::step_json;
 use shardline_core::store::StoredState;
 
 use crate::boundary::{entry, Failure, Result};
 use crate::convert::{
-    envelope, member, opt_long, opt_new_string, opt_string, string, string_array, unsigned,
+    envelope, member, new_string, opt_long, opt_new_string, opt_string, string, string_array,
+    unsigned,
 };
 use crate::handle::{self, Handle};
 use crate::outputs::coordinator_outputs;
@@ -210,17 +212,11 @@ pub extern "system" fn Java_org_shardline_CoordinatorQueries_nPhase<'l>(
     _: JClass<'l>,
     h: jlong,
     driver: jboolean,
-) -> jint {
-    entry(&mut env, 0, |_| unsafe {
-        query(h, driver, |c| {
-            Ok(match c.phase() {
-                Phase::Idle => 0,
-                Phase::AcquiringLease => 1,
-                Phase::Loading => 2,
-                Phase::Active => 3,
-                Phase::Stopped => 4,
-            })
-        })
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        // SAFETY: the Java side passes a live handle of the kind `driver` names.
+        let phase = unsafe { query(h, driver, |c| Ok(c.phase())) }?;
+        new_string(env, step_json::phase_name(phase))
     })
 }
 

@@ -2,12 +2,12 @@
 //! strategies implemented in Java (`CustomStrategy`), and External fed by a Java
 //! `ShardLocations` source.
 
-use std::collections::HashSet;
-
 use jni::objects::{JClass, JObject, JObjectArray, JString, JValue};
 use jni::sys::{jlong, jobjectArray, jstring};
 use jni::JNIEnv;
 
+use shardline_bind::strategy::StrategyHost;
+use shardline_bind::{CustomStrategy, Failure as BindFailure};
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, ShardId};
 use shardline_core::strategy::{
@@ -15,7 +15,7 @@ use shardline_core::strategy::{
     StrategyConfig,
 };
 
-use crate::boundary::{entry, Failure, Result};
+use crate::boundary::{entry, keep_failure, Failure, Result};
 use crate::callback::{call, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
     new_string, opt_string, read_strings, string, string_array, with_opt_str, with_str,
@@ -27,10 +27,15 @@ pub type Strategy = Box<dyn AllocationStrategy>;
 
 const WHAT: &str = "strategy";
 
-/// A strategy whose decisions a Java `CustomStrategy` makes.
-pub struct JavaStrategy {
-    name: String,
+/// The Java side of a custom strategy; the shared adapter checks and explains its answers.
+pub struct JavaHost {
     target: JavaObject,
+}
+
+/// What the host reports when its callback failed: the exception (or the
+/// `ShardlineException` for an unusable answer) is kept for the boundary already, and wins.
+fn kept(e: shardline_core::Error) -> BindFailure {
+    BindFailure::callback_failed(format!("failed: {}", e.message()))
 }
 
 fn opt_jstring<'a>(env: &mut JNIEnv<'a>, s: Option<&str>) -> jni::errors::Result<JObject<'a>> {
@@ -63,23 +68,17 @@ fn read_string_array(
         })
 }
 
-impl AllocationStrategy for JavaStrategy {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
+impl StrategyHost for JavaHost {
     fn allocate(
         &mut self,
         state: &AllocationState,
         requester: Option<&str>,
         shard: &str,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Allocation> {
+    ) -> Result<Option<String>, BindFailure> {
         let view = StateCell::View(state);
         let view_handle = &view as *const StateCell as jlong;
-        let what = format!("allocate of custom strategy {:?}", self.name);
         let target = &self.target;
-        let chosen = call(&what, |env| {
+        call("allocate", |env| {
             let requester = opt_jstring(env, requester)?;
             let shard = env.new_string(shard)?;
             let r = env
@@ -95,52 +94,29 @@ impl AllocationStrategy for JavaStrategy {
                     ],
                 )?
                 .l()?;
-            let chosen = read_opt_string(env, r)?;
-            if let Some(r) = &chosen {
-                if state.region(r).is_none() {
-                    return Err(Refusal::Invalid(format!(
-                        "chose region {r:?}, which is not registered"
-                    )));
-                }
-            }
-            Ok(chosen)
-        })?;
-        let answer = match chosen {
-            Some(r) => Allocation::Region(r.as_str().into()),
-            None => Allocation::Pending,
-        };
-        if let Some(e) = explain {
-            *e = Explanation::new(&self.name, "allocate");
-            e.summary = match &answer {
-                Allocation::Region(r) => {
-                    format!("custom strategy chose region {r} for shard {shard:?}")
-                }
-                Allocation::Pending => format!("custom strategy left shard {shard:?} pending"),
-            };
-        }
-        Ok(answer)
+            read_opt_string(env, r)
+        })
+        .map_err(kept)
     }
 
     fn rebalance(
         &mut self,
         state: &AllocationState,
-        in_progress: &InProgress,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Vec<ShardId>> {
+        in_progress: &[&str],
+    ) -> Result<Vec<String>, BindFailure> {
         let view = StateCell::View(state);
         let view_handle = &view as *const StateCell as jlong;
-        let what = format!("rebalance of custom strategy {:?}", self.name);
         let target = &self.target;
-        let mut sorted: Vec<&str> = in_progress.iter().map(|s| &**s).collect();
-        sorted.sort_unstable();
-        let picked = call(&what, |env| {
+        call("rebalance", |env| {
             let array = JObjectArray::from(
                 // SAFETY: string_array returns a fresh local reference owned by this frame.
                 unsafe {
-                    JObject::from_raw(string_array(env, sorted.iter()).map_err(|f| match f {
-                        Failure::Java => Refusal::Threw,
-                        Failure::Status(_, m) => Refusal::Invalid(m),
-                    })?)
+                    JObject::from_raw(string_array(env, in_progress.iter()).map_err(
+                        |f| match f {
+                            Failure::Java => Refusal::Threw,
+                            Failure::Status(_, m) => Refusal::Invalid(m),
+                        },
+                    )?)
                 },
             );
             let r = env
@@ -155,31 +131,17 @@ impl AllocationStrategy for JavaStrategy {
                     ],
                 )?
                 .l()?;
-            let picked = read_string_array(env, r, "rebalance result")?.unwrap_or_default();
-            let mut seen = HashSet::new();
-            for s in &picked {
-                if state.home_of(s).is_none() {
-                    return Err(Refusal::Invalid(format!(
-                        "picked shard {s:?}, which is not allocated"
-                    )));
-                }
-                if !seen.insert(s.as_str()) {
-                    return Err(Refusal::Invalid(format!("picked shard {s:?} twice")));
-                }
-            }
-            Ok(picked)
-        })?;
-        if let Some(e) = explain {
-            *e = Explanation::new(&self.name, "rebalance");
-            e.summary = format!(
-                "custom strategy picked {} shard(s) to hand off",
-                picked.len()
-            );
+            Ok(read_string_array(env, r, "rebalance result")?.unwrap_or_default())
+        })
+        .map_err(kept)
+    }
+
+    fn keep(&mut self, failure: BindFailure) -> shardline_core::Error {
+        let core = failure.to_core();
+        if let Ok(mut env) = crate::vm().get_env() {
+            keep_failure(&mut env, failure.status, &failure.message);
         }
-        Ok(picked
-            .into_iter()
-            .map(|s| ShardId::from(s.as_str()))
-            .collect())
+        core
     }
 }
 
@@ -274,7 +236,10 @@ pub extern "system" fn Java_org_shardline_Strategy_nCustom<'l>(
     entry(&mut env, 0, |env| {
         let name = opt_string(env, &name)?.unwrap_or_else(|| "custom".into());
         let target = JavaObject::new(env, &target, "strategy")?;
-        Ok(into_handle(Box::new(JavaStrategy { name, target })))
+        Ok(into_handle(Box::new(CustomStrategy::new(
+            name,
+            JavaHost { target },
+        ))))
     })
 }
 

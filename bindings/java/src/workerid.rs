@@ -8,14 +8,15 @@ use jni::objects::{JClass, JObject, JString, JValue};
 use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
-use shardline_core::snowflake::{Clock, Layout, Next, Snowflake};
+use shardline_bind::ids::{HolderOptions, HostClock};
+use shardline_bind::Failure as BindFailure;
+use shardline_core::snowflake::{Layout, Next, Snowflake};
 use shardline_core::workerid::{
-    Backoff, HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig,
-    ReserveError, TenureConfig, WorkerIdHolder,
+    Backoff, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
 };
 
-use crate::boundary::{entry, Failure, Result, Status};
-use crate::callback::{call, JavaObject};
+use crate::boundary::{entry, Failure, Result};
+use crate::callback::{call, JavaObject, Refusal};
 use crate::convert::{opt_long, string, string_array, unsigned};
 use crate::handle::{self, Handle};
 
@@ -334,31 +335,30 @@ pub extern "system" fn Java_org_shardline_InMemorySession_nFree<'l>(
 // ---- WorkerIdHolder ------------------------------------------------------------------------
 
 /// The host's clocks for waiting, implemented by a Java `IdClock`.
-struct JavaIdClock(JavaObject);
+/// The host's `IdClock`; what a failure means is the shared rule (`IdClock`).
+pub struct JavaClock(JavaObject);
 
-impl JavaIdClock {
-    fn read(&self, method: &str) -> u64 {
+impl JavaClock {
+    fn read(&self, method: &str) -> std::result::Result<u64, BindFailure> {
         let target = &self.0.obj;
-        // A failing clock is reported when the call returns; until then it reads 0, which
-        // the generator and tenure treat as time standing still or rolled back.
         call(&format!("IdClock.{method}"), |env| {
             let t = env.call_method(target.as_obj(), method, "()J", &[])?.j()?;
-            Ok(u64::try_from(t).unwrap_or(0))
+            u64::try_from(t).map_err(|_| Refusal::Invalid(format!("read {t}, before 1970")))
         })
-        .unwrap_or(0)
+        .map_err(|e| BindFailure::callback_failed(e.message()))
     }
 }
 
-impl Clock for JavaIdClock {
-    fn wall_ms(&mut self) -> u64 {
+impl HostClock for JavaClock {
+    fn wall_ms(&mut self) -> std::result::Result<u64, BindFailure> {
         self.read("wallMs")
     }
-    fn monotonic_ms(&mut self) -> u64 {
+    fn monotonic_ms(&mut self) -> std::result::Result<u64, BindFailure> {
         self.read("monotonicMs")
     }
-    fn sleep_until(&mut self, monotonic_ms: u64) {
+    fn sleep_until(&mut self, monotonic_ms: u64) -> std::result::Result<(), BindFailure> {
         let target = &self.0.obj;
-        let _ = call("IdClock.sleepUntil", |env| {
+        call("IdClock.sleepUntil", |env| {
             env.call_method(
                 target.as_obj(),
                 "sleepUntil",
@@ -366,30 +366,14 @@ impl Clock for JavaIdClock {
                 &[JValue::Long(opt_long(Some(monotonic_ms)))],
             )?;
             Ok(())
-        });
+        })
+        .map_err(|e| BindFailure::callback_failed(e.message()))
     }
+    /// `call` kept the Java exception (or the `ShardlineException` for a bad reading) already.
+    fn keep(&mut self, _: BindFailure) {}
 }
 
-pub struct Holder {
-    holder: Option<WorkerIdHolder<InMemorySession>>,
-    clock: JavaIdClock,
-}
-
-fn hold_failure(e: HoldError) -> Failure {
-    match e {
-        HoldError::Config(e) => e.into(),
-        HoldError::Reserve(r @ ReserveError::Exhausted { .. }) => {
-            Failure::new(Status::NoCandidates, r.to_string())
-        }
-        other => Failure::invalid_state(other.to_string()),
-    }
-}
-
-fn holder(h: &mut Holder) -> Result<&mut WorkerIdHolder<InMemorySession>> {
-    h.holder
-        .as_mut()
-        .ok_or_else(|| Failure::invalid_state("the worker id was released"))
-}
+pub type Holder = shardline_bind::ids::Held<InMemorySession, JavaClock>;
 
 /// `config`: {workerBits, spreadWindow (0: lowest first), backoffBaseMs, backoffMaxMs,
 /// maxFailures}; `tenure`: {ttlMs, renewEveryMs, lookaheadMs, marginMs, driftPpm}; `layout`:
@@ -466,25 +450,17 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nAcquire<'l>(
             owner: string(env, &owner, "owner")?,
             incarnation: unsigned(incarnation, "incarnation")?,
         };
-        let mut clock = JavaIdClock(JavaObject::new(env, &clock, "clock")?);
+        let clock = JavaClock(JavaObject::new(env, &clock, "clock")?);
         let registry = unsafe { Handle::<InMemorySession>::get(session) }?.take()?;
-        let h = WorkerIdHolder::acquire(
-            registry,
+        let options = HolderOptions {
+            identity: me,
             reserve,
             tenure,
             layout,
-            me,
-            seed as u64,
-            &mut clock,
-        )
-        .map_err(hold_failure)?;
-        Ok(Handle::into_raw(
-            "WorkerIdHolder",
-            Holder {
-                holder: Some(h),
-                clock,
-            },
-        ))
+            seed: seed as u64,
+        };
+        let held = Holder::acquire(registry, options, clock)?;
+        Ok(Handle::into_raw("WorkerIdHolder", held))
     })
 }
 
@@ -504,8 +480,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nFree<'l>(
 }
 
 fn release(x: &mut Holder) -> Result<()> {
-    if let Some(w) = x.holder.take() {
-        let mut session = w.release(&mut x.clock);
+    if let Some(mut session) = x.release() {
         session.close();
     }
     Ok(())
@@ -521,7 +496,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nInfo<'l>(
     entry(&mut env, std::ptr::null_mut(), |env| {
         let info = unsafe {
             handle::with::<Holder, _>(h, |x| {
-                let w = holder(x)?;
+                let w = x.holder()?;
                 Ok([
                     jlong::from(w.worker_id()),
                     opt_long(Some(w.epoch())),
@@ -542,13 +517,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nNextId<'l>(
     h: jlong,
 ) -> jlong {
     entry(&mut env, -1, |_| unsafe {
-        handle::with::<Holder, _>(h, |x| {
-            let Holder { holder: w, clock } = x;
-            let w = w
-                .as_mut()
-                .ok_or_else(|| Failure::invalid_state("the worker id was released"))?;
-            Ok(opt_long(Some(w.next_id(clock).map_err(hold_failure)?)))
-        })
+        handle::with::<Holder, _>(h, |x| Ok(opt_long(Some(x.next_id()?))))
     })
 }
 
@@ -562,18 +531,11 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nMaintain<'l>(
     until: jlong,
 ) -> jlong {
     entry(&mut env, -1, |_| unsafe {
-        handle::with::<Holder, _>(h, |x| {
-            let Holder { holder: w, clock } = x;
-            let w = w
-                .as_mut()
-                .ok_or_else(|| Failure::invalid_state("the worker id was released"))?;
-            let lost = |r| Failure::invalid_state(format!("worker id lost: {r}"));
-            match u64::try_from(until) {
-                Err(_) => Ok(opt_long(Some(w.maintain(clock).map_err(lost)?))),
-                Ok(u) => {
-                    w.hold_until(clock, u).map_err(lost)?;
-                    Ok(-1)
-                }
+        handle::with::<Holder, _>(h, |x| match u64::try_from(until) {
+            Err(_) => Ok(opt_long(Some(x.maintain()?))),
+            Ok(u) => {
+                x.hold_until(u)?;
+                Ok(-1)
             }
         })
     })

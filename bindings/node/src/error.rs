@@ -18,32 +18,8 @@ use napi::{sys, Env, Status};
 
 use crate::js::{CallError, Js, V};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
-    InvalidArgument,
-    NullPointer,
-    InvalidState,
-    NoCandidates,
-    CallbackFailed,
-    ReentrantCall,
-    Panic,
-    Internal,
-}
-
-impl Code {
-    pub fn name(self) -> &'static str {
-        match self {
-            Code::InvalidArgument => "INVALID_ARGUMENT",
-            Code::NullPointer => "NULL_POINTER",
-            Code::InvalidState => "INVALID_STATE",
-            Code::NoCandidates => "NO_CANDIDATES",
-            Code::CallbackFailed => "CALLBACK_FAILED",
-            Code::ReentrantCall => "REENTRANT_CALL",
-            Code::Panic => "PANIC",
-            Code::Internal => "INTERNAL",
-        }
-    }
-}
+/// The shared status table; `err.code` is its name.
+pub type Code = shardline_bind::Status;
 
 pub enum Fail {
     Code {
@@ -90,13 +66,13 @@ impl Fail {
 
 impl From<shardline_core::Error> for Fail {
     fn from(e: shardline_core::Error) -> Fail {
-        use shardline_core::ErrorKind;
-        let code = match e.kind() {
-            ErrorKind::InvalidArgument => Code::InvalidArgument,
-            ErrorKind::InvalidState => Code::InvalidState,
-            ErrorKind::NoCandidates => Code::NoCandidates,
-        };
-        Fail::new(code, e.message())
+        shardline_bind::Failure::from(e).into()
+    }
+}
+
+impl From<shardline_bind::Failure> for Fail {
+    fn from(f: shardline_bind::Failure) -> Fail {
+        Fail::new(f.status, f.message)
     }
 }
 

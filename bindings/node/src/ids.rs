@@ -2,15 +2,14 @@
 //! in-memory worker-id registry, and a holder that reserves an id, keeps it alive and issues
 //! ids as bigints through a clock the host provides.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::snowflake::{self, Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
+use shardline_bind::ids::{self, HolderOptions, HostClock, SystemClock};
+use shardline_bind::Failure;
+use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{
-    HoldError, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
-    WorkerIdHolder as CoreHolder,
+    Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
 };
 
 use crate::conv;
@@ -273,115 +272,82 @@ impl WorkerIdRegistry {
 }
 
 /// The clocks a holder waits on: a JavaScript `{wallMs(), monotonicMs(), sleepUntil(ms)}`
-/// (a simulation's), or the system clocks, which block the thread while sleeping.
-enum IdClock {
-    Js { wall: u64, mono: u64 },
-    System(Instant),
+/// (a simulation's), or the system clocks, which block the thread while sleeping. What a
+/// failure means is the shared rule (`IdClock`).
+enum NodeClock {
+    Js,
+    System(SystemClock),
 }
 
-impl IdClock {
-    fn read(&mut self, method: &str) -> Option<u64> {
-        error::callback("clock", |js, c| {
-            let f = js.get(c, method)?;
-            if js.type_of(f)? != Type::Function {
-                return Err(Fail::new(
-                    Code::CallbackFailed,
-                    format!("the clock has no {method} function"),
-                ));
-            }
-            let v = js.call(c, f, &[])?;
-            conv::uint(js, v, method).map_err(|_| {
-                Fail::new(
-                    Code::CallbackFailed,
-                    format!("the clock's {method}() is not a non-negative integer"),
-                )
-            })
+/// What a host clock answers; napi's prelude shadows `Result`.
+type Host<T> = std::result::Result<T, Failure>;
+
+/// Calls `clock[method](...args)`; a failure is recorded in the frame and wins.
+fn call_clock<T>(method: &str, f: impl FnOnce(Js, V) -> R<T>) -> Host<T> {
+    error::callback("clock", |js, c| {
+        let m = js.get(c, method)?;
+        if js.type_of(m)? != Type::Function {
+            return Err(Fail::new(
+                Code::CallbackFailed,
+                format!("the clock has no {method} function"),
+            ));
+        }
+        let v = js.call(c, m, &[])?;
+        f(js, v)
+    })
+    .ok_or_else(|| Failure::callback_failed(format!("the clock's {method} failed")))
+}
+
+fn read(method: &str) -> Host<u64> {
+    call_clock(method, |js, v| {
+        conv::uint(js, v, method).map_err(|_| {
+            Fail::new(
+                Code::CallbackFailed,
+                format!("the clock's {method}() is not a non-negative integer"),
+            )
         })
-    }
+    })
 }
 
-impl snowflake::Clock for IdClock {
-    fn wall_ms(&mut self) -> u64 {
+impl HostClock for NodeClock {
+    fn wall_ms(&mut self) -> Host<u64> {
         match self {
-            IdClock::System(_) => SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
-            IdClock::Js { .. } => {
-                let v = self.read("wallMs");
-                let IdClock::Js { wall, .. } = self else {
-                    unreachable!()
-                };
-                if let Some(v) = v {
-                    *wall = v;
-                }
-                *wall
-            }
+            NodeClock::System(c) => c.wall_ms(),
+            NodeClock::Js => read("wallMs"),
         }
     }
 
-    fn monotonic_ms(&mut self) -> u64 {
+    fn monotonic_ms(&mut self) -> Host<u64> {
         match self {
-            IdClock::System(start) => start.elapsed().as_millis() as u64,
-            IdClock::Js { .. } => {
-                let v = self.read("monotonicMs");
-                let IdClock::Js { mono, .. } = self else {
-                    unreachable!()
-                };
-                if let Some(v) = v {
-                    *mono = (*mono).max(v);
-                }
-                *mono
-            }
+            NodeClock::System(c) => c.monotonic_ms(),
+            NodeClock::Js => read("monotonicMs"),
         }
     }
 
-    fn sleep_until(&mut self, monotonic_ms: u64) {
+    fn sleep_until(&mut self, monotonic_ms: u64) -> Host<()> {
         match self {
-            IdClock::System(start) => {
-                let now = start.elapsed().as_millis() as u64;
-                std::thread::sleep(Duration::from_millis(monotonic_ms.saturating_sub(now)));
-            }
-            IdClock::Js { mono, .. } => {
-                let target = monotonic_ms;
-                let done = error::callback("clock", |js, c| {
-                    let f = js.get(c, "sleepUntil")?;
-                    if js.type_of(f)? != Type::Function {
-                        return Err(Fail::new(
-                            Code::CallbackFailed,
-                            "the clock has no sleepUntil function",
-                        ));
-                    }
-                    js.call(c, f, &[js.number(target as f64)?])?;
-                    Ok(())
-                });
-                // A clock that cannot sleep must not leave the waits spinning forever.
-                if done.is_none() {
-                    *mono = (*mono).max(target);
+            NodeClock::System(c) => c.sleep_until(monotonic_ms),
+            NodeClock::Js => error::callback("clock", |js, c| {
+                let f = js.get(c, "sleepUntil")?;
+                if js.type_of(f)? != Type::Function {
+                    return Err(Fail::new(
+                        Code::CallbackFailed,
+                        "the clock has no sleepUntil function",
+                    ));
                 }
-            }
+                js.call(c, f, &[js.number(monotonic_ms as f64)?])?;
+                Ok(())
+            })
+            .ok_or_else(|| Failure::callback_failed("the clock's sleepUntil failed")),
         }
     }
-}
 
-fn hold_fail(e: HoldError) -> Fail {
-    match e {
-        HoldError::Config(e) => e.into(),
-        other => Fail::state(other.to_string()),
+    fn keep(&mut self, failure: Failure) {
+        error::record(failure.into());
     }
 }
 
-struct Held {
-    holder: Option<CoreHolder<InMemorySession>>,
-    clock: IdClock,
-}
-
-impl Held {
-    fn holder(&mut self) -> R<&mut CoreHolder<InMemorySession>> {
-        self.holder
-            .as_mut()
-            .ok_or_else(|| Fail::state("the worker id was released"))
-    }
-}
+type Held = shardline_bind::ids::Held<InMemorySession, NodeClock>;
 
 /// Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it.
 #[napi]
@@ -433,59 +399,33 @@ impl WorkerIdHolder {
             let l = layout(js, conv::field(js, o, "layout")?)?;
             let policy = match conv::field(js, o, "policy")? {
                 None => Policy::Lowest,
-                Some(p) => {
-                    let p = conv::string(js, p, "options.policy")?;
-                    match p.split_once(':') {
-                        None if p == "lowest" => Policy::Lowest,
-                        Some(("spread", n)) => Policy::Spread {
-                            window: n.parse().map_err(|_| {
-                                Fail::invalid(format!("options.policy {p:?}: N must be a number"))
-                            })?,
-                        },
-                        _ => {
-                            return Err(Fail::invalid(format!(
-                                "options.policy must be \"lowest\" or \"spread:N\", got {p:?}"
-                            )))
-                        }
-                    }
-                }
+                Some(p) => ids::policy(&conv::string(js, p, "options.policy")?, "options.policy")?,
             };
             let seed = match conv::field(js, o, "seed")? {
                 Some(v) => conv::uint(js, v, "options.seed")?,
                 None => 0,
             };
-            let mut clock = if holder_obj.is_some() {
-                IdClock::Js { wall: 0, mono: 0 }
+            let clock = if holder_obj.is_some() {
+                NodeClock::Js
             } else {
-                IdClock::System(Instant::now())
+                NodeClock::System(SystemClock::default())
             };
-            let reserve = ReserveConfig {
-                worker_bits,
-                policy,
-                ..Default::default()
-            };
-            let me = Identity { owner, incarnation };
             let registry = crate::backends::instance::<WorkerIdRegistry>(js, registry.raw())
                 .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
-            let session = registry.inner.session(ttl);
-            let holder = CoreHolder::acquire(
-                session,
-                reserve,
-                TenureConfig::for_ttl(ttl),
-                l,
-                me,
+            let options = HolderOptions {
+                identity: Identity { owner, incarnation },
+                reserve: ReserveConfig {
+                    worker_bits,
+                    policy,
+                    ..Default::default()
+                },
+                tenure: TenureConfig::for_ttl(ttl),
+                layout: l,
                 seed,
-                &mut clock,
-            )
-            .map_err(hold_fail)?;
+            };
+            let held = Held::acquire(registry.inner.session(ttl), options, clock)?;
             Ok(WorkerIdHolder {
-                inner: Handle::new(
-                    "WorkerIdHolder",
-                    Held {
-                        holder: Some(holder),
-                        clock,
-                    },
-                ),
+                inner: Handle::new("WorkerIdHolder", held),
             })
         })
     }
@@ -535,37 +475,21 @@ impl WorkerIdHolder {
     /// The next Snowflake id; keeps the reservation alive as needed.
     #[napi(ts_args_type = "")]
     pub fn next_id(&self, env: &Env, this: This) -> Result<BigInt> {
-        self.inner.call(env, &this, |_, h| {
-            let Held { holder, clock } = h;
-            let holder = holder
-                .as_mut()
-                .ok_or_else(|| Fail::state("the worker id was released"))?;
-            Ok(BigInt::from(holder.next_id(clock).map_err(hold_fail)?))
-        })
+        self.inner
+            .call(env, &this, |_, h| Ok(BigInt::from(h.next_id()?)))
     }
 
     /// Does the upkeep that is due; returns the monotonic time of the next.
     #[napi(ts_args_type = "")]
     pub fn maintain(&self, env: &Env, this: This) -> Result<f64> {
-        self.inner.call(env, &this, |_, h| {
-            let Held { holder, clock } = h;
-            let holder = holder
-                .as_mut()
-                .ok_or_else(|| Fail::state("the worker id was released"))?;
-            holder
-                .maintain(clock)
-                .map(|t| t as f64)
-                .map_err(|r| Fail::state(format!("worker id lost: {r}")))
-        })
+        self.inner.call(env, &this, |_, h| Ok(h.maintain()? as f64))
     }
 
     /// Returns the unused budget and deletes the claim; the id is free for others at once.
     #[napi(ts_args_type = "")]
     pub fn release(&self, env: &Env, this: This) -> Result<()> {
         self.inner.call(env, &this, |_, h| {
-            if let Some(holder) = h.holder.take() {
-                drop(holder.release(&mut h.clock));
-            }
+            drop(h.release());
             Ok(())
         })
     }

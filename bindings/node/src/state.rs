@@ -13,6 +13,7 @@ use napi_derive::napi;
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState as CoreState, Region};
 use shardline_core::cluster::{ClusterView, Member, MemberStatus};
+use shardline_core::conformance::{StateDoc, StateRegion};
 use shardline_core::version::Version;
 
 use crate::conv;
@@ -150,100 +151,43 @@ impl AllocationState {
 /// are added with the address as id).
 pub fn build(js: Js, init: V) -> R<CoreState> {
     let init = conv::object(js, init, "init")?;
-    struct RegionInit {
-        id: String,
-        address: String,
-        shards: Vec<String>,
-        local: bool,
-    }
-    let mut regions = Vec::new();
+    let mut doc = StateDoc::default();
     if let Some(list) = conv::field(js, init, "regions")? {
         for (i, r) in conv::iterable(js, list, "regions")?.into_iter().enumerate() {
             let at = format!("regions[{i}]");
             let r = conv::object(js, r, &at)?;
             let id = conv::string(js, js.get(r, "id")?, &format!("{at}.id"))?;
-            let address = match conv::field(js, r, "address")? {
-                Some(a) => conv::string(js, a, &format!("{at}.address"))?,
-                None => id.clone(),
-            };
-            let shards = conv::shards(js, js.get(r, "shards")?, &format!("{at}.shards"))?;
-            let local = conv::opt_bool(js, js.get(r, "local")?, &format!("{at}.local"), false)?;
-            regions.push(RegionInit {
+            doc.regions.push(StateRegion {
+                address: match conv::field(js, r, "address")? {
+                    Some(a) => conv::string(js, a, &format!("{at}.address"))?,
+                    None => id.clone(),
+                },
+                shards: conv::shards(js, js.get(r, "shards")?, &format!("{at}.shards"))?,
+                local: conv::opt_bool(js, js.get(r, "local")?, &format!("{at}.local"), false)?,
                 id,
-                address,
-                shards,
-                local,
             });
         }
     }
-    let candidates = match conv::field(js, init, "candidates")? {
-        Some(c) => Some(conv::strings(js, c, "candidates")?),
-        None => None,
-    };
-    let self_address = match conv::field(js, init, "selfAddress")? {
-        Some(s) => address(&conv::string(js, s, "selfAddress")?, "selfAddress")?,
-        None => match regions
-            .first()
-            .map(|r| r.address.clone())
-            .or_else(|| candidates.as_ref().and_then(|c| c.first().cloned()))
-        {
-            Some(a) => address(&a, "regions[0].address")?,
-            None => address("shardline://self", "selfAddress")?,
-        },
-    };
-    let mut state = CoreState::new(ClusterView::new(self_address));
-    match conv::field(js, init, "members")? {
-        Some(list) => {
-            for (i, m) in conv::iterable(js, list, "members")?.into_iter().enumerate() {
-                let mut m = member(js, m, &format!("members[{i}]"))?;
-                if m.up_number == i32::MAX {
-                    m.up_number = i as i32 + 1;
-                }
-                state.upsert_member(m);
-            }
-        }
-        None => {
-            let all = regions
-                .iter()
-                .map(|r| r.address.as_str())
-                .chain(candidates.iter().flatten().map(String::as_str));
-            for (i, a) in all.enumerate() {
-                let a = address(a, "regions/candidates")?;
-                if state.cluster().member(a.as_str()).is_none() {
-                    let mut m = Member::new(a);
-                    m.up_number = i as i32 + 1;
-                    state.upsert_member(m);
-                }
-            }
-        }
+    if let Some(c) = conv::field(js, init, "candidates")? {
+        doc.candidates = Some(conv::strings(js, c, "candidates")?);
     }
-    for (i, r) in regions.iter().enumerate() {
-        let a = address(&r.address, &format!("regions[{i}].address"))?;
-        state
-            .add_region(&r.id, a, r.local)
-            .map_err(|e| Fail::from(e.context(format!("regions[{i}].id"))))?;
-        for (j, s) in r.shards.iter().enumerate() {
-            state
-                .add_shard(&r.id, s)
-                .map_err(|e| Fail::from(e.context(format!("regions[{i}].shards[{j}]"))))?;
-        }
+    if let Some(s) = conv::field(js, init, "selfAddress")? {
+        doc.self_address = Some(address(
+            &conv::string(js, s, "selfAddress")?,
+            "selfAddress",
+        )?);
     }
-    if let Some(cands) = &candidates {
-        for (i, c) in cands.iter().enumerate() {
-            if state.region(c).is_none() {
-                let a = address(c, &format!("candidates[{i}]"))?;
-                state.add_region(c, a, false)?;
-            }
-        }
-        let ids: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
-        for id in ids {
-            state.set_eligible(&id, false)?;
-        }
-        for c in cands {
-            state.set_eligible(c, true)?;
-        }
+    if let Some(list) = conv::field(js, init, "members")? {
+        let members = conv::iterable(js, list, "members")?;
+        doc.members = Some(
+            members
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| member(js, m, &format!("members[{i}]")))
+                .collect::<R<_>>()?,
+        );
     }
-    Ok(state)
+    Ok(doc.build()?)
 }
 
 #[napi]

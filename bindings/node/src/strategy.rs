@@ -2,12 +2,13 @@
 //! written in JavaScript, both deciding through the core's `AllocationStrategy` trait.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::ffi::CStr;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
+use shardline_bind::{CustomStrategy, Failure};
 use shardline_core::allocation::{AllocationState as CoreState, ShardId};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
@@ -30,21 +31,15 @@ pub fn is_function(js: Js, v: V) -> R<bool> {
     Ok(js.type_of(v)? == Type::Function)
 }
 
-/// A strategy whose decisions a JavaScript object makes: `allocate(state, shard, requester)`
-/// returns a region id (or null: decide later), `rebalance(state, inProgress)` the shards to
-/// hand off. The object is found through the frame of the call under way (role `strategy`).
-pub struct JsStrategy {
-    name: String,
-}
+/// The JavaScript side of a custom strategy: `allocate(state, shard, requester)` returns a
+/// region id (or null: decide later), `rebalance(state, inProgress)` the shards to hand off.
+/// The object is found through the frame of the call under way (role `strategy`); the shared
+/// adapter checks and explains its answers.
+pub struct JsHost;
 
-impl JsStrategy {
-    pub fn new(name: String) -> JsStrategy {
-        JsStrategy { name }
-    }
-
-    fn failed(&self) -> shardline_core::Error {
-        shardline_core::Error::invalid_state(format!("custom strategy {:?} failed", self.name))
-    }
+/// A callback that threw: its value is recorded in the frame already, and wins.
+fn threw() -> Failure {
+    Failure::callback_failed("threw")
 }
 
 /// Calls `imp[method](view, ...rest)` with `state` lent to a view for the duration.
@@ -68,108 +63,58 @@ fn call_with_view(js: Js, imp: V, method: &str, state: &CoreState, rest: &[V]) -
     Ok(out?)
 }
 
-impl AllocationStrategy for JsStrategy {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
+impl StrategyHost for JsHost {
     fn allocate(
         &mut self,
         state: &CoreState,
         requester: Option<&str>,
         shard: &str,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Allocation> {
-        let name = self.name.clone();
-        let answer = error::callback("strategy", |js, imp| {
+    ) -> std::result::Result<Option<String>, Failure> {
+        error::callback("strategy", |js, imp| {
             let rest = [js.string(shard)?, js.opt_string(requester)?];
             let out = call_with_view(js, imp, "allocate", state, &rest)?;
-            match js.type_of(out)? {
-                Type::Undefined | Type::Null => Ok(Allocation::Pending),
-                Type::String => {
-                    let r = js.str_of(out)?;
-                    if state.region(&r).is_none() {
-                        return Err(Fail::state(format!(
-                            "the allocate callback of custom strategy {name:?} chose region {r:?}, which is not registered"
-                        )));
-                    }
-                    Ok(Allocation::Region(r.into()))
-                }
-                t => Err(Fail::new(
-                    Code::CallbackFailed,
-                    format!(
-                        "the allocate callback of custom strategy {name:?} returned {}; expected a region id or null",
-                        t.name()
-                    ),
-                )),
-            }
-        });
-        let answer = answer.ok_or_else(|| self.failed())?;
-        if let Some(e) = explain {
-            *e = Explanation::new(&self.name, "allocate");
-            e.summary = match &answer {
-                Allocation::Region(r) => {
-                    format!("custom strategy chose region {r:?} for shard {shard:?}")
-                }
-                Allocation::Pending => format!("custom strategy left shard {shard:?} pending"),
-            };
-        }
-        Ok(answer)
+            Ok(match js.type_of(out)? {
+                Type::Undefined | Type::Null => Ok(None),
+                Type::String => Ok(Some(js.str_of(out)?)),
+                t => Err(wrong_allocation(t.name())),
+            })
+        })
+        .ok_or_else(threw)?
     }
 
     fn rebalance(
         &mut self,
         state: &CoreState,
-        in_progress: &InProgress,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Vec<ShardId>> {
-        let name = self.name.clone();
-        let picked = error::callback("strategy", |js, imp| {
+        in_progress: &[&str],
+    ) -> std::result::Result<Vec<String>, Failure> {
+        error::callback("strategy", |js, imp| {
             if !is_function(js, js.get(imp, "rebalance")?)? {
-                return Ok(Vec::new());
+                return Ok(Ok(Vec::new()));
             }
-            let mut sorted: Vec<&str> = in_progress.iter().map(|s| &**s).collect();
-            sorted.sort_unstable();
-            let rest = [js.strings(&sorted)?];
+            let rest = [js.strings(in_progress)?];
             let out = call_with_view(js, imp, "rebalance", state, &rest)?;
             if js.is_nullish(out)? {
-                return Ok(Vec::new());
+                return Ok(Ok(Vec::new()));
             }
-            let what = format!("the rebalance callback of custom strategy {name:?}");
-            let items = conv::iterable(js, out, &what).map_err(|e| match e {
-                Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
-                t => t,
-            })?;
-            let mut seen = HashSet::new();
+            let Ok(items) = conv::iterable(js, out, "rebalance") else {
+                return Ok(Err(wrong_shard("something that is not iterable")));
+            };
             let mut picked = Vec::with_capacity(items.len());
             for (i, v) in items.into_iter().enumerate() {
-                let s = conv::shard(js, v, &format!("{what}: item {i}")).map_err(|_| {
-                    Fail::new(
-                        Code::CallbackFailed,
-                        format!("{what} returned item {i} that is not a shard id"),
-                    )
-                })?;
-                if state.home_of(&s).is_none() {
-                    return Err(Fail::state(format!(
-                        "{what} picked shard {s:?}, which is not allocated"
-                    )));
+                match conv::shard(js, v, "item") {
+                    Ok(s) => picked.push(s),
+                    Err(_) => return Ok(Err(wrong_shard(&format!("item {i}")))),
                 }
-                if !seen.insert(s.clone()) {
-                    return Err(Fail::state(format!("{what} picked shard {s:?} twice")));
-                }
-                picked.push(ShardId::from(s.as_str()));
             }
-            Ok(picked)
-        });
-        let picked = picked.ok_or_else(|| self.failed())?;
-        if let Some(e) = explain {
-            *e = Explanation::new(&self.name, "rebalance");
-            e.summary = format!(
-                "custom strategy picked {} shard(s) to hand off",
-                picked.len()
-            );
-        }
-        Ok(picked)
+            Ok(Ok(picked))
+        })
+        .ok_or_else(threw)?
+    }
+
+    fn keep(&mut self, failure: Failure) -> shardline_core::Error {
+        let core = failure.to_core();
+        error::record(failure.into());
+        core
     }
 }
 
@@ -227,7 +172,7 @@ impl Spec {
     pub fn build(&self) -> R<Box<dyn AllocationStrategy>> {
         Ok(match self {
             Spec::Builtin(c) => c.build()?,
-            Spec::Custom { name, .. } => Box::new(JsStrategy::new(name.clone())),
+            Spec::Custom { name, .. } => Box::new(CustomStrategy::new(name.clone(), JsHost)),
         })
     }
 

@@ -106,6 +106,6 @@ test('a holder whose registry session ends loses its id; clock exceptions propag
   const tiny = new WorkerIdRegistry()
   const one = new WorkerIdHolder(tiny, { owner: 'x', incarnation: 1, clock: simClock(tiny), workerBits: 1 })
   new WorkerIdHolder(tiny, { owner: 'y', incarnation: 1, clock: simClock(tiny), workerBits: 1 })
-  assert.equal(thrown(() => new WorkerIdHolder(tiny, { owner: 'w', incarnation: 1, clock: simClock(tiny), workerBits: 1 })).code, 'INVALID_STATE')
+  assert.equal(thrown(() => new WorkerIdHolder(tiny, { owner: 'w', incarnation: 1, clock: simClock(tiny), workerBits: 1 })).code, 'NO_CANDIDATES')
   one.close()
 })

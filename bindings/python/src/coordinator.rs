@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Phase};
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
 use shardline_core::lease::LeaseGrant;
 use shardline_core::protocol::{Envelope, FencingToken};
 use shardline_core::store::StoredState;
@@ -26,15 +26,7 @@ pub fn build(
     Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
 }
 
-pub fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::Idle => "idle",
-        Phase::AcquiringLease => "acquiring-lease",
-        Phase::Loading => "loading",
-        Phase::Active => "active",
-        Phase::Stopped => "stopped",
-    }
-}
+pub use shardline_core::step_json::phase_name;
 
 /// Read-only questions both the step coordinator and its driver answer.
 pub mod queries {

@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use shardline_core::ErrorKind;
+use shardline_bind::{Failure, Status};
 
 pyo3::import_exception!(shardline.errors, InvalidArgumentError);
 pyo3::import_exception!(shardline.errors, NullPointerError);
@@ -18,11 +18,21 @@ pyo3::import_exception!(shardline.errors, PanicError);
 pyo3::import_exception!(shardline.errors, InternalError);
 
 pub fn core_err(e: shardline_core::Error) -> PyErr {
-    let msg = e.message().to_owned();
-    match e.kind() {
-        ErrorKind::InvalidArgument => InvalidArgumentError::new_err(msg),
-        ErrorKind::InvalidState => InvalidStateError::new_err(msg),
-        ErrorKind::NoCandidates => NoCandidatesError::new_err(msg),
+    failure_err(e.into())
+}
+
+/// The exception class of each shared status.
+pub fn failure_err(f: Failure) -> PyErr {
+    let msg = f.message;
+    match f.status {
+        Status::InvalidArgument => InvalidArgumentError::new_err(msg),
+        Status::NullPointer => NullPointerError::new_err(msg),
+        Status::InvalidState => InvalidStateError::new_err(msg),
+        Status::NoCandidates => NoCandidatesError::new_err(msg),
+        Status::CallbackFailed => CallbackFailedError::new_err(msg),
+        Status::ReentrantCall => ReentrantCallError::new_err(msg),
+        Status::Panic => PanicError::new_err(msg),
+        Status::Ok | Status::Internal => InternalError::new_err(msg),
     }
 }
 
@@ -73,6 +83,22 @@ impl Raised {
         let summary = Python::attach(|py| err.value(py).to_string());
         self.slot().get_or_insert(err);
         shardline_core::Error::invalid_state(format!("{context} raised: {summary}"))
+    }
+
+    /// Keeps the exception a callback raised (if it is the first) and returns the failure
+    /// the shared adapters see instead.
+    pub fn threw(&self, err: PyErr) -> Failure {
+        let summary = Python::attach(|py| err.value(py).to_string());
+        self.slot().get_or_insert(err);
+        Failure::callback_failed(format!("raised: {summary}"))
+    }
+
+    /// Keeps `failure` as the exception of its status (unless a callback's exception is kept
+    /// already) and returns what the core should see.
+    pub fn keep_failure(&self, failure: Failure) -> shardline_core::Error {
+        let core = failure.to_core();
+        self.slot().get_or_insert_with(|| failure_err(failure));
+        core
     }
 
     pub fn take(&self) -> Option<PyErr> {

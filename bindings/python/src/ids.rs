@@ -3,14 +3,13 @@
 //! ids through a clock the host provides.
 
 use pyo3::prelude::*;
-use shardline_core::snowflake::{self, Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
-use shardline_core::workerid::{
-    HoldError, Identity, InMemoryRegistry, Policy, Registry, ReserveConfig, TenureConfig,
-    WorkerIdHolder,
-};
+use shardline_bind::ids::{self, HolderOptions, HostClock};
+use shardline_bind::Failure;
+use shardline_core::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
+use shardline_core::workerid::{Identity, InMemoryRegistry, Registry, ReserveConfig, TenureConfig};
 
 use crate::busy::{Busy, CallbackScope};
-use crate::errors::{guard, invalid_argument, invalid_state, OrRaise, Raised};
+use crate::errors::{failure_err, guard, invalid_argument, OrRaise, Raised};
 use crate::json;
 
 /// Bit widths and epoch of Snowflake ids.
@@ -241,72 +240,41 @@ impl PyWorkerIdRegistry {
 }
 
 /// The host's clocks for worker-id upkeep: an object with `wall_ms()`, `monotonic_ms()` and
-/// `sleep_until(monotonic_ms)`.
-struct PyIdClock {
+/// `sleep_until(monotonic_ms)`. What a failure means is the shared rule (`IdClock`).
+struct PyClock {
     obj: Py<PyAny>,
     raised: Raised,
-    wall: u64,
-    mono: u64,
-    failed: bool,
 }
 
-/// Once the host's clock has raised, every wait is reported as over (time jumps this far), so
-/// the holder's loops end promptly with an error and the exception reaches the caller.
-const GIVE_UP_MS: u64 = 10 * 365 * 24 * 3_600_000;
-
-impl PyIdClock {
-    fn read(&mut self, method: &str, wall: bool) -> u64 {
-        let last = if wall { self.wall } else { self.mono };
-        if self.failed {
-            return last + GIVE_UP_MS;
-        }
-        let r = Python::attach(|py| {
+impl PyClock {
+    fn call<T>(
+        &self,
+        method: &str,
+        args: impl for<'py> FnOnce(Bound<'py, PyAny>) -> PyResult<T>,
+    ) -> Result<T, Failure> {
+        Python::attach(|py| {
             let _scope = CallbackScope::enter();
-            self.obj.bind(py).call_method0(method)?.extract::<u64>()
-        });
-        match r {
-            Ok(t) => {
-                let t = t.max(last);
-                if wall {
-                    self.wall = t
-                } else {
-                    self.mono = t
-                }
-                t
-            }
-            Err(e) => {
-                self.raised.keep(e, &format!("clock.{method}"));
-                self.failed = true;
-                last + GIVE_UP_MS
-            }
-        }
+            args(self.obj.bind(py).getattr(method)?)
+        })
+        .map_err(|e| self.raised.threw(e))
     }
 }
 
-impl snowflake::Clock for PyIdClock {
-    fn wall_ms(&mut self) -> u64 {
-        self.read("wall_ms", true)
+impl HostClock for PyClock {
+    fn wall_ms(&mut self) -> Result<u64, Failure> {
+        self.call("wall_ms", |f| f.call0()?.extract())
     }
 
-    fn monotonic_ms(&mut self) -> u64 {
-        self.read("monotonic_ms", false)
+    fn monotonic_ms(&mut self) -> Result<u64, Failure> {
+        self.call("monotonic_ms", |f| f.call0()?.extract())
     }
 
-    fn sleep_until(&mut self, monotonic_ms: u64) {
-        if self.failed {
-            return;
-        }
-        let r = Python::attach(|py| {
-            let _scope = CallbackScope::enter();
-            self.obj
-                .bind(py)
-                .call_method1("sleep_until", (monotonic_ms,))
-                .map(drop)
-        });
-        if let Err(e) = r {
-            self.raised.keep(e, "clock.sleep_until");
-            self.failed = true;
-        }
+    fn sleep_until(&mut self, monotonic_ms: u64) -> Result<(), Failure> {
+        self.call("sleep_until", |f| f.call1((monotonic_ms,)).map(drop))
+    }
+
+    fn keep(&mut self, failure: Failure) {
+        self.raised.keep_failure(failure);
     }
 }
 
@@ -324,17 +292,7 @@ fn registry_session(obj: &Bound<'_, PyAny>, ttl_ms: u64) -> PyResult<Box<dyn Reg
     )))
 }
 
-fn hold_err(e: HoldError) -> PyErr {
-    match e {
-        HoldError::Config(e) => crate::errors::core_err(e),
-        other => invalid_state(other.to_string()),
-    }
-}
-
-struct Held {
-    holder: Option<WorkerIdHolder<Box<dyn Registry>>>,
-    clock: PyIdClock,
-}
+type Held = shardline_bind::ids::Held<Box<dyn Registry>, PyClock>;
 
 /// A reserved worker id, kept alive, with its fenced Snowflake generator. Every call does the
 /// upkeep that is due (keep-alive, budget) through the clock, sleeping with `sleep_until`
@@ -349,19 +307,15 @@ impl PyWorkerIdHolder {
     fn with<R>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut WorkerIdHolder<Box<dyn Registry>>, &mut PyIdClock) -> Result<R, PyErr>,
+        f: impl FnOnce(&mut Held) -> Result<R, Failure>,
     ) -> PyResult<R> {
         guard(|| {
             let mut held = self.inner.hold(py, "WorkerIdHolder")?;
-            let Held { holder, clock } = &mut *held;
-            let holder = holder
-                .as_mut()
-                .ok_or_else(|| invalid_state("the worker id was released"))?;
-            let r = f(holder, clock);
+            let r = f(&mut held);
             drop(held);
             match self.raised.take() {
                 Some(e) => Err(e),
-                None => r,
+                None => r.map_err(failure_err),
             }
         })
     }
@@ -387,121 +341,89 @@ impl PyWorkerIdHolder {
         policy: &str,
         seed: u64,
     ) -> PyResult<Self> {
-        let policy = match policy.split_once(':') {
-            None if policy == "lowest" => Policy::Lowest,
-            Some(("spread", n)) => Policy::Spread {
-                window: n.parse().map_err(|_| {
-                    invalid_argument(format!("policy {policy:?}: N must be a number"))
-                })?,
-            },
-            _ => {
-                return Err(invalid_argument(format!(
-                    "policy must be \"lowest\" or \"spread:N\", got {policy:?}"
-                )))
-            }
-        };
-        let reserve = ReserveConfig {
-            worker_bits,
-            policy,
-            ..Default::default()
-        };
         let raised = Raised::default();
-        let mut id_clock = PyIdClock {
-            obj: clock.clone().unbind(),
-            raised: raised.clone(),
-            wall: 0,
-            mono: 0,
-            failed: false,
-        };
-        let me = Identity {
-            owner: owner.to_owned(),
-            incarnation,
+        let options = HolderOptions {
+            identity: Identity {
+                owner: owner.to_owned(),
+                incarnation,
+            },
+            reserve: ReserveConfig {
+                worker_bits,
+                policy: ids::policy(policy, "policy").map_err(failure_err)?,
+                ..Default::default()
+            },
+            tenure: TenureConfig::for_ttl(ttl_ms),
+            layout: layout_or_default(layout.as_deref()),
+            seed,
         };
         let session = registry_session(registry, ttl_ms)?;
-        let layout = layout_or_default(layout.as_deref());
-        let r = guard(|| {
-            Ok(WorkerIdHolder::acquire(
-                session,
-                reserve,
-                TenureConfig::for_ttl(ttl_ms),
-                layout,
-                me,
-                seed,
-                &mut id_clock,
-            ))
-        })?;
+        let clock = PyClock {
+            obj: clock.clone().unbind(),
+            raised: raised.clone(),
+        };
+        let r = guard(|| Ok(Held::acquire(session, options, clock)))?;
         if let Some(e) = raised.take() {
             return Err(e);
         }
-        let holder = r.map_err(hold_err)?;
         let _ = py;
         Ok(PyWorkerIdHolder {
-            inner: Busy::new(Held {
-                holder: Some(holder),
-                clock: id_clock,
-            }),
+            inner: Busy::new(r.map_err(failure_err)?),
             raised,
         })
     }
 
     #[getter]
     fn worker_id(&self, py: Python<'_>) -> PyResult<u32> {
-        self.with(py, |h, _| Ok(h.worker_id()))
+        self.with(py, |h| Ok(h.holder()?.worker_id()))
     }
 
     /// Grows on every acquisition of this worker id, by anyone.
     #[getter]
     fn epoch(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |h, _| Ok(h.epoch()))
+        self.with(py, |h| Ok(h.holder()?.epoch()))
     }
 
     /// Timestamps at or below this were (or may have been) used by earlier holders.
     #[getter]
     fn floor_ms(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |h, _| Ok(h.tenure().floor_ms()))
+        self.with(py, |h| Ok(h.holder()?.tenure().floor_ms()))
     }
 
     /// The acknowledged timestamp budget.
     #[getter]
     fn budget_ms(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |h, _| Ok(h.tenure().budget_ms()))
+        self.with(py, |h| Ok(h.holder()?.tenure().budget_ms()))
     }
 
     #[getter]
     fn valid_until_ms(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.with(py, |h, _| Ok(h.tenure().valid_until_ms()))
+        self.with(py, |h| Ok(h.holder()?.tenure().valid_until_ms()))
     }
 
     #[getter]
     fn layout(&self, py: Python<'_>) -> PyResult<PyLayout> {
-        self.with(py, |h, _| {
+        self.with(py, |h| {
             Ok(PyLayout {
-                layout: *h.generator().layout(),
+                layout: *h.holder()?.generator().layout(),
             })
         })
     }
 
     /// The next Snowflake id.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |h, c| h.next_id(c).map_err(hold_err))
+        self.with(py, Held::next_id)
     }
 
     /// Does the upkeep that is due; returns the monotonic time of the next.
     fn maintain(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |h, c| {
-            h.maintain(c)
-                .map_err(|r| invalid_state(format!("worker id lost: {r}")))
-        })
+        self.with(py, Held::maintain)
     }
 
     /// Stops the generator, hands back its unused budget and deletes the claim. Idempotent.
     fn release(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
             let mut held = self.inner.hold(py, "WorkerIdHolder")?;
-            let Held { holder, clock } = &mut *held;
-            if let Some(h) = holder.take() {
-                drop(h.release(clock));
-            }
+            drop(held.release());
             drop(held);
             self.raised.take().map_or(Ok(()), Err)
         })

@@ -1,10 +1,9 @@
-//! Outputs of the state machines as dicts. The core's own serde form of `Output::Lease` and
-//! `Output::Notice` (and the region's `Notice`) nests one internally tagged enum in another,
-//! which writes `"type"` twice; here the inner one gets its own key instead.
+//! Outputs of the state machines as dicts, in the core's own serde form (the one C, Node and
+//! the trace files use): `{"type": "lease", "request": {"type": "renew", "token": 5}}`.
 
 use pyo3::prelude::*;
-use serde_json::{json, Value};
-use shardline_core::coordinator::{LeaseRequest, Output};
+use serde_json::Value;
+use shardline_core::coordinator::Output;
 use shardline_core::region::RegionOutput;
 
 use crate::errors::InternalError;
@@ -15,28 +14,11 @@ fn value<T: serde::Serialize>(v: &T) -> PyResult<Value> {
 }
 
 pub fn coordinator_output(o: &Output) -> PyResult<Value> {
-    Ok(match o {
-        Output::Send(env) => json!({"type": "send", "envelope": value(env)?}),
-        Output::Lease(req) => match req {
-            LeaseRequest::Acquire => json!({"type": "lease", "request": "acquire"}),
-            LeaseRequest::Renew { token } => {
-                json!({"type": "lease", "request": "renew", "token": token.0})
-            }
-            LeaseRequest::Release { token } => {
-                json!({"type": "lease", "request": "release", "token": token.0})
-            }
-        },
-        Output::Notice(n) => json!({"type": "notice", "notice": value(n)?}),
-        other => value(other)?,
-    })
+    value(o)
 }
 
 pub fn region_output(o: &RegionOutput) -> PyResult<Value> {
-    Ok(match o {
-        RegionOutput::Send(env) => json!({"type": "send", "envelope": value(env)?}),
-        RegionOutput::Notice(n) => json!({"type": "notice", "notice": value(n)?}),
-        other => value(other)?,
-    })
+    value(o)
 }
 
 pub fn to_list<'py, T>(

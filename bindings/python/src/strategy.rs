@@ -6,13 +6,15 @@ use std::collections::HashSet;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyString};
+use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
+use shardline_bind::{CustomStrategy, Failure};
 use shardline_core::allocation::{AllocationState, ShardId};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };
 
 use crate::busy::{Busy, CallbackScope};
-use crate::errors::{callback_failed, guard, NullPointerError, OrRaise, Raised};
+use crate::errors::{guard, NullPointerError, OrRaise, Raised};
 use crate::json;
 use crate::state::PyAllocationState;
 
@@ -36,12 +38,13 @@ impl Custom {
     }
 }
 
-struct PyCustom {
+/// The Python side of a custom strategy; the shared adapter checks and explains its answers.
+struct PyHost {
     custom: Custom,
     raised: Raised,
 }
 
-impl PyCustom {
+impl PyHost {
     /// Calls `method` with a view of `state` that expires when the call returns.
     fn call<'py>(
         &self,
@@ -49,120 +52,88 @@ impl PyCustom {
         state: &AllocationState,
         method: &str,
         args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let view = Bound::new(py, PyAllocationState::lend(state))?;
+    ) -> Result<Bound<'py, PyAny>, Failure> {
+        let view =
+            Bound::new(py, PyAllocationState::lend(state)).map_err(|e| self.raised.threw(e))?;
         let _scope = CallbackScope::enter();
         let result =
             args(view.clone()).and_then(|a| self.custom.obj.bind(py).call_method1(method, a));
         view.get().end_view();
-        result
-    }
-
-    fn fail(&self, e: PyErr, method: &str) -> shardline_core::Error {
-        self.raised.keep(
-            e,
-            &format!("{method} of custom strategy {:?}", self.custom.name),
-        )
+        result.map_err(|e| self.raised.threw(e))
     }
 }
 
-impl AllocationStrategy for PyCustom {
-    fn name(&self) -> &str {
-        &self.custom.name
-    }
-
+impl StrategyHost for PyHost {
     fn allocate(
         &mut self,
         state: &AllocationState,
         requester: Option<&str>,
         shard: &str,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Allocation> {
+    ) -> Result<Option<String>, Failure> {
         Python::attach(|py| {
-            let answer = self
-                .call(py, state, "allocate", |view| {
-                    (view, shard, requester).into_pyobject(py)
-                })
-                .and_then(|r| {
-                    if r.is_none() {
-                        Ok(Allocation::Pending)
-                    } else if let Ok(s) = r.cast::<PyString>() {
-                        Ok(Allocation::Region(s.to_str()?.into()))
-                    } else {
-                        Err(callback_failed(format!(
-                            "allocate of custom strategy {:?} returned {}; expected a region id \
-                             (str) or None for \"not now\"",
-                            self.custom.name,
-                            r.get_type().name()?
-                        )))
-                    }
-                })
-                .map_err(|e| self.fail(e, "allocate"))?;
-            if let Some(e) = explain {
-                *e = Explanation::new(&self.custom.name, "allocate");
-                e.summary = match &answer {
-                    Allocation::Region(r) => format!("the custom strategy chose region {r}"),
-                    Allocation::Pending => "the custom strategy deferred the decision".into(),
-                };
+            let r = self.call(py, state, "allocate", |view| {
+                (view, shard, requester).into_pyobject(py)
+            })?;
+            if r.is_none() {
+                return Ok(None);
             }
-            Ok(answer)
+            match r.cast::<PyString>() {
+                Ok(s) => Ok(Some(s.to_str().map_err(|e| self.raised.threw(e))?.into())),
+                Err(_) => Err(wrong_allocation(&type_name(&r))),
+            }
         })
     }
 
     fn rebalance(
         &mut self,
         state: &AllocationState,
-        in_progress: &InProgress,
-        explain: Option<&mut Explanation>,
-    ) -> shardline_core::Result<Vec<ShardId>> {
-        let picked = Python::attach(|py| -> PyResult<Vec<ShardId>> {
-            if !self.custom.obj.bind(py).hasattr("rebalance")? {
+        in_progress: &[&str],
+    ) -> Result<Vec<String>, Failure> {
+        Python::attach(|py| {
+            let has = self.custom.obj.bind(py).hasattr("rebalance");
+            if !has.map_err(|e| self.raised.threw(e))? {
                 return Ok(Vec::new());
             }
             let r = self.call(py, state, "rebalance", |view| {
-                let busy = PyFrozenSet::new(py, in_progress.iter().map(|s| &**s))?;
+                let busy = PyFrozenSet::new(py, in_progress)?;
                 (view, busy).into_pyobject(py)
             })?;
             if r.is_none() {
                 return Ok(Vec::new());
             }
-            let mut seen = HashSet::new();
             let mut out = Vec::new();
-            for item in r.try_iter()? {
-                let item = item?;
-                let s: String = item.extract().map_err(|_| {
-                    callback_failed(format!(
-                        "rebalance of custom strategy {:?} returned an item that is not a shard \
-                         id (str): {item}",
-                        self.custom.name
-                    ))
-                })?;
-                if !seen.insert(s.clone()) {
-                    return Err(callback_failed(format!(
-                        "rebalance of custom strategy {:?} returned shard {s:?} twice",
-                        self.custom.name
-                    )));
+            for item in r.try_iter().map_err(|e| self.raised.threw(e))? {
+                let item = item.map_err(|e| self.raised.threw(e))?;
+                match item.extract::<String>() {
+                    Ok(s) => out.push(s),
+                    Err(_) => return Err(wrong_shard(&format!("{item}"))),
                 }
-                out.push(ShardId::from(s));
             }
             Ok(out)
         })
-        .map_err(|e| self.fail(e, "rebalance"))?;
-        if let Some(e) = explain {
-            *e = Explanation::new(&self.custom.name, "rebalance");
-            e.summary = format!("the custom strategy picked {} shard(s)", picked.len());
-        }
-        Ok(picked)
     }
+
+    fn keep(&mut self, failure: Failure) -> shardline_core::Error {
+        self.raised.keep_failure(failure)
+    }
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map_or_else(|_| "an object".into(), |n| n.to_string())
 }
 
 fn build(spec: &Spec, raised: &Raised) -> PyResult<Box<dyn AllocationStrategy>> {
     match spec {
         Spec::Builtin(c) => c.build().or_raise(),
-        Spec::Custom(c) => Ok(Box::new(PyCustom {
-            custom: Python::attach(|py| c.clone_ref(py)),
-            raised: raised.clone(),
-        })),
+        Spec::Custom(c) => Ok(Box::new(CustomStrategy::new(
+            c.name.clone(),
+            PyHost {
+                custom: Python::attach(|py| c.clone_ref(py)),
+                raised: raised.clone(),
+            },
+        ))),
     }
 }
 

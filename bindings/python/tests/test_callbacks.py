@@ -172,7 +172,7 @@ def pump(c, now, lease, store):
     sent = []
     while (o := c.poll_output()) is not None:
         t = o["type"]
-        if t == "lease" and o["request"] == "acquire":
+        if t == "lease" and o["request"] == {"type": "acquire"}:
             g = lease.acquire(now)
             c.lease_granted(now, *g) if g else c.lease_denied(now)
         elif t == "loadState":

@@ -52,14 +52,15 @@ class StepCluster:
             if t == "send":
                 self.wire.append(o["envelope"])
             elif t == "lease":
-                if o["request"] == "acquire":
+                req = o["request"]
+                if req["type"] == "acquire":
                     g = self.lease.acquire(now)
                     c.lease_granted(now, *g) if g else c.lease_denied(now)
-                elif o["request"] == "renew":
-                    until = self.lease.renew(o["token"], now)
-                    c.lease_renewed(now, o["token"], until) if until else c.lease_lost(now, o["token"])
+                elif req["type"] == "renew":
+                    until = self.lease.renew(req["token"], now)
+                    c.lease_renewed(now, req["token"], until) if until else c.lease_lost(now, req["token"])
                 else:
-                    self.lease.release(o["token"])
+                    self.lease.release(req["token"])
             elif t == "loadState":
                 c.state_loaded(now, self.store.load(o["token"]))
             elif t == "persist":

@@ -80,8 +80,10 @@ def test_callback_failed_on_a_wrong_return_type():
         def rebalance(self, state, in_progress):
             return ["a", "a"]
 
-    with pytest.raises(shardline.CallbackFailedError, match="twice"):
-        shardline.Strategy(Twice()).rebalance(small_state())
+    st = small_state()
+    st.add_shard("r0", "a")
+    with pytest.raises(shardline.InvalidStateError, match="twice"):
+        shardline.Strategy(Twice()).rebalance(st)
 
 
 def test_panic_becomes_panic_error():

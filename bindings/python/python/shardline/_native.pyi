@@ -136,11 +136,12 @@ class Coordinator:
     def poll_output(self) -> Optional[Json]:
         """{"type": "send", "envelope"} | {"type": "persist", "token", "record"} |
         {"type": "saveSnapshot", "token", "snapshot"} | {"type": "lease", "request":
-        "acquire" | "renew" | "release", "token"?} | {"type": "loadState", "token"} |
+        {"type": "acquire"} | {"type": "renew" | "release", "token"}} | {"type": "loadState", "token"} |
         {"type": "notice", "notice"}"""
     def drain_outputs(self) -> list[Json]: ...
     @property
-    def phase(self) -> str: ...
+    def phase(self) -> str:
+        """One of "idle", "acquiringLease", "loading", "active", "stopped"."""
     @property
     def is_active(self) -> bool: ...
     @property

@@ -14,13 +14,28 @@ public abstract class AbstractCoordinator extends NativeHandle {
   /** Where the coordinator is in its life. */
   public enum Phase {
     /** Created; start not called yet. */
-    IDLE,
+    IDLE("idle"),
     /** Waiting for the lease (requested, or retrying after a refusal). */
-    ACQUIRING_LEASE,
+    ACQUIRING_LEASE("acquiringLease"),
     /** Holding the lease, waiting for the stored state. */
-    LOADING,
-    ACTIVE,
-    STOPPED
+    LOADING("loading"),
+    ACTIVE("active"),
+    STOPPED("stopped");
+
+    /** The name every binding and the JSON forms use for this phase. */
+    public final String wireName;
+
+    Phase(String wireName) {
+      this.wireName = wireName;
+    }
+
+    /** The phase named {@code name}; throws for a name this version does not know. */
+    public static Phase of(String name) {
+      for (Phase p : values()) {
+        if (p.wireName.equals(name)) return p;
+      }
+      throw new IllegalStateException("unknown coordinator phase " + name);
+    }
   }
 
   private final boolean driver;
@@ -31,7 +46,7 @@ public abstract class AbstractCoordinator extends NativeHandle {
   }
 
   public final Phase phase() {
-    return Phase.values()[callInt(h -> CoordinatorQueries.nPhase(h, driver))];
+    return Phase.of(call(h -> CoordinatorQueries.nPhase(h, driver)));
   }
 
   public final boolean isActive() {

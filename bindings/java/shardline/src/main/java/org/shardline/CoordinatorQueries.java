@@ -4,7 +4,7 @@ package org.shardline;
 final class CoordinatorQueries {
   private CoordinatorQueries() {}
 
-  static native int nPhase(long h, boolean driver);
+  static native String nPhase(long h, boolean driver);
 
   static native long nToken(long h, boolean driver);
 

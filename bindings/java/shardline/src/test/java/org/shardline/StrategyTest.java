@@ -205,11 +205,11 @@ class StrategyTest {
                   }
                 })) {
       ShardlineException e = assertThrows(ShardlineException.class, () -> nowhere.allocate(s, null, "9"));
-      assertEquals(Status.CALLBACK_FAILED, e.status());
+      assertEquals(Status.INVALID_STATE, e.status());
       assertTrue(e.getMessage().contains("not registered"), e.getMessage());
       assertEquals(Status.CALLBACK_FAILED, assertThrows(ShardlineException.class, () -> nothing.allocate(s, null, "9")).status());
       assertEquals(Allocation.pending(), twice.allocate(s, null, "9"));
-      assertEquals(Status.CALLBACK_FAILED, assertThrows(ShardlineException.class, () -> twice.rebalance(s, List.of())).status());
+      assertEquals(Status.INVALID_STATE, assertThrows(ShardlineException.class, () -> twice.rebalance(s, List.of())).status());
     }
   }
 

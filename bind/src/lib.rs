@@ -1,0 +1,16 @@
+//! The binding-support layer: everything the C ABI and the Python, Node and JVM bindings
+//! would otherwise each decide for themselves. A binding built on it only converts values
+//! and speaks its language's idiom; the rules (which status a failure gets, how a host's
+//! strategy answer is checked and explained) live here once, so every language gives the
+//! same result for the same call.
+//!
+//! It is a crate of its own rather than a core module because none of it is placement logic:
+//! the core stays the sans-IO decision engine the CLI and the simulator use, and this crate
+//! only describes how a foreign host talks to it.
+
+pub mod ids;
+pub mod status;
+pub mod strategy;
+
+pub use status::{Failure, Status};
+pub use strategy::{CustomStrategy, StrategyHost};
