@@ -41,3 +41,5 @@ mod step;
 pub mod coordinator;
 
 pub mod region;
+
+pub mod replay;
