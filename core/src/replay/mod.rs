@@ -26,6 +26,7 @@ use crate::strategy::StrategyConfig;
 use crate::{step_json, Error, Result};
 
 pub(crate) use record::Recorder;
+pub(crate) use step::StepMachine;
 pub use step::{CoordinatorStep, RegionStep};
 
 /// The header's `format`.
@@ -274,32 +275,26 @@ enum Machine {
 impl Machine {
     fn call(&mut self, now: u64, input: &Value, at: &str) -> Result<Outcome> {
         let name = format!("{at}: input");
-        Ok(match self {
+        match self {
             Machine::Coordinator(c) => {
-                let result = CoordinatorStep::from_value(input, &name)?.apply(c, now);
-                Outcome {
-                    outputs: values(c.drain_outputs()),
-                    deadline: c.next_deadline(),
-                    error: result.err().map(|e| e.to_string()),
-                }
+                outcome(&mut **c, now, CoordinatorStep::from_value(input, &name)?)
             }
-            Machine::Region(r) => {
-                let result = RegionStep::from_value(input, &name)?.apply(r, now);
-                Outcome {
-                    outputs: values(r.drain_outputs()),
-                    deadline: r.next_deadline(),
-                    error: result.err().map(|e| e.to_string()),
-                }
-            }
-        })
+            Machine::Region(r) => outcome(&mut **r, now, RegionStep::from_value(input, &name)?),
+        }
     }
 }
 
-fn values<T: Serialize>(outputs: Vec<T>) -> Vec<Value> {
-    outputs
-        .iter()
-        .map(|o| serde_json::to_value(o).expect("outputs serialize"))
-        .collect()
+fn outcome<M: StepMachine>(m: &mut M, now: u64, step: M::Step) -> Result<Outcome> {
+    let error = m.call(now, step).err().map(|e| e.to_string());
+    Ok(Outcome {
+        outputs: m
+            .drain()
+            .iter()
+            .map(|o| serde_json::to_value(o).expect("outputs serialize"))
+            .collect(),
+        deadline: m.deadline(),
+        error,
+    })
 }
 
 /// Replays a trace on fresh machines. A trace that cannot be read (not JSON, another format

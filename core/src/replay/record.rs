@@ -11,11 +11,9 @@ use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::coordinator::{Coordinator, Output};
-use crate::region::{Region, RegionOutput};
 use crate::Result;
 
-use super::step::{CoordinatorStep, RegionStep};
+use super::step::StepMachine;
 use super::{Header, MachineKind};
 
 #[derive(Serialize)]
@@ -134,47 +132,18 @@ impl Recorder {
         q.queued = queued;
     }
 
-    /// A coordinator call, made and recorded.
-    pub fn coordinator(
+    /// A call on a coordinator or region, made and recorded.
+    pub fn call<M: StepMachine>(
         &mut self,
         machine: &str,
-        c: &mut Coordinator,
+        m: &mut M,
         now: u64,
-        step: CoordinatorStep,
+        step: M::Step,
     ) -> Result<()> {
-        let input = step.to_json();
-        let result = step.apply(c, now);
+        let input = M::step_json(&step);
+        let result = m.call(now, step);
         let error = result.as_ref().err().map(ToString::to_string);
-        self.step(
-            machine,
-            now,
-            input,
-            c.queued_outputs(),
-            c.next_deadline(),
-            error,
-        );
-        result
-    }
-
-    /// A region call, made and recorded.
-    pub fn region(
-        &mut self,
-        machine: &str,
-        r: &mut Region,
-        now: u64,
-        step: RegionStep,
-    ) -> Result<()> {
-        let input = step.to_json();
-        let result = step.apply(r, now);
-        let error = result.as_ref().err().map(ToString::to_string);
-        self.step(
-            machine,
-            now,
-            input,
-            r.queued_outputs(),
-            r.next_deadline(),
-            error,
-        );
+        self.step(machine, now, input, m.queued(), m.deadline(), error);
         result
     }
 
@@ -195,14 +164,8 @@ impl Recorder {
         }
     }
 
-    pub fn coordinator_output(&mut self, machine: &str, o: &Output) {
-        self.taken(
-            machine,
-            serde_json::to_string(o).expect("outputs serialize"),
-        );
-    }
-
-    pub fn region_output(&mut self, machine: &str, o: &RegionOutput) {
+    /// An output the host took from `machine`.
+    pub fn output(&mut self, machine: &str, o: &impl Serialize) {
         self.taken(
             machine,
             serde_json::to_string(o).expect("outputs serialize"),
@@ -210,15 +173,9 @@ impl Recorder {
     }
 
     /// Takes what the machine queued and nobody took: before it ends, and at the finish.
-    pub fn drain_coordinator(&mut self, machine: &str, c: &mut Coordinator) {
-        for o in c.drain_outputs() {
-            self.coordinator_output(machine, &o);
-        }
-    }
-
-    pub fn drain_region(&mut self, machine: &str, r: &mut Region) {
-        for o in r.drain_outputs() {
-            self.region_output(machine, &o);
+    pub fn drain<M: StepMachine>(&mut self, machine: &str, m: &mut M) {
+        for o in m.drain() {
+            self.output(machine, &o);
         }
     }
 

@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::coordinator::{Coordinator, Input};
+use crate::coordinator::{Coordinator, Input, Output};
 use crate::protocol::{EntityId, Payload, ShardId};
-use crate::region::{Region, RegionInput};
+use crate::region::{Region, RegionInput, RegionOutput};
 use crate::{step_json, Error, Result};
 
 /// A call on a coordinator.
@@ -56,6 +56,57 @@ struct RouteOut<'a> {
     shard: &'a str,
     entity: &'a str,
     payload: &'a [u8],
+}
+
+/// What recording and replaying need of a machine, the same for coordinators and regions.
+pub(crate) trait StepMachine {
+    type Step;
+    type Output: Serialize;
+    fn call(&mut self, now_ms: u64, step: Self::Step) -> Result<()>;
+    fn step_json(step: &Self::Step) -> String;
+    fn queued(&self) -> usize;
+    fn deadline(&self) -> Option<u64>;
+    fn drain(&mut self) -> Vec<Self::Output>;
+}
+
+impl StepMachine for Coordinator {
+    type Step = CoordinatorStep;
+    type Output = Output;
+    fn call(&mut self, now_ms: u64, step: CoordinatorStep) -> Result<()> {
+        step.apply(self, now_ms)
+    }
+    fn step_json(step: &CoordinatorStep) -> String {
+        step.to_json()
+    }
+    fn queued(&self) -> usize {
+        self.queued_outputs()
+    }
+    fn deadline(&self) -> Option<u64> {
+        self.next_deadline()
+    }
+    fn drain(&mut self) -> Vec<Output> {
+        self.drain_outputs()
+    }
+}
+
+impl StepMachine for Region {
+    type Step = RegionStep;
+    type Output = RegionOutput;
+    fn call(&mut self, now_ms: u64, step: RegionStep) -> Result<()> {
+        step.apply(self, now_ms)
+    }
+    fn step_json(step: &RegionStep) -> String {
+        step.to_json()
+    }
+    fn queued(&self) -> usize {
+        self.queued_outputs()
+    }
+    fn deadline(&self) -> Option<u64> {
+        self.next_deadline()
+    }
+    fn drain(&mut self) -> Vec<RegionOutput> {
+        self.drain_outputs()
+    }
 }
 
 const START: &str = r#"{"type":"start"}"#;

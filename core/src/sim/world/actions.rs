@@ -280,7 +280,7 @@ impl World {
             };
         }
         if let (Some(mut c), Some(r)) = (self.coords[k].c.take(), self.recorder.as_mut()) {
-            r.drain_coordinator(&self.coords[k].name, &mut c);
+            r.drain(&self.coords[k].name, &mut c);
             r.end(&self.coords[k].name);
         }
         self.coords[k].check_restore = false;

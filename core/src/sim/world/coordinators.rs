@@ -98,7 +98,7 @@ fn call(
     step: CoordinatorStep,
 ) -> Result<()> {
     match recorder {
-        Some(r) => r.coordinator(name, c, now, step),
+        Some(r) => r.call(name, c, now, step),
         None => step.apply(c, now),
     }
 }
@@ -177,7 +177,7 @@ impl World {
         let slot = &mut self.coords[k];
         let o = slot.c.as_mut()?.poll_output()?;
         if let Some(r) = self.recorder.as_mut() {
-            r.coordinator_output(&slot.name, &o);
+            r.output(&slot.name, &o);
         }
         Some(o)
     }

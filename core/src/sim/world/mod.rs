@@ -352,11 +352,11 @@ impl World {
         let mut r = self.recorder.take()?;
         for slot in &mut self.coords {
             if let Some(c) = slot.c.as_mut() {
-                r.drain_coordinator(&slot.name, c);
+                r.drain(&slot.name, c);
             }
         }
         for (id, slot) in &mut self.regions {
-            r.drain_region(id, &mut slot.region);
+            r.drain(id, &mut slot.region);
         }
         Some(r.finish())
     }

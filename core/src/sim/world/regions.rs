@@ -112,7 +112,7 @@ impl World {
         let slot = self.regions.get_mut(id)?;
         let now = self.clocks.local(Proc::Node(slot.node), self.now);
         let out = match self.recorder.as_mut() {
-            Some(rec) => rec.region(id, &mut slot.region, now, step),
+            Some(rec) => rec.call(id, &mut slot.region, now, step),
             None => step.apply(&mut slot.region, now),
         };
         self.touched.push(id.to_owned());
@@ -127,7 +127,7 @@ impl World {
             .and_then(|s| s.region.poll_output())
         {
             if let Some(r) = self.recorder.as_mut() {
-                r.region_output(id, &o);
+                r.output(id, &o);
             }
             self.region_output(id, o);
         }
@@ -136,7 +136,7 @@ impl World {
     /// A region left the simulation: its trace ends.
     pub(super) fn end_recording(&mut self, id: &str, mut region: Region) {
         if let Some(r) = self.recorder.as_mut() {
-            r.drain_region(id, &mut region);
+            r.drain(id, &mut region);
             r.end(id);
         }
     }
