@@ -80,7 +80,10 @@ pub struct Args {
 /// The command line that made a trace, without the binary and `--record FILE`: running
 /// `shardline` with it again records the same trace.
 fn recorded_by() -> Value {
-    let mut args = std::env::args().skip(1);
+    // args_os: a file name need not be UTF-8 (args() would panic on one).
+    let mut args = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
     let mut kept = Vec::new();
     while let Some(a) = args.next() {
         if a == "--record" {
