@@ -2584,6 +2584,26 @@ shardline_status shardline_region_driver_poll(struct shardline_region_driver *dr
 shardline_status shardline_region_driver_is_registered(const struct shardline_region_driver *driver,
                                                        bool *out);
 
+/**
+ * Replays a trace (JSON lines, tests/traces/README.md, as `shardline sim --record` writes
+ * it) on fresh coordinator and region machines and checks that every output is the same.
+ *
+ * @param trace the trace's text.
+ * @param out_json receives `{"steps":N,"mismatches":M,"first":null|{..}}`; `first` names the
+ *        first step whose outputs, deadline or error differ (step, line, machine, now, input,
+ *        expected, actual). A mismatch is a result, not a failure.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a trace that cannot be read (not JSON,
+ *         another format version, an unknown machine, a malformed input; the message names
+ *         the line and field).
+ *
+ * Ownership: the caller frees `*out_json` with shardline_string_free.
+ * Thread safety: callable from any thread.
+ *
+ * # Safety
+ * `trace` is a NUL-terminated string; `out_json` is valid for a write.
+ */
+shardline_status shardline_replay(const char *trace, char **out_json);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -34,4 +34,4 @@ gcc -std=c11 -Wall -Wextra -Werror -g -fsanitize=address,undefined -fno-omit-fra
 LD_LIBRARY_PATH="$out/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     ASAN_OPTIONS=detect_leaks=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$out/test_shardline" tests/vectors
+    "$out/test_shardline" tests/vectors tests/traces

@@ -128,6 +128,35 @@ export interface Decision {
   explanation?: Explanation
 }
 
+// ---- record and replay (tests/traces/README.md) ----
+
+/** What one step of a trace produced: its outputs, the machine's next deadline, its error. */
+export interface ReplayOutcome {
+  outputs: unknown[]
+  deadline: number | null
+  error: string | null
+}
+
+/** The first step of a trace whose outcome differs. */
+export interface ReplayMismatch {
+  /** 1-based, counting steps only. */
+  step: number
+  /** 1-based line in the trace. */
+  line: number
+  machine: string
+  now: number
+  input: unknown
+  expected: ReplayOutcome
+  actual: ReplayOutcome
+}
+
+/** What `replay` found. */
+export interface Replayed {
+  steps: number
+  mismatches: number
+  first: ReplayMismatch | null
+}
+
 // ---- protocol ----
 
 export interface Stamp {
@@ -730,6 +759,14 @@ export declare function pekkoShardId(entityId: string, numberOfShards: number): 
 
 /** Pekko `MurmurHash.stringHash` (the consistent-hashing ring's hash), a signed 32-bit int. */
 export declare function pekkoStringHash(text: string): number
+
+/**
+ * Replays a state-machine trace (JSON lines, tests/traces/README.md) on fresh coordinator
+ * and region machines and checks every output: `{steps, mismatches, first}`, `first` naming
+ * the first step that differs or null. Throws INVALID_ARGUMENT for a trace that cannot be
+ * read, naming the line and field.
+ */
+export declare function replay(text: string): Replayed
 
 /** `shardline/<version>` of the native library. */
 export declare const VERSION: string

@@ -853,4 +853,5 @@ module.exports.decideJson = nativeBinding.decideJson
 module.exports.decomposeSnowflake = nativeBinding.decomposeSnowflake
 module.exports.pekkoShardId = nativeBinding.pekkoShardId
 module.exports.pekkoStringHash = nativeBinding.pekkoStringHash
+module.exports.replay = nativeBinding.replay
 module.exports.VERSION = nativeBinding.VERSION

@@ -1,6 +1,7 @@
 //! `shardline`: the command-line front end of shardline-core.
 
 mod decide;
+mod replay;
 mod sim;
 mod snowflake;
 mod workerid;
@@ -31,6 +32,9 @@ enum Command {
     Snowflake(snowflake::Args),
     /// Run a deterministic cluster simulation and check its invariants (see --list).
     Sim(sim::Args),
+    /// Replay a trace recorded with `sim --record` on fresh state machines and check that
+    /// every output is the same; prints {"steps","mismatches","first"}, exits 1 on a mismatch.
+    Replay(replay::Args),
 }
 
 /// Exit code for input the command cannot use (bad JSON, bad vector, bad flag value).
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
         Command::WorkerId(command) => workerid::run(command),
         Command::Snowflake(args) => snowflake::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Replay(args) => replay::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

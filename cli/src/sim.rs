@@ -71,6 +71,28 @@ pub struct Args {
     /// Write a chart of shards per node over time to FILE (SVG).
     #[arg(long, value_name = "FILE")]
     svg: Option<std::path::PathBuf>,
+    /// Record every coordinator and region call with its outputs to FILE (a trace for
+    /// `shardline replay`, see tests/traces/README.md).
+    #[arg(long, value_name = "FILE")]
+    record: Option<std::path::PathBuf>,
+}
+
+/// The command line that made a trace, without the binary and `--record FILE`: running
+/// `shardline` with it again records the same trace.
+fn recorded_by() -> Value {
+    // args_os: a file name need not be UTF-8 (args() would panic on one).
+    let mut args = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
+    let mut kept = Vec::new();
+    while let Some(a) = args.next() {
+        if a == "--record" {
+            args.next();
+        } else if !a.starts_with("--record=") {
+            kept.push(Value::String(a));
+        }
+    }
+    Value::Array(kept)
 }
 
 type Failure = (u8, String);
@@ -292,7 +314,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     let config = config(&args)?;
-    let report = sim::run(&config).map_err(|e| (EXIT_INVALID_INPUT, e.to_string()))?;
+    let report = match &args.record {
+        None => sim::run(&config),
+        Some(path) => sim::run_recorded(&config, recorded_by()).and_then(|(report, trace)| {
+            std::fs::write(path, trace).map_err(|e| {
+                shardline_core::Error::invalid_argument(format!(
+                    "--record: {}: {e}",
+                    path.display()
+                ))
+            })?;
+            Ok(report)
+        }),
+    }
+    .map_err(|e| (EXIT_INVALID_INPUT, e.to_string()))?;
     if let Some(path) = &args.svg {
         std::fs::write(path, sim::svg::render(&report))
             .map_err(|e| invalid("--svg", format!("{}: {e}", path.display())))?;

@@ -17,6 +17,7 @@ mod key;
 pub mod lease;
 pub mod protocol;
 pub mod region;
+pub mod replay;
 pub mod sim;
 pub mod snowflake;
 pub mod step_json;

@@ -45,3 +45,4 @@ pub mod coordinator;
 pub mod region;
 
 pub mod driver;
+pub mod replay;

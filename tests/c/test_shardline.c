@@ -2,15 +2,17 @@
  * C host tests of libshardline: replays every conformance vector through shardline_decide and
  * through the typed API, checks the entity hash vectors, and drives every error path, a custom
  * strategy and the ownership rules, and drives a coordinator with regions through the JSON step
- * API, the typed step API and the callback drivers. Run by scripts/test-c.sh under ASan/UBSan with leak checks.
+ * API, the typed step API and the callback drivers, and replays every recorded state-machine trace
+ * through shardline_replay. Run by scripts/test-c.sh under ASan/UBSan with leak checks.
  *
- * Usage: test_shardline <tests/vectors directory>
+ * Usage: test_shardline <tests/vectors directory> <tests/traces directory>
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <shardline.h>
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2578,8 +2580,100 @@ static void test_driver_errors(void) {
     end();
 }
 
+/* ---- (f) recorded traces through shardline_replay -------------------------------------------- */
+
+/* Replays a trace; returns the parsed result, or NULL (with the case failed) on an error. */
+static cJSON *replay_text(const char *text) {
+    char *out = NULL;
+    cJSON *got = NULL;
+    if (OK(shardline_replay(text, &out))) {
+        got = cJSON_Parse(out);
+        CHECK(got != NULL, "output is not JSON: %s", out);
+    }
+    shardline_string_free(out);
+    return got;
+}
+
+static double number_field(const cJSON *obj, const char *key) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(item) ? item->valuedouble : -1;
+}
+
+static void replay_trace(const char *dir, const char *name) {
+    char *text = read_file(dir, name);
+    begin("replay trace %s", name);
+    cJSON *got = replay_text(text);
+    if (got != NULL) {
+        CHECK(number_field(got, "mismatches") == 0, "%g mismatches in %s",
+              number_field(got, "mismatches"), name);
+        CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(got, "first")), "first is null");
+        CHECK(number_field(got, "steps") > 100, "a trace of many steps");
+    }
+    cJSON_Delete(got);
+    end();
+
+    /* One output more in the first step that has any: the machine will not produce it. */
+    begin("replay trace %s with a changed output", name);
+    const char *at = strstr(text, "\"outputs\":[{");
+    if (CHECK(at != NULL, "a step with outputs")) {
+        size_t head = (size_t)(at - text) + strlen("\"outputs\":[");
+        const char *extra = "{\"type\":\"stopped\"},";
+        char *bad = malloc(strlen(text) + strlen(extra) + 1);
+        memcpy(bad, text, head);
+        strcpy(bad + head, extra);
+        strcat(bad, text + head);
+        got = replay_text(bad);
+        if (got != NULL) {
+            CHECK(number_field(got, "mismatches") == 1, "one mismatch");
+            const cJSON *first = cJSON_GetObjectItemCaseSensitive(got, "first");
+            CHECK(number_field(first, "step") >= 1, "first names the step");
+            CHECK(!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(first, "expected"),
+                                 cJSON_GetObjectItemCaseSensitive(first, "actual"), 1),
+                  "expected and actual differ");
+        }
+        cJSON_Delete(got);
+        free(bad);
+    }
+    end();
+    free(text);
+}
+
+static void replay_traces(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        fprintf(stderr, "cannot open %s\n", dir);
+        exit(2);
+    }
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len > 6 && strcmp(e->d_name + len - 6, ".jsonl") == 0) {
+            replay_trace(dir, e->d_name);
+            n++;
+        }
+    }
+    closedir(d);
+    begin("traces found");
+    CHECK(n >= 4, "only %d traces in %s", n, dir);
+    end();
+
+    begin("replay errors");
+    char *out = NULL;
+    EXPECT(shardline_replay("not json", &out), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "line 1: not valid JSON"), "message: %s", last_error());
+    CHECK(out == NULL, "no output on failure");
+    EXPECT(shardline_replay("{\"format\":\"shardline-trace\",\"version\":2}", &out),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "field version"), "message: %s", last_error());
+    EXPECT(shardline_replay(NULL, &out), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_replay("", NULL), SHARDLINE_STATUS_NULL_POINTER);
+    end();
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/vectors";
+    const char *traces = argc > 2 ? argv[2] : "tests/traces";
     if (shardline_abi_version() != SHARDLINE_ABI_VERSION) {
         fprintf(stderr, "loaded ABI %u, compiled against %u\n", shardline_abi_version(), SHARDLINE_ABI_VERSION);
         return 2;
@@ -2605,6 +2699,7 @@ int main(int argc, char **argv) {
     hashing_vectors(dir);
     replay_file(dir, "pekko-strategies.json");
     replay_file(dir, "actor-ts-strategies.json");
+    replay_traces(traces);
     printf("C tests: %d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

@@ -23,6 +23,7 @@ mod driver;
 mod handle;
 mod outputs;
 mod region;
+mod replay;
 mod shardline;
 mod state;
 mod strategy;

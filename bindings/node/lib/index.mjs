@@ -6,6 +6,7 @@ export const {
   ErrorCode,
   decide,
   decideJson,
+  replay,
   pekkoShardId,
   actorTsShardId,
   pekkoStringHash,

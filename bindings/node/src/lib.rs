@@ -14,6 +14,7 @@ mod ids;
 mod js;
 mod proto;
 mod region;
+mod replay;
 mod state;
 mod strategy;
 

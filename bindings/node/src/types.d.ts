@@ -128,6 +128,35 @@ export interface Decision {
   explanation?: Explanation
 }
 
+// ---- record and replay (tests/traces/README.md) ----
+
+/** What one step of a trace produced: its outputs, the machine's next deadline, its error. */
+export interface ReplayOutcome {
+  outputs: unknown[]
+  deadline: number | null
+  error: string | null
+}
+
+/** The first step of a trace whose outcome differs. */
+export interface ReplayMismatch {
+  /** 1-based, counting steps only. */
+  step: number
+  /** 1-based line in the trace. */
+  line: number
+  machine: string
+  now: number
+  input: unknown
+  expected: ReplayOutcome
+  actual: ReplayOutcome
+}
+
+/** What `replay` found. */
+export interface Replayed {
+  steps: number
+  mismatches: number
+  first: ReplayMismatch | null
+}
+
 // ---- protocol ----
 
 export interface Stamp {

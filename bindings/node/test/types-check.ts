@@ -10,6 +10,7 @@ import {
   HashAllocationStrategy,
   LeastShardAllocationStrategy,
   decide,
+  replay,
   ErrorCode,
   type Envelope,
   type CoordinatorOutput,
@@ -60,6 +61,10 @@ driver.route('user-1', 'hello')
 const next: number | null = coordinator.poll()
 const outputs: CoordinatorOutput[] = []
 const d = decide({ strategy: { kind: 'actor-ts-hash' }, op: 'allocate', candidates: ['s@h:1'], shardId: '1' })
+const replayed = replay('')
+const mismatches: number = replayed.mismatches
+const firstLine: number | undefined = replayed.first?.line
+const expectedOutputs: unknown[] | undefined = replayed.first?.expected.outputs
 const code: 'NO_CANDIDATES' = ErrorCode.NO_CANDIDATES
 const anyCode: ErrorCodeType = code
 function onError(e: ShardlineError) {

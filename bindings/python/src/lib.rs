@@ -39,6 +39,16 @@ fn decide<'py>(
     })
 }
 
+/// Replays a state-machine trace (tests/traces/README.md) on fresh machines:
+/// `{"steps": N, "mismatches": M, "first": None | {...}}`.
+#[pyfunction]
+fn replay<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    errors::guard(|| {
+        let out = shardline_core::replay::replay(text).map_err(errors::core_err)?;
+        json::ser_to_py(py, &out)
+    })
+}
+
 /// An envelope (dict) as JSON text for the wire; payloads travel as arrays of byte values.
 #[pyfunction]
 fn encode_envelope(envelope: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -88,7 +98,7 @@ mod _native {
     #[pymodule_export]
     use super::strategy::PyStrategy;
     #[pymodule_export]
-    use super::{_panic_for_test, decide, decode_envelope, encode_envelope};
+    use super::{_panic_for_test, decide, decode_envelope, encode_envelope, replay};
 
     #[pymodule_export]
     const VERSION: &str = shardline_core::VERSION;

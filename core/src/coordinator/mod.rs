@@ -295,6 +295,11 @@ impl Coordinator {
         self.out.pop_front()
     }
 
+    /// How many outputs wait to be polled.
+    pub fn queued_outputs(&self) -> usize {
+        self.out.len()
+    }
+
     /// Everything queued so far, in order.
     pub fn drain_outputs(&mut self) -> Vec<Output> {
         self.out.drain(..).collect()

@@ -361,6 +361,11 @@ impl Region {
         self.out.pop_front()
     }
 
+    /// How many outputs wait to be polled.
+    pub fn queued_outputs(&self) -> usize {
+        self.out.len()
+    }
+
     pub fn drain_outputs(&mut self) -> Vec<RegionOutput> {
         self.out.drain(..).collect()
     }

@@ -157,6 +157,24 @@ pub fn scenarios() -> Vec<(&'static str, &'static str)> {
 /// Runs one simulation. Errors are configuration errors only; everything the simulation
 /// finds is in the report.
 pub fn run(config: &SimConfig) -> Result<Report> {
+    Ok(run_world(config, None)?.0)
+}
+
+/// Runs one simulation and records every call on a coordinator or region with its outputs
+/// (the trace `crate::replay` reads). `recorded_by` goes into the trace's header as it is.
+/// Recording does not change the run: the report is the one [`run`] gives.
+pub fn run_recorded(
+    config: &SimConfig,
+    recorded_by: serde_json::Value,
+) -> Result<(Report, String)> {
+    let (report, trace) = run_world(config, Some(recorded_by))?;
+    Ok((report, trace.unwrap_or_default()))
+}
+
+fn run_world(
+    config: &SimConfig,
+    recorded_by: Option<serde_json::Value>,
+) -> Result<(Report, Option<String>)> {
     config.validate()?;
     let faults = config.faults.unwrap_or(config.scenario.default_faults());
     let nodes = config.nodes.unwrap_or(6);
@@ -184,6 +202,9 @@ pub fn run(config: &SimConfig) -> Result<Report> {
     };
     let strict = config.coordinator.handoff_timeout_policy == HandOffTimeoutPolicy::KeepOwner;
     let mut w = World::new(wc, strict)?;
+    if let Some(by) = recorded_by {
+        w.record(by);
+    }
     let interval = config.coordinator.rebalance_interval_ms;
     let pace = Pace {
         interval,
@@ -249,6 +270,7 @@ pub fn run(config: &SimConfig) -> Result<Report> {
     w.set_traffic(false);
     w.run_until(300_000, 500, |w| w.pending_messages() == 0);
     w.final_checks();
+    let trace = w.finish_recording();
     let mut report = w.report(
         ReportHeader {
             scenario: config.scenario.name().to_owned(),
@@ -258,5 +280,5 @@ pub fn run(config: &SimConfig) -> Result<Report> {
     );
     report.rounds_to_converge = rounds;
     report.time_to_converge_ms = time;
-    Ok(report)
+    Ok((report, trace))
 }

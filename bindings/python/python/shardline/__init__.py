@@ -49,6 +49,7 @@ from ._native import (
     murmur_string_hash,
     murmur_vnode_hash,
     pekko_shard_id,
+    replay,
 )
 from .clocks import SimClock, SystemClock
 
@@ -95,6 +96,7 @@ __all__ = [
     "murmur_string_hash",
     "murmur_vnode_hash",
     "pekko_shard_id",
+    "replay",
 ]
 if HAS_ETCD:
     __all__ += ["Etcd", "EtcdLease", "EtcdStore"]

@@ -17,6 +17,12 @@ def decide(vector: Union[Json, list[Json], str], explain: bool = False) -> Any:
     """One vector (a dict or JSON text) gives one result dict in the vector's `expect` shape;
     a list gives a list."""
 
+def replay(text: str) -> Json:
+    """Replays a state-machine trace (JSON lines, tests/traces/README.md) on fresh machines
+    and checks every output: `{"steps": N, "mismatches": M, "first": None | {...}}`, `first`
+    naming the first differing step (step, line, machine, now, input, expected, actual).
+    Raises InvalidArgumentError for a trace that cannot be read, naming line and field."""
+
 def encode_envelope(envelope: Envelope) -> str: ...
 def decode_envelope(data: Union[str, bytes]) -> Envelope: ...
 def pekko_shard_id(entity_id: str, number_of_shards: int) -> str: ...

@@ -6,6 +6,7 @@ use crate::cluster::{Member, MemberStatus};
 use crate::coordinator::Input;
 use crate::protocol::{Endpoint, Message};
 use crate::region::RegionInput;
+use crate::replay::{CoordinatorStep, RegionStep};
 use crate::version::Version;
 
 use super::super::clock::Proc;
@@ -62,8 +63,7 @@ impl World {
         self.membership_gen += 1;
         for k in 0..self.coords.len() {
             if self.coords[k].c.is_some() {
-                let input = input.clone();
-                self.coordinator_do(k, |c, now| c.handle(now, input));
+                self.coordinator_do(k, CoordinatorStep::Input(input.clone()));
             }
         }
     }
@@ -137,7 +137,7 @@ impl World {
             if let Some(s) = self.regions.get_mut(&id) {
                 s.leaving = true;
             }
-            self.region_do(&id, |r, now| r.handle(now, RegionInput::GracefulShutdown));
+            self.region_do(&id, RegionStep::Input(RegionInput::GracefulShutdown));
         }
     }
 
@@ -157,6 +157,7 @@ impl World {
                 if let Some(slot) = self.regions.remove(&id) {
                     self.checker.region_gone(self.now, slot.key);
                     self.checker.region_crashed(slot.key);
+                    self.end_recording(&id, slot.region);
                 }
                 self.gone.insert(id.clone(), true);
                 self.nodes[node].dead_region = Some(id);
@@ -222,6 +223,7 @@ impl World {
                         );
                     }
                     self.checker.region_left(self.now, slot.key);
+                    self.end_recording(&id, slot.region);
                 }
                 self.gone.insert(id.clone(), false);
                 Some(id)
@@ -277,7 +279,10 @@ impl World {
                 None
             };
         }
-        self.coords[k].c = None;
+        if let (Some(mut c), Some(r)) = (self.coords[k].c.take(), self.recorder.as_mut()) {
+            r.drain(&self.coords[k].name, &mut c);
+            r.end(&self.coords[k].name);
+        }
         self.coords[k].check_restore = false;
         self.agenda
             .push(self.now + restart_after_ms, Event::CoordinatorRestart { k });

@@ -4,6 +4,7 @@
 use crate::allocation::AllocationState;
 use crate::coordinator::{Coordinator, Input, LeaseRequest, Notice, Output, PersistentState};
 use crate::lease::{Lease, LeaseGrant};
+use crate::replay::{CoordinatorStep, MachineKind, Recorder};
 use crate::store::{Store, WriteOutcome};
 use crate::strategy::{Allocation, BoundedLoadHashing, InProgress, LeastShard, StrategyConfig};
 use crate::Result;
@@ -88,6 +89,20 @@ pub(super) fn state_difference(a: &PersistentState, b: &PersistentState) -> Opti
     None
 }
 
+/// Makes a coordinator call, through the recorder when a trace is being recorded.
+fn call(
+    recorder: Option<&mut Recorder>,
+    name: &str,
+    c: &mut Coordinator,
+    now: u64,
+    step: CoordinatorStep,
+) -> Result<()> {
+    match recorder {
+        Some(r) => r.call(name, c, now, step),
+        None => step.apply(c, now),
+    }
+}
+
 impl World {
     pub(super) fn start_coordinator(&mut self, k: usize) -> Result<()> {
         let inc = self.coords[k].incarnation;
@@ -99,40 +114,72 @@ impl World {
         )?;
         self.clocks.reset(Proc::Coordinator(k));
         let now = self.clocks.local(Proc::Coordinator(k), self.now);
-        for (m, unreachable) in self.members() {
+        let name = if inc == 0 {
+            format!("c{k}")
+        } else {
+            format!("c{k}.{inc}")
+        };
+        if let Some(r) = self.recorder.as_mut() {
+            r.create(
+                MachineKind::Coordinator,
+                &name,
+                self.coords[k].address.as_str(),
+            );
+        }
+        let members = self.members();
+        let mut call =
+            |c: &mut Coordinator, step| call(self.recorder.as_mut(), &name, c, now, step);
+        for (m, unreachable) in members {
             let address = m.address.as_str().to_owned();
-            c.handle(now, Input::Member(m))?;
+            call(&mut c, CoordinatorStep::Input(Input::Member(m)))?;
             if unreachable {
-                c.handle(
-                    now,
-                    Input::Reachability {
+                call(
+                    &mut c,
+                    CoordinatorStep::Input(Input::Reachability {
                         address,
                         reachable: false,
-                    },
+                    }),
                 )?;
             }
         }
         self.coords[k].lease = self.lease.contender(&format!("c{k}.{inc}"));
-        c.start(now);
+        call(&mut c, CoordinatorStep::Start)?;
+        self.coords[k].name = name;
         self.coords[k].c = Some(c);
         self.pump_coordinator(k);
         Ok(())
     }
 
-    pub(super) fn coordinator_do(
-        &mut self,
-        k: usize,
-        f: impl FnOnce(&mut Coordinator, u64) -> Result<()>,
-    ) {
+    /// Makes a call on a live coordinator and carries out its outputs.
+    pub(super) fn coordinator_do(&mut self, k: usize, step: CoordinatorStep) {
+        if self.coords[k].c.is_none() {
+            return;
+        }
+        self.feed_step(k, step);
+        self.pump_coordinator(k);
+    }
+
+    /// Makes a call on a live coordinator, leaving its outputs queued.
+    fn feed_step(&mut self, k: usize, step: CoordinatorStep) {
         let now = self.clocks.local(Proc::Coordinator(k), self.now);
-        let Some(c) = self.coords[k].c.as_mut() else {
+        let slot = &mut self.coords[k];
+        let Some(c) = slot.c.as_mut() else {
             return;
         };
-        if let Err(e) = f(c, now) {
+        if let Err(e) = call(self.recorder.as_mut(), &slot.name, c, now, step) {
             self.checker
                 .violate(self.now, "coordinator-error", format!("c{k}: {e}"));
         }
-        self.pump_coordinator(k);
+    }
+
+    /// The next output of a live coordinator, recorded as taken.
+    fn poll_coordinator(&mut self, k: usize) -> Option<Output> {
+        let slot = &mut self.coords[k];
+        let o = slot.c.as_mut()?.poll_output()?;
+        if let Some(r) = self.recorder.as_mut() {
+            r.output(&slot.name, &o);
+        }
+        Some(o)
     }
 
     pub(super) fn coordinator_timeout(&mut self, k: usize) {
@@ -141,7 +188,7 @@ impl World {
         };
         let total = c.state().shard_count();
         let before = self.rebalance_moves;
-        self.coordinator_do(k, |c, now| c.on_timeout(now));
+        self.coordinator_do(k, CoordinatorStep::Timeout);
         let moves = self.rebalance_moves - before;
         if moves == 0 {
             return;
@@ -186,7 +233,7 @@ impl World {
     /// Carries out a coordinator's outputs in order, as the contract requires: a failed or
     /// fenced write drops everything queued after it.
     pub(super) fn pump_coordinator(&mut self, k: usize) {
-        while let Some(o) = self.coords[k].c.as_mut().and_then(Coordinator::poll_output) {
+        while let Some(o) = self.poll_coordinator(k) {
             match o {
                 Output::Send(env) => self.send_from_coordinator(env),
                 Output::Persist { token, record } => {
@@ -277,19 +324,11 @@ impl World {
         if !matches!(input, Input::StateLoaded(_)) {
             self.trace(&format!("c{k} input"), &input);
         }
-        let now = self.clocks.local(Proc::Coordinator(k), self.now);
-        if let Some(c) = self.coords[k].c.as_mut() {
-            if let Err(e) = c.handle(now, input) {
-                self.checker
-                    .violate(self.now, "coordinator-error", format!("c{k}: {e}"));
-            }
-        }
+        self.feed_step(k, CoordinatorStep::Input(input));
     }
 
     pub(super) fn feed_after_failure(&mut self, k: usize, input: Input) {
-        if let Some(c) = self.coords[k].c.as_mut() {
-            while c.poll_output().is_some() {}
-        }
+        while self.poll_coordinator(k).is_some() {}
         self.feed(k, input);
     }
 

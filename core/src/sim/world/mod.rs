@@ -26,6 +26,7 @@ use crate::hashing::entity::pekko_shard_id;
 use crate::lease::InMemoryLease;
 use crate::protocol::{Envelope, ShardId};
 use crate::region::{Region, RegionConfig, RegionInput};
+use crate::replay::{Extractor, Header, Recorder, RegionStep};
 use crate::store::InMemoryStore;
 use crate::strategy::StrategyConfig;
 use crate::version::Version;
@@ -159,6 +160,8 @@ struct RegionSlot {
 struct CoordSlot {
     address: Address,
     incarnation: u32,
+    /// The incarnation's name in a recorded trace.
+    name: String,
     c: Option<Coordinator>,
     lease: InMemoryLease,
     check_restore: bool,
@@ -225,6 +228,8 @@ pub(crate) struct World {
     last_change: u64,
     rounds_since_action: u64,
     steps: u64,
+    /// Writes every call on a machine and its outputs, when a trace is being recorded.
+    recorder: Option<Recorder>,
     // ---- report counters ----
     messages: MessageStats,
     handoffs: HandOffStats,
@@ -300,6 +305,7 @@ impl World {
             last_change: 0,
             rounds_since_action: 0,
             steps: 0,
+            recorder: None,
             messages: MessageStats::default(),
             handoffs: HandOffStats::default(),
             coordinator_stats: CoordinatorStats::default(),
@@ -318,12 +324,41 @@ impl World {
             w.coords.push(CoordSlot {
                 address,
                 incarnation: 0,
+                name: String::new(),
                 c: None,
                 lease: w.lease.contender(&format!("c{k}")),
                 check_restore: false,
             });
         }
         Ok(w)
+    }
+
+    /// Records every call on a machine from now on (before [`World::boot`]).
+    pub fn record(&mut self, recorded_by: serde_json::Value) {
+        let header = Header::new(
+            self.cfg.strategy.clone(),
+            self.cfg.coordinator.clone(),
+            self.cfg.region.clone(),
+            Extractor::Pekko {
+                number_of_shards: self.cfg.shards as i32,
+            },
+            recorded_by,
+        );
+        self.recorder = Some(Recorder::new(&header));
+    }
+
+    /// The recorded trace, with what live machines still queue; None if not recording.
+    pub fn finish_recording(&mut self) -> Option<String> {
+        let mut r = self.recorder.take()?;
+        for slot in &mut self.coords {
+            if let Some(c) = slot.c.as_mut() {
+                r.drain(&slot.name, c);
+            }
+        }
+        for (id, slot) in &mut self.regions {
+            r.drain(id, &mut slot.region);
+        }
+        Some(r.finish())
     }
 
     /// A few entity names per shard, found by hashing candidates the way Pekko's extractor
@@ -469,7 +504,7 @@ impl World {
             match timer.expect("checked").1 {
                 Target::Coordinator(k) => self.coordinator_timeout(k),
                 Target::Region(id) => {
-                    self.region_do(&id, |r, now| r.on_timeout(now));
+                    self.region_do(&id, RegionStep::Timeout);
                 }
             }
         } else {
@@ -513,9 +548,10 @@ impl World {
             Event::Deliver { to, env } => self.deliver(to, env),
             Event::StopDone { region, shard } => {
                 self.trace("stop done", &(&region, ShardStopped { shard: &shard }));
-                self.region_do(&region, |r, now| {
-                    r.handle(now, RegionInput::ShardStopped { shard })
-                });
+                self.region_do(
+                    &region,
+                    RegionStep::Input(RegionInput::ShardStopped { shard }),
+                );
             }
             Event::Traffic => {
                 if self.traffic_on {
@@ -549,7 +585,7 @@ impl World {
             Event::CoordinatorChanged => {
                 let ids: Vec<String> = self.regions.keys().cloned().collect();
                 for id in ids {
-                    self.region_do(&id, |r, now| r.handle(now, RegionInput::CoordinatorChanged));
+                    self.region_do(&id, RegionStep::Input(RegionInput::CoordinatorChanged));
                 }
             }
             Event::CoordinatorRestart { k } => {

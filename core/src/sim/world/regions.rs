@@ -4,6 +4,8 @@
 use crate::coordinator::Input;
 use crate::protocol::ShardId;
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, ShardExtractor};
+use crate::replay::{CoordinatorStep, MachineKind, RegionStep};
+use crate::Result;
 
 use super::super::checker::RegionKey;
 use super::super::clock::Proc;
@@ -26,6 +28,9 @@ impl World {
             extractor,
         )
         .expect("region config is validated");
+        if let Some(r) = self.recorder.as_mut() {
+            r.create(MachineKind::Region, &id, &self.nodes[i].address);
+        }
         let key = self.region_keys.len() as RegionKey;
         self.region_keys.insert(id.clone(), key);
         self.checker.name_region(key, &id);
@@ -40,7 +45,7 @@ impl World {
             },
         );
         self.nodes[i].region = Some(id.clone());
-        self.region_do(&id, |r, now| r.start(now));
+        self.region_do(&id, RegionStep::Start);
     }
 
     pub(super) fn accepting(&self) -> Vec<String> {
@@ -82,8 +87,14 @@ impl World {
         let name = self.entities[shard][entity].clone();
         let shard_id = shard.to_string();
         let payload = id.to_le_bytes().to_vec();
-        let sid = shard_id.clone();
-        let result = self.region_do(sender, |r, now| r.route_to_shard(now, &sid, &name, payload));
+        let result = self.region_do(
+            sender,
+            RegionStep::Route {
+                shard: shard_id.clone(),
+                entity: name,
+                payload,
+            },
+        );
         match result {
             Some(Ok(())) => {
                 self.messages.accepted += 1;
@@ -96,14 +107,14 @@ impl World {
         }
     }
 
-    pub(super) fn region_do<T>(
-        &mut self,
-        id: &str,
-        f: impl FnOnce(&mut Region, u64) -> T,
-    ) -> Option<T> {
+    /// Makes a call on a live region and carries out its outputs; None if it is gone.
+    pub(super) fn region_do(&mut self, id: &str, step: RegionStep) -> Option<Result<()>> {
         let slot = self.regions.get_mut(id)?;
         let now = self.clocks.local(Proc::Node(slot.node), self.now);
-        let out = f(&mut slot.region, now);
+        let out = match self.recorder.as_mut() {
+            Some(rec) => rec.call(id, &mut slot.region, now, step),
+            None => step.apply(&mut slot.region, now),
+        };
         self.touched.push(id.to_owned());
         self.pump_region(id);
         Some(out)
@@ -115,7 +126,18 @@ impl World {
             .get_mut(id)
             .and_then(|s| s.region.poll_output())
         {
+            if let Some(r) = self.recorder.as_mut() {
+                r.output(id, &o);
+            }
             self.region_output(id, o);
+        }
+    }
+
+    /// A region left the simulation: its trace ends.
+    pub(super) fn end_recording(&mut self, id: &str, mut region: Region) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.drain(id, &mut region);
+            r.end(id);
         }
     }
 
@@ -238,7 +260,14 @@ impl World {
             return;
         };
         self.checker.arrived(self.now, m, key);
-        let result = self.region_do(to, |r, now| r.route_to_shard(now, &shard, &entity, payload));
+        let result = self.region_do(
+            to,
+            RegionStep::Route {
+                shard,
+                entity,
+                payload,
+            },
+        );
         if !matches!(result, Some(Ok(()))) {
             self.checker.lost_undeliverable(
                 self.now,
@@ -258,15 +287,17 @@ impl World {
             .collect();
         for r in ids {
             let region = region.to_owned();
-            self.region_do(&r, |x, now| {
-                x.handle(now, RegionInput::RegionTerminated { region })
-            });
+            self.region_do(
+                &r,
+                RegionStep::Input(RegionInput::RegionTerminated { region }),
+            );
         }
         for k in 0..self.coords.len() {
             let region = region.to_owned();
-            self.coordinator_do(k, |c, now| {
-                c.handle(now, Input::RegionTerminated { region })
-            });
+            self.coordinator_do(
+                k,
+                CoordinatorStep::Input(Input::RegionTerminated { region }),
+            );
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::coordinator::Input;
 use crate::protocol::{Endpoint, Envelope, Message};
 use crate::region::RegionInput;
+use crate::replay::{CoordinatorStep, RegionStep};
 
 use super::{payload_id, Dest, Event, World};
 
@@ -126,7 +127,7 @@ impl World {
         match to {
             Dest::Coordinator { k, incarnation } => {
                 if self.coords[k].incarnation == incarnation && self.coords[k].c.is_some() {
-                    self.coordinator_do(k, |c, now| c.handle(now, Input::Receive(env)));
+                    self.coordinator_do(k, CoordinatorStep::Input(Input::Receive(env)));
                 }
             }
             Dest::Region(id) => {
@@ -148,7 +149,7 @@ impl World {
                     Endpoint::Region(r) => Some(r.clone()),
                     Endpoint::Coordinator => None,
                 };
-                self.region_do(&id, |r, now| r.handle(now, RegionInput::Receive(env)));
+                self.region_do(&id, RegionStep::Input(RegionInput::Receive(env)));
                 self.bounce_origin = None;
             }
         }

@@ -1,6 +1,9 @@
 package org.shardline;
 
-/** Stateless entry points: conformance decisions, entity -> shard functions, the version. */
+/**
+ * Stateless entry points: conformance decisions, trace replay, entity -> shard functions, the
+ * version.
+ */
 public final class Shardline {
   static {
     NativeLibrary.load();
@@ -30,6 +33,22 @@ public final class Shardline {
     return nDecide(json, explain);
   }
 
+  /**
+   * Replays a state-machine trace (JSON lines, as {@code shardline sim --record} writes it;
+   * format in {@code tests/traces/README.md}) on fresh coordinator and region machines and
+   * checks that every output is the same, exactly as {@code shardline replay} does. Returns
+   * {@code {"steps": N, "mismatches": M, "first": null | {...}}}, {@code first} naming the
+   * first step that differs (step, line, machine, now, input, expected, actual). A mismatch is
+   * a result, not an exception.
+   *
+   * @throws ShardlineException {@link Status#INVALID_ARGUMENT} for a trace that cannot be read
+   *     (not JSON, another format version, an unknown machine, a malformed input), naming the
+   *     line and field
+   */
+  public static String replay(String trace) {
+    return nReplay(trace);
+  }
+
   /** Pekko's {@code HashCodeMessageExtractor} shard id: {@code abs(entityId.hashCode % n)}. */
   public static String pekkoShardId(String entityId, int numberOfShards) {
     return nPekkoShardId(entityId, numberOfShards);
@@ -46,6 +65,8 @@ public final class Shardline {
   }
 
   private static native String nDecide(String json, boolean explain);
+
+  private static native String nReplay(String trace);
 
   private static native String nPekkoShardId(String entityId, int numberOfShards);
 
