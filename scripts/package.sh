@@ -89,8 +89,10 @@ for platform in "${platforms[@]}"; do
     tar -C "$dist/c" -czf "$dist/c/shardline-$VERSION-$platform.tar.gz" "shardline-$VERSION-$platform"
 
     echo "=== $platform: Python wheel"
-    maturin build --release --zig --target "$rust_target" --compatibility "$wheel_compat" \
-        -m bindings/python/Cargo.toml --out "$dist/python"
+    # Its own target dir: maturin's environment differs from cargo-zigbuild's in what build
+    # scripts watch, so in a shared one each rebuilds the other's crates on every run.
+    CARGO_TARGET_DIR=$target/package-wheel maturin build --release --zig --target "$rust_target" \
+        --compatibility "$wheel_compat" -m bindings/python/Cargo.toml --out "$dist/python"
 
     echo "=== $platform: npm platform package $npm_platform"
     pkg=$stage/npm/$npm_platform
@@ -108,7 +110,13 @@ done
 echo "=== Python sdist"
 maturin sdist -m bindings/python/Cargo.toml --out "$dist/python"
 for wheel in "$dist"/python/*.whl; do
-    auditwheel show "$wheel"
+    report=$(auditwheel show "$wheel")
+    printf '%s\n' "$report"
+    # Only a manylinux tag is accepted by an index; auditwheel names the one the wheel meets.
+    if ! printf '%s\n' "$report" | tr '\n' ' ' | grep -q 'consistent with the following platform tag: *"manylinux_'; then
+        echo "package.sh: auditwheel finds no manylinux tag for $wheel" >&2
+        exit 1
+    fi
 done
 
 echo "=== npm package shardline"

@@ -53,8 +53,8 @@ for vector, got in zip(json.load(open(vectors)), decisions, strict=True):
     want = vector["expect"]
     if any(got.get(k) != v for k, v in want.items()):
         sys.exit(f"{lang}: vector {vector['id']}: decided {got}, expected {want}")
-# Java spells phases as enum constants (ACQUIRING_LEASE), the others in camelCase.
-phases = [p.replace("_", "").lower() for p in lines["PHASES"].split()]
+# Each language spells phases its own way: acquiringLease, acquiring-lease, ACQUIRING_LEASE.
+phases = [p.replace("_", "").replace("-", "").lower() for p in lines["PHASES"].split()]
 if phases != ["acquiringlease", "loading"]:
     sys.exit(f"{lang}: coordinator phases {lines['PHASES']}, expected acquiringLease loading")
 print(f"{lang}: {len(decisions)} decisions as expected; coordinator {lines['PHASES']}")
@@ -82,7 +82,9 @@ mkdir -p "$work/node"
     # --offline: the two tarballs must be all it takes.
     npm install --offline --no-audit --no-fund --loglevel=error \
         "$dist/npm/shardline-$VERSION.tgz" "$dist/npm"/shardline-linux-*-"$VERSION".tgz
-    node "$root/tests/install/smoke.mjs" "$vectors"
+    # Inside the project, where `import 'shardline'` resolves.
+    cp "$root/tests/install/smoke.mjs" .
+    node smoke.mjs "$vectors"
 ) | tee "$work/node.out"
 check node "$work/node.out"
 passed+=(node)
