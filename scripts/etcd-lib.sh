@@ -8,14 +8,7 @@
 #   etcd_stop         stops it and removes the data dir (safe to call twice)
 
 etcd_install() {
-  local need=()
-  command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
-  command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)
-  if [ ${#need[@]} -gt 0 ]; then
-    echo "installing ${need[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
+  bash "$(dirname "${BASH_SOURCE[0]}")/install-deps.sh" etcd protoc
 }
 
 # A loopback port nobody listens on.

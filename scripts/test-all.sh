@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The one test command: every language, every vector. Debug builds; fails fast.
+# The one test command: every language, every vector, then the release artifacts installed
+# as users install them. Installs the system packages it needs (scripts/install-deps.sh).
+# Debug builds except for the packaging step; fails fast.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,10 +15,11 @@ step() {
   passed+=("$name")
 }
 
+step "system packages and Rust components" bash scripts/install-deps.sh
 step "rustfmt" cargo fmt --all -- --check
 # napi-rs registers exports in a way clippy's test-target pass reads as dead code: lint
 # the Node crate's library target only.
-step "clippy" cargo clippy --workspace --exclude shardline-node --all-targets --quiet -- -D warnings
+step "clippy" cargo clippy --workspace --exclude shardline-node --all-targets --all-features --quiet -- -D warnings
 step "clippy (node)" cargo clippy -p shardline-node --quiet -- -D warnings
 step "rust tests" cargo test
 step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
@@ -25,6 +28,8 @@ step "Python binding" bash scripts/test-python.sh
 step "Node binding" bash scripts/test-node.sh
 step "JVM binding and Pekko adapter" bash scripts/test-java.sh
 step "etcd integration (real etcd on loopback)" bash tests/etcd.sh
+step "release artifacts (scripts/package.sh)" bash scripts/package.sh
+step "artifacts installed as users install them, no cargo" bash scripts/test-install.sh
 step "demo" bash -c 'cargo run -q -p shardline-cli -- decide < examples/vectors/demo.json > /dev/null && cargo run -q -p shardline-cli -- sim --scenario coordinator-failover --seed 1 --svg "${CARGO_TARGET_DIR:-target}/failover.svg"'
 
 echo

@@ -6,14 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-if [ ! -f /usr/include/cjson/cJSON.h ]; then
-    echo "installing libcjson-dev (cJSON headers for the C tests)" >&2
-    sudo=""
-    if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
-    # A fresh machine may have no package lists yet.
-    $sudo apt-get install -y -qq libcjson-dev >/dev/null 2>&1 ||
-        { $sudo apt-get update -qq && $sudo apt-get install -y -qq libcjson-dev; }
-fi
+bash scripts/install-deps.sh cjson
 
 cargo build -p shardline-ffi
 

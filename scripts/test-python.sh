@@ -16,15 +16,12 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 
-# Debug profile: the tests do not need an optimized library and CI has two cores. With
-# protoc on the machine the etcd backends are built in too (their tests also need an etcd,
-# or skip). The reinstall makes a second run pick up changed sources at the same version.
+# Debug profile: the tests do not need an optimized library and CI has two cores. The etcd
+# backends are always built in (pyproject.toml), so protoc must be there; their tests also
+# need an etcd, or skip. The reinstall makes a second run pick up changed sources at the same
+# version.
+bash scripts/install-deps.sh protoc
 build_args="--profile dev"
-if command -v protoc >/dev/null; then
-    build_args="$build_args --features etcd"
-else
-    echo "python: no protoc, building without the etcd feature (its tests will skip)"
-fi
 start=$(date +%s)
 "$py" -m pip install --quiet --disable-pip-version-check \
     --force-reinstall --no-deps \

@@ -26,7 +26,7 @@ else
   endpoint=$ETCD_ENDPOINT
 fi
 
-cargo build -q -p shardline-cli
+cargo build -q -p shardline-cli --features etcd
 bin=$(cd "${CARGO_TARGET_DIR:-$PWD/target}" && pwd)/debug/shardline
 ns="wid-test-$$-$(date +%s%N)"
 common=(--backend etcd --endpoints "$endpoint" --namespace "$ns")

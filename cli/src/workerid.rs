@@ -9,6 +9,7 @@ use shardline_core::workerid::{
     HoldError, Identity, InMemoryRegistry, Policy, Registry, ReserveConfig, TenureConfig,
     WorkerIdHolder,
 };
+#[cfg(feature = "etcd")]
 use shardline_etcd::Etcd;
 
 use crate::EXIT_INVALID_INPUT;
@@ -130,6 +131,7 @@ pub fn failed_exit(e: impl std::fmt::Display) -> (u8, String) {
 pub fn open_registry(args: &BackendArgs, ttl_ms: u64) -> Result<Box<dyn Registry>, (u8, String)> {
     match args.backend {
         Backend::Memory => Ok(Box::new(InMemoryRegistry::new().session(ttl_ms))),
+        #[cfg(feature = "etcd")]
         Backend::Etcd => {
             let etcd = Etcd::connect(&args.endpoints, &args.namespace).map_err(|e| {
                 if e.kind() == shardline_core::ErrorKind::InvalidArgument {
@@ -140,6 +142,15 @@ pub fn open_registry(args: &BackendArgs, ttl_ms: u64) -> Result<Box<dyn Registry
             })?;
             Ok(Box::new(etcd.registry(ttl_ms)))
         }
+        // The value stays in the CLI's grammar either way, so scripts get this message rather
+        // than a parse error that hides why.
+        #[cfg(not(feature = "etcd"))]
+        Backend::Etcd => Err((
+            EXIT_INVALID_INPUT,
+            "--backend etcd: this shardline was built without etcd support; rebuild with \
+                 `cargo build -p shardline-cli --features etcd` (needs protoc)"
+                .into(),
+        )),
     }
 }
 

@@ -1,0 +1,23 @@
+// Run by scripts/test-install.sh in a fresh npm project holding only the tarballs from dist/.
+//
+//   node smoke.mjs VECTORS.json
+//
+// Prints the lines the harness checks: DECIDE (decisions of the vectors, JSON) and PHASES (a
+// coordinator's phase after start and after its lease is granted). Loads the package both
+// ways a user does, ESM and CommonJS.
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { Coordinator, decideJson } from 'shardline'
+
+const cjs = createRequire(import.meta.url)('shardline')
+if (cjs.decideJson !== decideJson) throw new Error('the CommonJS and ESM entries load different modules')
+
+const decisions = decideJson(readFileSync(process.argv[2], 'utf8'))
+console.log('DECIDE', JSON.stringify(JSON.parse(decisions)))
+
+const coordinator = new Coordinator({ strategy: { kind: 'least-shard' }, selfAddress: 'pekko://app@10.0.0.1:2552' })
+coordinator.start(0)
+const started = coordinator.phase
+coordinator.handle(0, { type: 'leaseGranted', token: 1, validUntilMs: 60_000 })
+console.log('PHASES', started, coordinator.phase)
+coordinator.close()
