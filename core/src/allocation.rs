@@ -12,7 +12,10 @@ use std::sync::Arc;
 use crate::address::Address;
 use crate::cluster::{ClusterView, Member, MemberStatus};
 use crate::javasort::{self, ContractViolation};
-use crate::load::{Amount, Dimensions, LoadBook, LoadVec, RegionProfile, ShardRule};
+use crate::load::{
+    Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
+    RegionProfile, ShardRule,
+};
 use crate::version::{OrderlyVersions, Version, VersionKey};
 use crate::{Error, Result};
 
@@ -36,6 +39,8 @@ pub struct Region {
     profile: RegionProfile,
     /// Sum of its shards' loads.
     load: LoadVec,
+    /// Where [`AllocationState`]'s class index holds it, when it may receive shards.
+    class: Option<(ClassKey, ClassEntry)>,
 }
 
 impl Region {
@@ -60,6 +65,11 @@ impl Region {
     /// Shards in allocation order, oldest first.
     pub fn shards(&self) -> impl DoubleEndedIterator<Item = &ShardId> + ExactSizeIterator {
         self.shards.values()
+    }
+    /// Shards in allocation order with their allocation sequence (see
+    /// [`AllocationState::shard_sequence`]).
+    pub fn shards_with_sequence(&self) -> impl Iterator<Item = (u64, &ShardId)> {
+        self.shards.iter().map(|(k, v)| (*k, v))
     }
     /// Position in map order (registration order); smaller is earlier.
     pub fn map_position(&self) -> u64 {
@@ -127,6 +137,8 @@ pub struct AllocationState {
     sorted_eligible: Vec<(Arc<str>, u64, usize)>,
     topology_gen: u64,
     loads: LoadBook,
+    /// Regions that may receive shards (a member, eligible, not draining) by class.
+    classes: ClassIndex,
 }
 
 impl AllocationState {
@@ -151,6 +163,7 @@ impl AllocationState {
             sorted_eligible: Vec::new(),
             topology_gen: 0,
             loads: LoadBook::default(),
+            classes: ClassIndex::default(),
         }
     }
 
@@ -189,6 +202,7 @@ impl AllocationState {
             rank: None,
             profile: RegionProfile::default(),
             load: LoadVec::default(),
+            class: None,
         };
         self.next_pos += 1;
         self.next_candidate += 1;
@@ -219,6 +233,9 @@ impl AllocationState {
         self.set_eligible_slot(slot, false);
         self.unindex(slot);
         let node = self.node_key(slot);
+        if let Some((k, e)) = self.slots[slot].as_mut().expect("live").class.take() {
+            self.classes.remove(&k, &e);
+        }
         let region = self.slots[slot].take().expect("slot is live");
         if !region.profile.is_default() {
             self.loads.custom_regions -= 1;
@@ -307,6 +324,7 @@ impl AllocationState {
         });
         let load = self.loads.load_of(&shard);
         self.slots[slot].as_mut().expect("live").load.add(load);
+        self.reentry(slot);
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
     }
@@ -328,6 +346,7 @@ impl AllocationState {
         } else {
             r.load.sub(load);
         }
+        self.reentry(home.slot);
         Ok(self.slots[home.slot].as_ref().expect("live").id.clone())
     }
 
@@ -359,6 +378,8 @@ impl AllocationState {
             let r = self.slots[home.slot].as_mut().expect("live");
             r.load.sub(&old);
             r.load.add(&new);
+            let slot = home.slot;
+            self.reentry(slot);
         }
         if new.is_unit() {
             self.loads.shard_loads.remove(shard);
@@ -447,6 +468,50 @@ impl AllocationState {
             (false, true) => self.loads.custom_regions -= 1,
             _ => {}
         }
+        self.reclass(slot);
+    }
+
+    /// Regions that may receive shards, by class (see [`ClassIndex`]); ids are slots.
+    pub(crate) fn receiving_classes(&self) -> &ClassIndex {
+        &self.classes
+    }
+
+    /// The region in a slot of [`Self::receiving_classes`].
+    pub(crate) fn region_in_slot(&self, slot: usize) -> &Region {
+        self.slots[slot].as_ref().expect("indexed slot is live")
+    }
+
+    /// Moves a region within its class after its load or shard count changed.
+    fn reentry(&mut self, slot: usize) {
+        let r = self.slots[slot].as_mut().expect("live");
+        if let Some((k, e)) = r.class.as_mut() {
+            let new = (Ordered(r.load.get(0)), r.shards.len(), r.pos, slot);
+            self.classes.replace(k, e, new);
+            *e = new;
+        }
+    }
+
+    /// Puts a region where the class index should hold it (nowhere, if it may not receive).
+    fn reclass(&mut self, slot: usize) {
+        let r = self.slots[slot].as_mut().expect("live");
+        if let Some((k, e)) = r.class.take() {
+            self.classes.remove(&k, &e);
+        }
+        let Some((_, status, version)) = &r.rank else {
+            return;
+        };
+        if !r.eligible || r.profile.draining {
+            return;
+        }
+        let key = ClassKey::new(
+            status.is_leaving(),
+            version,
+            &r.profile.capacity,
+            &r.profile.tags,
+        );
+        let entry = (Ordered(r.load.get(0)), r.shards.len(), r.pos, slot);
+        self.classes.insert(key.clone(), entry);
+        r.class = Some((key, entry));
     }
 
     // ---- cluster view -------------------------------------------------------------------
@@ -756,6 +821,7 @@ impl AllocationState {
             self.ranked_versions.add(&version);
             self.slots[slot].as_mut().expect("live").rank = Some((key, status, version));
         }
+        self.reclass(slot);
     }
 }
 

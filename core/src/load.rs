@@ -9,12 +9,14 @@
 //! map and re-sums a region's load as shards come and go, so a host that learns new loads
 //! (reported by regions, or measured) updates them in place and the next decision sees them.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::allocation::RegionId;
+use crate::version::{Version, VersionKey};
 use crate::{Error, Result};
 
 /// A load, capacity or budget as given: one number for every dimension, or a number per
@@ -348,4 +350,92 @@ impl LoadBook {
 /// Checks a budget such as `maxLoadMoved` and resolves it against the state's dimensions.
 pub fn check_budget(what: &str, amount: &Amount) -> Result<()> {
     amount.check(what, true)
+}
+
+/// Regions that receive shards alike: same member class (leaving, app version), capacity and
+/// tags. Within a class, with one load dimension, the utilisation after taking a shard rises
+/// with the region's load, so the class's first region by (load, shards, map order) is its
+/// best; a placement compares only those heads.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct ClassKey {
+    leaving: bool,
+    version: Reverse<VersionKey>,
+    capacity: Vec<u64>,
+    tags: Vec<Arc<str>>,
+}
+
+impl ClassKey {
+    pub(crate) fn new(
+        leaving: bool,
+        version: &Version,
+        capacity: &CapVec,
+        tags: &BTreeSet<Arc<str>>,
+    ) -> ClassKey {
+        let mut bits: Vec<u64> = capacity.per.iter().map(|c| c.to_bits()).collect();
+        bits.push(capacity.rest.to_bits());
+        ClassKey {
+            leaving,
+            version: Reverse(version.sort_key()),
+            capacity: bits,
+            tags: tags.iter().cloned().collect(),
+        }
+    }
+    pub(crate) fn has_tags(&self, required: &[Arc<str>]) -> bool {
+        required.iter().all(|t| self.tags.binary_search(t).is_ok())
+    }
+}
+
+/// (load, shard count, map position, id) of one region in its class.
+pub(crate) type ClassEntry = (Ordered, usize, u64, usize);
+
+/// Regions that may receive shards, grouped by [`ClassKey`].
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ClassIndex {
+    classes: BTreeMap<ClassKey, BTreeSet<ClassEntry>>,
+}
+
+impl ClassIndex {
+    pub(crate) fn insert(&mut self, class: ClassKey, entry: ClassEntry) {
+        self.classes.entry(class).or_default().insert(entry);
+    }
+    pub(crate) fn remove(&mut self, class: &ClassKey, entry: &ClassEntry) {
+        if let Some(set) = self.classes.get_mut(class) {
+            set.remove(entry);
+            if set.is_empty() {
+                self.classes.remove(class);
+            }
+        }
+    }
+    pub(crate) fn replace(&mut self, class: &ClassKey, old: &ClassEntry, new: ClassEntry) {
+        if let Some(set) = self.classes.get_mut(class) {
+            set.remove(old);
+            set.insert(new);
+        }
+    }
+    /// Per class whose tags cover `required`: its first id that `accepts`.
+    pub(crate) fn heads<'a>(
+        &'a self,
+        required: &'a [Arc<str>],
+        mut accepts: impl FnMut(usize) -> bool + 'a,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.classes
+            .iter()
+            .filter(move |(k, _)| k.has_tags(required))
+            .filter_map(move |(_, set)| set.iter().map(|e| e.3).find(|&id| accepts(id)))
+    }
+}
+
+/// An `f64` ordered by `total_cmp`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ordered(pub f64);
+impl Eq for Ordered {}
+impl PartialOrd for Ordered {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ordered {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }

@@ -8,11 +8,13 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, ShardId};
-use shardline_core::cluster::{ClusterView, Member};
+use shardline_core::cluster::{ClusterView, Member, MemberStatus};
 use shardline_core::conformance::decide;
 use shardline_core::jvm::compare_utf16;
 use shardline_core::load::{utilisation, Amount, ShardRule};
-use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, LeastLoad};
+use shardline_core::strategy::{
+    Allocation, AllocationStrategy, Explanation, InProgress, LeastLoad,
+};
 
 fn vectors(file: &str) -> Vec<Value> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -124,6 +126,23 @@ fn scalar_load(state: &AllocationState, shard: &str) -> f64 {
 
 type Move = (ShardId, String, String);
 
+/// Explained decisions scan every region; unexplained ones use the class index. They agree.
+fn index_agrees_with_scan(strategy: &LeastLoad, state: &AllocationState, probe: &str) {
+    let (mut a, mut b) = (strategy.clone(), strategy.clone());
+    let mut e = Explanation::default();
+    assert_eq!(
+        a.allocate(state, None, probe, None).unwrap(),
+        b.allocate(state, None, probe, Some(&mut e)).unwrap(),
+        "allocate {probe}"
+    );
+    let none = InProgress::new();
+    assert_eq!(
+        a.rebalance(state, &none, None).unwrap(),
+        b.rebalance(state, &none, Some(&mut e)).unwrap(),
+        "rebalance"
+    );
+}
+
 /// One round as the coordinator runs it: rebalance, hand off, re-allocate in String order.
 fn round(strategy: &mut LeastLoad, state: &mut AllocationState) -> Vec<Move> {
     let picked = strategy.rebalance(state, &InProgress::new(), None).unwrap();
@@ -187,6 +206,7 @@ proptest! {
 
         let make = || LeastLoad::new(limit, 1.0, BAND, budget.map(Amount::Uniform)).unwrap();
         let mut strategy = make();
+        index_agrees_with_scan(&strategy, &state, "probe");
         let start = instance(seed, regions, per, 0.5);
         let rounds = plan(&mut strategy, &mut state);
         let shard_total = regions * per;
@@ -231,6 +251,12 @@ proptest! {
         let mut rng = Rng(seed ^ 0xABCD);
         let ids: Vec<String> = (0..regions).map(region_id).collect();
         for id in &ids {
+            if rng.below(5) == 0 {
+                // a leaving member: its region still receives, ranked last
+                let mut m = Member::new(state.region(id).unwrap().address().clone());
+                m.status = MemberStatus::Leaving;
+                state.upsert_member(m);
+            }
             if rng.below(3) == 0 {
                 state.set_region_tags(id, ["ssd"]).unwrap();
             }
@@ -266,6 +292,8 @@ proptest! {
         };
         let mut strategy = LeastLoad::new(limit, 1.0, BAND, None).unwrap();
         for _ in 0..1000 {
+            index_agrees_with_scan(&strategy, &state, "probe");
+            index_agrees_with_scan(&strategy, &state, &shards[0]);
             let before: BTreeMap<String, bool> = shards.iter().map(|s| (s.clone(), breaks(&state, s))).collect();
             let over_before: Vec<usize> = ids.iter().map(|r| over(&state, r)).collect();
             let moves = round(&mut strategy, &mut state);

@@ -22,7 +22,10 @@ use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
 use crate::allocation::{AllocationState, Region, RegionId, ShardId};
-use crate::load::{check_budget, utilisation, Amount, CapVec, LoadVec, ShardRule};
+use crate::load::{
+    check_budget, utilisation, Amount, CapVec, ClassEntry, ClassIndex, ClassKey, LoadVec, Ordered,
+    ShardRule,
+};
 use crate::{Error, Result};
 
 /// Tolerance above the fluid optimum before a region gives shards away.
@@ -94,6 +97,15 @@ impl LeastLoad {
                 }
             })
             .then(a.region.map_position().cmp(&b.region.map_position()))
+    }
+
+    /// Whether the class index decides as the full scan would: one load dimension (so the
+    /// utilisation after a shard rises with a region's load), no age tie-break, and a
+    /// consistent member ranking.
+    fn indexed(&self, state: &AllocationState) -> bool {
+        state.load_dimensions().names().is_empty()
+            && !self.akka.tie_break_by_age
+            && state.ranking_is_orderly()
     }
 
     /// The best region for a shard among `views`, and (when `rejected` is given) why each
@@ -267,12 +279,30 @@ impl AllocationStrategy for LeastLoad {
             width,
         };
         let mut rejected = explain.is_some().then(Vec::new);
-        let mut pick = self.best(
-            state,
-            state.regions().map(View::of),
-            &ask,
-            rejected.as_mut(),
-        );
+        let fast = rejected.is_none() && self.indexed(state);
+        let pinned = rule.and_then(|r| r.pin.as_deref());
+        let mut pick = match (fast, pinned) {
+            (true, Some(pin)) => self.best(
+                state,
+                state.region(pin).into_iter().map(View::of),
+                &ask,
+                None,
+            ),
+            (true, None) => {
+                let required = rule.map_or(&[][..], |r| &r.tags[..]);
+                let heads = state.receiving_classes().heads(required, |slot| {
+                    refusal(&View::of(state.region_in_slot(slot)), &ask).is_none()
+                });
+                let views: Vec<View> = heads.map(|s| View::of(state.region_in_slot(s))).collect();
+                self.best(state, views.into_iter(), &ask, None)
+            }
+            _ => self.best(
+                state,
+                state.regions().map(View::of),
+                &ask,
+                rejected.as_mut(),
+            ),
+        };
         if pick.is_none() && ask.avoid.is_some() {
             // Landing back beats staying unplaced.
             ask.avoid = None;
@@ -373,10 +403,11 @@ impl AllocationStrategy for LeastLoad {
                     region: r,
                     load: r.load().clone(),
                     count: r.shard_count(),
+                    class: None,
                 })
                 .collect(),
             index: HashMap::new(),
-            moved: HashSet::new(),
+            fixed: HashSet::new(),
             moves: Vec::new(),
             moves_left: limit,
             load_left: self
@@ -386,7 +417,24 @@ impl AllocationStrategy for LeastLoad {
             closed: false,
             notes: explain.is_some().then(Vec::new),
             rejected: explain.is_some().then(Vec::new),
+            classes: None,
         };
+        if self.indexed(state) {
+            let mut ix = ClassIndex::default();
+            for (i, s) in round.slots.iter_mut().enumerate() {
+                let r = s.region;
+                let (Some((leaving, version)), true, false) =
+                    (r.member_class(), r.is_eligible(), r.profile().draining)
+                else {
+                    continue;
+                };
+                let key = ClassKey::new(leaving, version, &r.profile().capacity, &r.profile().tags);
+                let entry = (Ordered(s.load.get(0)), s.count, r.map_position(), i);
+                ix.insert(key.clone(), entry);
+                s.class = Some((key, entry));
+            }
+            round.classes = Some(ix);
+        }
         round.index = round
             .slots
             .iter()
@@ -436,7 +484,9 @@ struct Round<'s> {
     width: usize,
     slots: Vec<Slot<'s>>,
     index: HashMap<&'s str, usize>,
-    moved: HashSet<ShardId>,
+    /// Shards moved to fix a rule, before any source's list of movable shards is built (a
+    /// band move leaves that list itself).
+    fixed: HashSet<ShardId>,
     /// (shard, source slot, destination slot), in decision order.
     moves: Vec<(ShardId, usize, usize)>,
     moves_left: usize,
@@ -445,15 +495,59 @@ struct Round<'s> {
     closed: bool,
     notes: Option<Vec<MoveNote>>,
     rejected: Option<Vec<Rejection>>,
+    /// Slots that may receive, by class, when [`LeastLoad::indexed`] holds.
+    classes: Option<ClassIndex>,
 }
 
 struct Slot<'s> {
     region: &'s Region,
     load: LoadVec,
     count: usize,
+    class: Option<(ClassKey, ClassEntry)>,
 }
 
 impl<'s> Round<'s> {
+    /// The best slot for the shard (see [`LeastLoad::best`]), through the class index when
+    /// there is one and no reasons are wanted.
+    fn best(
+        &self,
+        strategy: &LeastLoad,
+        ask: &Ask,
+        rejected: Option<&mut Vec<Rejection>>,
+    ) -> Option<(usize, f64)> {
+        let fit = match (&self.classes, rejected) {
+            (Some(ix), None) => {
+                let pin = ask.rule.and_then(|r| r.pin.as_deref());
+                let views: Vec<View> = match pin {
+                    Some(pin) => self
+                        .index
+                        .get(pin)
+                        .map(|&i| self.view(i))
+                        .into_iter()
+                        .collect(),
+                    None => {
+                        let required = ask.rule.map_or(&[][..], |r| &r.tags[..]);
+                        ix.heads(required, |i| refusal(&self.view(i), ask).is_none())
+                            .map(|i| self.view(i))
+                            .collect()
+                    }
+                };
+                strategy.best(self.state, views.into_iter(), ask, None)
+            }
+            (_, rejected) => strategy.best(self.state, self.views(), ask, rejected),
+        };
+        fit.map(|f| (self.index[&**f.region.id()], f.after))
+    }
+
+    fn view(&self, i: usize) -> View<'_> {
+        let s = &self.slots[i];
+        View {
+            region: s.region,
+            load: &s.load,
+            count: s.count,
+        }
+    }
+
     fn util(&self, i: usize) -> f64 {
         let s = &self.slots[i];
         utilisation(&s.load, None, &s.region.profile().capacity, self.width)
@@ -493,6 +587,16 @@ impl<'s> Round<'s> {
         self.slots[from].count -= 1;
         self.slots[to].load.add(load);
         self.slots[to].count += 1;
+        if let Some(ix) = self.classes.as_mut() {
+            for i in [from, to] {
+                let s = &mut self.slots[i];
+                if let Some((k, e)) = s.class.as_mut() {
+                    let new = (Ordered(s.load.get(0)), s.count, s.region.map_position(), i);
+                    ix.replace(k, e, new);
+                    *e = new;
+                }
+            }
+        }
         self.moves_left -= 1;
         if let Some(b) = self.load_left.as_mut() {
             if b.holds(load, self.width) {
@@ -524,7 +628,9 @@ impl<'s> Round<'s> {
                 notes.push(note);
             }
         }
-        self.moved.insert(shard.clone());
+        if trigger != "band" {
+            self.fixed.insert(shard.clone());
+        }
         self.moves.push((shard, from, to));
     }
 }
@@ -599,9 +705,7 @@ impl LeastLoad {
                 width: round.width,
             };
             let mut rejected = round.rejected.take();
-            let pick = self
-                .best(state, round.views(), &ask, rejected.as_mut())
-                .map(|f| round.index[&**f.region.id()]);
+            let pick = round.best(self, &ask, rejected.as_mut()).map(|(i, _)| i);
             if pick.is_some() {
                 // keep the reasons only for shards that stay put
                 if let Some(r) = rejected.as_mut() {
@@ -658,6 +762,8 @@ impl LeastLoad {
         // per source slot: (size on it, sequence, shard), largest first, then oldest
         let mut lists: HashMap<usize, Vec<(f64, u64, ShardId)>> = HashMap::new();
         let mut stuck = false;
+        // pinned shards stay on their pin
+        let ruled = state.shard_rules().next().is_some();
         while !round.spent() {
             let Some(&(Reverse(Util(top)), _, s)) = busiest.first() else {
                 break;
@@ -669,21 +775,24 @@ impl LeastLoad {
             let list = lists.entry(s).or_insert_with(|| {
                 let region = round.slots[s].region;
                 let mut v: Vec<(f64, u64, ShardId)> = region
-                    .shards()
-                    .filter(|sh| !round.moved.contains(*sh))
-                    .filter(|sh| {
-                        state
-                            .shard_rule(sh)
-                            .and_then(|r| r.pin.as_ref())
-                            .map_or(true, |p| **p != **region.id())
+                    .shards_with_sequence()
+                    .filter(|(_, sh)| round.fixed.is_empty() || !round.fixed.contains(*sh))
+                    .filter(|(_, sh)| {
+                        !ruled
+                            || state
+                                .shard_rule(sh)
+                                .and_then(|r| r.pin.as_ref())
+                                .map_or(true, |p| **p != **region.id())
                     })
-                    .map(|sh| {
+                    .map(|(q, sh)| {
                         (
                             utilisation(state.shard_load(sh), None, cap, width),
-                            seq(state, sh),
+                            q,
                             sh.clone(),
                         )
                     })
+                    // moving a weightless shard helps nobody
+                    .filter(|x| x.0 > 0.0)
                     .collect();
                 v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                 v
@@ -693,20 +802,24 @@ impl LeastLoad {
             let within = list.partition_point(|x| x.0 > excess);
             // the largest shard within the excess first, then the smallest beyond it (oldest
             // first among equals)
-            let mut beyond: Vec<usize> = (0..within).collect();
-            beyond.sort_by(|&x, &y| {
-                list[x]
-                    .0
-                    .total_cmp(&list[y].0)
-                    .then(list[x].1.cmp(&list[y].1))
-            });
-            let mut chosen = None;
-            for k in (within..list.len()).chain(beyond) {
+            // built only when nothing within the excess helps
+            let beyond = || {
+                let mut v: Vec<usize> = (0..within).collect();
+                v.sort_by(|&x, &y| {
+                    list[x]
+                        .0
+                        .total_cmp(&list[y].0)
+                        .then(list[x].1.cmp(&list[y].1))
+                });
+                v
+            };
+            // A move helps when both ends finish below `top`; `None` when it does not fit the
+            // budget.
+            let helps = |k: usize| -> Option<Option<usize>> {
                 let shard = &list[k].2;
                 let load = state.shard_load(shard);
                 if !round.fits(load) {
-                    over_budget = true;
-                    continue;
+                    return None;
                 }
                 let ask = Ask {
                     shard,
@@ -715,15 +828,61 @@ impl LeastLoad {
                     avoid: Some(&**round.slots[s].region.id()),
                     width,
                 };
-                let Some(f) = self.best(state, round.views(), &ask, None) else {
-                    continue;
-                };
                 let mut left = round.slots[s].load.clone();
                 left.sub(load);
                 let source_after = utilisation(&left, None, cap, width);
-                if source_after.max(f.after) < top {
-                    chosen = Some((k, round.index[&**f.region.id()]));
-                    break;
+                Some(
+                    round
+                        .best(self, &ask, None)
+                        .filter(|&(_, after)| source_after.max(after) < top)
+                        .map(|(d, _)| d),
+                )
+            };
+            let mut chosen = None;
+            if !ruled && round.classes.is_some() {
+                // One dimension and no per-shard rules: whether a shard fits and helps only
+                // gets likelier as shards get lighter, so search instead of walking.
+                let ok = |k: usize| matches!(helps(k), Some(Some(_)));
+                // usually the first shard within the excess helps
+                let (mut lo, mut hi) = (within, list.len());
+                if lo < hi && ok(lo) {
+                    hi = lo;
+                }
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if ok(mid) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                let k = if lo < list.len() {
+                    Some(lo)
+                } else if within > 0 {
+                    // the smallest beyond the excess, oldest first among equals
+                    let mut j = within - 1;
+                    while j > 0 && list[j - 1].0 == list[within - 1].0 {
+                        j -= 1;
+                    }
+                    Some(j)
+                } else {
+                    None
+                };
+                match k.map(|k| (k, helps(k))) {
+                    Some((k, Some(Some(d)))) => chosen = Some((k, d)),
+                    Some((_, None)) => over_budget = true,
+                    _ => {}
+                }
+            } else {
+                for k in (within..list.len()).chain(std::iter::once_with(beyond).flatten()) {
+                    match helps(k) {
+                        None => over_budget = true,
+                        Some(Some(d)) => {
+                            chosen = Some((k, d));
+                            break;
+                        }
+                        Some(None) => {}
+                    }
                 }
             }
             let Some((k, d)) = chosen else {
