@@ -726,6 +726,9 @@ proptest! {
         }
         let finite = match c {
             StrategyConfig::LeastShard { relative_limit, .. } => relative_limit.is_finite(),
+            StrategyConfig::LeastLoad { relative_limit, band, .. } => {
+                relative_limit.is_finite() && band.is_finite()
+            }
             StrategyConfig::BoundedLoadHashing { epsilon, relative_limit, .. } => {
                 epsilon.is_finite() && relative_limit.is_finite()
             }
