@@ -12,6 +12,10 @@ use std::sync::Arc;
 use crate::address::{ActorTsKey, Address};
 use crate::cluster::{ClusterView, Member, MemberStatus};
 use crate::javasort::{self, ContractViolation};
+use crate::load::{
+    Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
+    RegionProfile, ShardRule,
+};
 use crate::version::{OrderlyVersions, Version, VersionKey};
 use crate::{Error, Result};
 
@@ -32,6 +36,11 @@ pub struct Region {
     /// member it was ranked by has changed.
     rank: Option<(RankKey, MemberStatus, Version)>,
     addr_key: ActorTsKey,
+    profile: RegionProfile,
+    /// Sum of its shards' loads.
+    load: LoadVec,
+    /// Where [`AllocationState`]'s class index holds it, when it may receive shards.
+    class: Option<(ClassKey, ClassEntry)>,
 }
 
 impl Region {
@@ -57,6 +66,11 @@ impl Region {
     pub fn shards(&self) -> impl DoubleEndedIterator<Item = &ShardId> + ExactSizeIterator {
         self.shards.values()
     }
+    /// Shards in allocation order with their allocation sequence (see
+    /// [`AllocationState::shard_sequence`]).
+    pub fn shards_with_sequence(&self) -> impl Iterator<Item = (u64, &ShardId)> {
+        self.shards.iter().map(|(k, v)| (*k, v))
+    }
     /// Position in map order (registration order); smaller is earlier.
     pub fn map_position(&self) -> u64 {
         self.pos
@@ -64,6 +78,19 @@ impl Region {
     /// Position in candidate order (when it last became eligible).
     pub fn candidate_position(&self) -> u64 {
         self.candidate_pos
+    }
+    /// Capacity, tags, shard cap and draining flag (see [`crate::load`]).
+    pub fn profile(&self) -> &RegionProfile {
+        &self.profile
+    }
+    /// The summed load of its shards.
+    pub fn load(&self) -> &LoadVec {
+        &self.load
+    }
+    /// Whether its member is leaving, and the member's app version, as last ranked; `None`
+    /// when no cluster member hosts it.
+    pub(crate) fn member_class(&self) -> Option<(bool, &Version)> {
+        self.rank.as_ref().map(|(_, s, v)| (s.is_leaving(), v))
     }
 }
 
@@ -110,6 +137,9 @@ pub struct AllocationState {
     /// Eligible regions by (actor-ts address order, candidate position): actor-ts hash.
     sorted_eligible: Vec<(ActorTsKey, u64, usize)>,
     topology_gen: u64,
+    loads: LoadBook,
+    /// Regions that may receive shards (a member, eligible, not draining) by class.
+    classes: ClassIndex,
 }
 
 impl AllocationState {
@@ -133,6 +163,8 @@ impl AllocationState {
             load_eligible: BTreeSet::new(),
             sorted_eligible: Vec::new(),
             topology_gen: 0,
+            loads: LoadBook::default(),
+            classes: ClassIndex::default(),
         }
     }
 
@@ -169,6 +201,9 @@ impl AllocationState {
             eligible: false,
             shards: BTreeMap::new(),
             rank: None,
+            profile: RegionProfile::default(),
+            load: LoadVec::default(),
+            class: None,
         };
         self.next_pos += 1;
         self.next_candidate += 1;
@@ -199,7 +234,13 @@ impl AllocationState {
         self.set_eligible_slot(slot, false);
         self.unindex(slot);
         let node = self.node_key(slot);
+        if let Some((k, e)) = self.slots[slot].as_mut().expect("live").class.take() {
+            self.classes.remove(&k, &e);
+        }
         let region = self.slots[slot].take().expect("slot is live");
+        if !region.profile.is_default() {
+            self.loads.custom_regions -= 1;
+        }
         if let Some(set) = self.by_node.get_mut(&node) {
             set.remove(&region.pos);
             if set.is_empty() {
@@ -282,6 +323,9 @@ impl AllocationState {
         self.recount(slot, |shards| {
             shards.insert(seq, shard.clone());
         });
+        let load = self.loads.load_of(&shard);
+        self.slots[slot].as_mut().expect("live").load.add(load);
+        self.reentry(slot);
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
     }
@@ -295,6 +339,15 @@ impl AllocationState {
         self.recount(home.slot, |shards| {
             shards.remove(&home.seq);
         });
+        let load = self.loads.load_of(shard);
+        let r = self.slots[home.slot].as_mut().expect("live");
+        if r.shards.is_empty() {
+            // exactly zero, not what float subtraction leaves
+            r.load = LoadVec::default();
+        } else {
+            r.load.sub(load);
+        }
+        self.reentry(home.slot);
         Ok(self.slots[home.slot].as_ref().expect("live").id.clone())
     }
 
@@ -307,6 +360,159 @@ impl AllocationState {
 
     pub fn shard_count(&self) -> usize {
         self.homes.len()
+    }
+
+    /// The position of a shard in its region's allocation order (smaller is older).
+    pub fn shard_sequence(&self, shard: &str) -> Option<u64> {
+        self.homes.get(shard).map(|h| h.seq)
+    }
+
+    // ---- loads, capacities, rules (least-load) -------------------------------------------
+
+    /// Sets a shard's load (allocated or not); a region holding it re-sums at once.
+    pub fn set_shard_load(&mut self, shard: &str, load: &Amount) -> Result<()> {
+        let new = self
+            .loads
+            .resolve_load(&format!("load of shard {shard:?}"), load)?;
+        if let Some(home) = self.homes.get(shard) {
+            let old = self.loads.load_of(shard).clone();
+            let r = self.slots[home.slot].as_mut().expect("live");
+            r.load.sub(&old);
+            r.load.add(&new);
+            let slot = home.slot;
+            self.reentry(slot);
+        }
+        if new.is_unit() {
+            self.loads.shard_loads.remove(shard);
+        } else {
+            self.loads.shard_loads.insert(Arc::from(shard), new);
+        }
+        Ok(())
+    }
+
+    /// A shard's load: 1 in every dimension unless set.
+    pub fn shard_load(&self, shard: &str) -> &LoadVec {
+        self.loads.load_of(shard)
+    }
+
+    /// Named load dimensions, in the order first seen.
+    pub fn load_dimensions(&self) -> &Dimensions {
+        &self.loads.dims
+    }
+
+    /// Sets the tags a shard's region must have and the region it is pinned to.
+    pub fn set_shard_rule(&mut self, shard: &str, rule: ShardRule) {
+        if rule.is_empty() {
+            self.loads.rules.remove(shard);
+        } else {
+            self.loads.rules.insert(Arc::from(shard), rule);
+        }
+    }
+
+    pub fn shard_rule(&self, shard: &str) -> Option<&ShardRule> {
+        self.loads.rules.get(shard)
+    }
+
+    /// Every shard with a rule, in no particular order.
+    pub fn shard_rules(&self) -> impl Iterator<Item = (&ShardId, &ShardRule)> + '_ {
+        self.loads.rules.iter()
+    }
+
+    /// Sets a region's capacity (a number, or a number per dimension; default 1).
+    pub fn set_region_capacity(&mut self, id: &str, capacity: &Amount) -> Result<()> {
+        let slot = self.slot(id)?;
+        let cap = self
+            .loads
+            .resolve_capacity(&format!("capacity of region {id:?}"), capacity)?;
+        self.edit_profile(slot, |p| p.capacity = cap);
+        Ok(())
+    }
+
+    pub fn set_region_tags<'a>(
+        &mut self,
+        id: &str,
+        tags: impl IntoIterator<Item = &'a str>,
+    ) -> Result<()> {
+        let slot = self.slot(id)?;
+        let tags = tags.into_iter().map(Arc::from).collect();
+        self.edit_profile(slot, |p| p.tags = tags);
+        Ok(())
+    }
+
+    /// At most `max` shards may live on the region (`None`: no cap).
+    pub fn set_region_max_shards(&mut self, id: &str, max: Option<usize>) -> Result<()> {
+        let slot = self.slot(id)?;
+        self.edit_profile(slot, |p| p.max_shards = max);
+        Ok(())
+    }
+
+    /// A draining region receives no shards and gives all of its shards away.
+    pub fn set_region_draining(&mut self, id: &str, draining: bool) -> Result<()> {
+        let slot = self.slot(id)?;
+        self.edit_profile(slot, |p| p.draining = draining);
+        Ok(())
+    }
+
+    /// True when no load, capacity or rule differs from the defaults: every shard weighs 1
+    /// and every region holds 1, so load is the shard count.
+    pub fn loads_are_uniform(&self) -> bool {
+        self.loads.is_uniform()
+    }
+
+    fn edit_profile(&mut self, slot: usize, edit: impl FnOnce(&mut RegionProfile)) {
+        let r = self.slots[slot].as_mut().expect("live");
+        let was = r.profile.is_default();
+        edit(&mut r.profile);
+        let is = r.profile.is_default();
+        match (was, is) {
+            (true, false) => self.loads.custom_regions += 1,
+            (false, true) => self.loads.custom_regions -= 1,
+            _ => {}
+        }
+        self.reclass(slot);
+    }
+
+    /// Regions that may receive shards, by class (see [`ClassIndex`]); ids are slots.
+    pub(crate) fn receiving_classes(&self) -> &ClassIndex {
+        &self.classes
+    }
+
+    /// The region in a slot of [`Self::receiving_classes`].
+    pub(crate) fn region_in_slot(&self, slot: usize) -> &Region {
+        self.slots[slot].as_ref().expect("indexed slot is live")
+    }
+
+    /// Moves a region within its class after its load or shard count changed.
+    fn reentry(&mut self, slot: usize) {
+        let r = self.slots[slot].as_mut().expect("live");
+        if let Some((k, e)) = r.class.as_mut() {
+            let new = (Ordered(r.load.get(0)), r.shards.len(), r.pos, slot);
+            self.classes.replace(k, e, new);
+            *e = new;
+        }
+    }
+
+    /// Puts a region where the class index should hold it (nowhere, if it may not receive).
+    fn reclass(&mut self, slot: usize) {
+        let r = self.slots[slot].as_mut().expect("live");
+        if let Some((k, e)) = r.class.take() {
+            self.classes.remove(&k, &e);
+        }
+        let Some((_, status, version)) = &r.rank else {
+            return;
+        };
+        if !r.eligible || r.profile.draining {
+            return;
+        }
+        let key = ClassKey::new(
+            status.is_leaving(),
+            version,
+            &r.profile.capacity,
+            &r.profile.tags,
+        );
+        let entry = (Ordered(r.load.get(0)), r.shards.len(), r.pos, slot);
+        self.classes.insert(key.clone(), entry);
+        r.class = Some((key, entry));
     }
 
     // ---- cluster view -------------------------------------------------------------------
@@ -618,6 +824,7 @@ impl AllocationState {
             self.ranked_versions.add(&version);
             self.slots[slot].as_mut().expect("live").rank = Some((key, status, version));
         }
+        self.reclass(slot);
     }
 }
 

@@ -1,7 +1,7 @@
 //! Replays conformance vectors (`tests/vectors/README.md`): one JSON case in, the decision out
 //! in the `expect` shape. Every language binding calls this, so all of them decide alike.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -10,7 +10,10 @@ use crate::address::Address;
 use crate::allocation::{AllocationState, ShardId};
 use crate::cluster::{ClusterView, Member, MemberStatus};
 use crate::jvm::compare_utf16;
-use crate::strategy::{AkkaOptions, Allocation, AllocationStrategy, Explanation, StrategyConfig};
+use crate::load::{Amount, ShardRule};
+use crate::strategy::{
+    AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
+};
 use crate::version::Version;
 use crate::{Error, ErrorKind, Result};
 
@@ -33,7 +36,25 @@ struct VectorDoc {
     requester: Option<String>,
     #[serde(default)]
     then: Option<Value>,
+    /// least-load: shard loads (a number, or a number per dimension; default 1).
+    #[serde(default)]
+    loads: BTreeMap<String, Amount>,
+    /// least-load: required tags and pins by shard.
+    #[serde(default)]
+    shard_rules: BTreeMap<String, RuleDoc>,
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleDoc {
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    pin: Option<String>,
+}
+
+/// `plan` stops after this many rounds.
+const MAX_PLAN_ROUNDS: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -41,6 +62,8 @@ enum Op {
     Allocate,
     Rebalance,
     Rank,
+    /// Rebalance, hand off and re-allocate, round after round, until a round moves nothing.
+    Plan,
 }
 
 #[derive(Debug, Deserialize)]
@@ -78,7 +101,7 @@ fn default_dc() -> String {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct RegionDoc {
     region: String,
     address: String,
@@ -86,6 +109,14 @@ struct RegionDoc {
     shards: Vec<String>,
     #[serde(default)]
     local: bool,
+    #[serde(default)]
+    capacity: Option<Amount>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    max_shards: Option<usize>,
+    #[serde(default)]
+    draining: bool,
 }
 
 /// Decides one vector (an object) or each of an array of vectors.
@@ -177,9 +208,18 @@ fn decide_one(input: &Value, explain: bool) -> Result<Value> {
                 );
             }
         }
+        Op::Plan => {
+            out.insert(
+                "rounds".into(),
+                plan(&mut *strategy, &mut state, explanation.as_mut())?,
+            );
+        }
         Op::Rank => {
             let akka = match config {
                 StrategyConfig::LeastShard {
+                    tie_break_by_age, ..
+                }
+                | StrategyConfig::LeastLoad {
                     tie_break_by_age, ..
                 }
                 | StrategyConfig::LeastShardLegacy {
@@ -210,20 +250,26 @@ fn decide_one(input: &Value, explain: bool) -> Result<Value> {
     Ok(Value::Object(out))
 }
 
-/// Pekko's spec helper `afterRebalance`: deallocate, then re-allocate one by one in `String` order.
-fn reallocate(
+/// What the coordinator does after a round's hand-offs: deallocate every picked shard, then
+/// re-allocate them one by one in `String` order (Pekko's spec helper `afterRebalance`).
+/// Returns (shard, from, to) in that order.
+fn hand_off(
     strategy: &mut dyn AllocationStrategy,
     state: &mut AllocationState,
     picked: &[ShardId],
-) -> Result<Value> {
+) -> Result<Vec<(ShardId, String, String)>> {
+    let mut from = Vec::with_capacity(picked.len());
     for s in picked {
-        state.remove_shard(s)?;
+        from.push((s.clone(), state.remove_shard(s)?.to_string()));
     }
-    let mut order: Vec<&ShardId> = picked.iter().collect();
-    order.sort_by(|a, b| compare_utf16(a, b));
-    for s in order {
-        match strategy.allocate(state, None, s, None)? {
-            Allocation::Region(r) => state.add_shard(&r, s)?,
+    from.sort_by(|a, b| compare_utf16(&a.0, &b.0));
+    let mut out = Vec::with_capacity(from.len());
+    for (s, src) in from {
+        match strategy.allocate(state, None, &s, None)? {
+            Allocation::Region(r) => {
+                state.add_shard(&r, &s)?;
+                out.push((s, src, r.to_string()));
+            }
             Allocation::Pending => {
                 return Err(Error::invalid_state(format!(
                     "re-allocating shard {s:?}: no region"
@@ -231,6 +277,43 @@ fn reallocate(
             }
         }
     }
+    Ok(out)
+}
+
+/// Rounds of rebalance and hand-off until one moves nothing (that empty round included).
+/// The explanation, when asked for, is the last round's.
+fn plan(
+    strategy: &mut dyn AllocationStrategy,
+    state: &mut AllocationState,
+    mut explain: Option<&mut Explanation>,
+) -> Result<Value> {
+    let none = InProgress::new();
+    let mut rounds = Vec::new();
+    for _ in 0..MAX_PLAN_ROUNDS {
+        let picked = strategy.rebalance(state, &none, explain.as_deref_mut())?;
+        let moved = hand_off(strategy, state, &picked)?;
+        rounds.push(Value::Array(
+            moved
+                .iter()
+                .map(|(s, f, t)| json!({"shard": &**s, "from": f, "to": t}))
+                .collect(),
+        ));
+        if moved.is_empty() {
+            return Ok(Value::Array(rounds));
+        }
+    }
+    Err(Error::invalid_state(format!(
+        "plan: still moving shards after {MAX_PLAN_ROUNDS} rounds"
+    )))
+}
+
+/// Pekko's spec helper `afterRebalance`, reporting the counts and shard lists it leaves.
+fn reallocate(
+    strategy: &mut dyn AllocationStrategy,
+    state: &mut AllocationState,
+    picked: &[ShardId],
+) -> Result<Value> {
+    hand_off(strategy, state, picked)?;
     let counts: Vec<usize> = state.regions().map(|r| r.shard_count()).collect();
     let regions: Vec<Value> = state
         .regions()
@@ -253,14 +336,23 @@ pub struct StateDoc {
     /// `Some`: exactly these regions may receive shards (missing ones are added with the
     /// candidate as id and address).
     pub candidates: Option<Vec<String>>,
+    /// least-load: shard loads (default 1).
+    pub loads: BTreeMap<String, Amount>,
+    /// least-load: required tags and pins by shard.
+    pub shard_rules: BTreeMap<String, ShardRule>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct StateRegion {
     pub id: String,
     pub address: String,
     pub shards: Vec<String>,
     pub local: bool,
+    /// least-load: capacity (default 1 in every dimension), tags, shard limit, draining.
+    pub capacity: Option<Amount>,
+    pub tags: Vec<String>,
+    pub max_shards: Option<usize>,
+    pub draining: bool,
 }
 
 fn parse_address(text: &str, field: impl std::fmt::Display) -> Result<Address> {
@@ -314,6 +406,26 @@ impl StateDoc {
             state
                 .add_region(&r.id, a, r.local)
                 .map_err(|e| e.context(format!("field regions[{i}]")))?;
+            let field = |f: &str| format!("field regions[{i}].{f}");
+            if let Some(c) = &r.capacity {
+                state
+                    .set_region_capacity(&r.id, c)
+                    .map_err(|e| e.context(field("capacity")))?;
+            }
+            state.set_region_tags(&r.id, r.tags.iter().map(String::as_str))?;
+            state.set_region_max_shards(&r.id, r.max_shards)?;
+            state.set_region_draining(&r.id, r.draining)?;
+        }
+        // Loads before shards, so each region sums them as its shards arrive.
+        for (shard, load) in &self.loads {
+            state
+                .set_shard_load(shard, load)
+                .map_err(|e| e.context(format!("field loads.{shard}")))?;
+        }
+        for (shard, rule) in &self.shard_rules {
+            state.set_shard_rule(shard, rule.clone());
+        }
+        for (i, r) in self.regions.iter().enumerate() {
             for (j, s) in r.shards.iter().enumerate() {
                 state
                     .add_shard(&r.id, s)
@@ -349,9 +461,22 @@ fn build_state(doc: &VectorDoc) -> Result<AllocationState> {
                 address: r.address.clone(),
                 shards: r.shards.clone(),
                 local: r.local,
+                capacity: r.capacity.clone(),
+                tags: r.tags.clone(),
+                max_shards: r.max_shards,
+                draining: r.draining,
             })
             .collect(),
         candidates: doc.candidates.clone(),
+        loads: doc.loads.clone(),
+        shard_rules: doc
+            .shard_rules
+            .iter()
+            .map(|(shard, rule)| {
+                let rule = ShardRule::new(rule.tags.iter().map(String::as_str), rule.pin.as_deref());
+                (shard.clone(), rule)
+            })
+            .collect(),
         ..StateDoc::default()
     };
     if let Some(c) = &doc.cluster {

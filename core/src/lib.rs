@@ -15,6 +15,7 @@ pub mod javasort;
 pub mod jvm;
 mod key;
 pub mod lease;
+pub mod load;
 pub mod protocol;
 pub mod region;
 pub mod replay;

@@ -384,6 +384,16 @@ fn any_config() -> impl Strategy<Value = StrategyConfig> {
                 phase1_from_most_loaded: p,
             }
         }),
+        (small_i32(), rel.clone(), any::<bool>(), -1.0f64..1.0).prop_map(|(a, r, t, band)| {
+            StrategyConfig::LeastLoad {
+                absolute_limit: a,
+                relative_limit: r,
+                tie_break_by_age: t,
+                phase1_from_most_loaded: false,
+                band,
+                max_load_moved: None,
+            }
+        }),
         (small_i32(), small_i32(), any::<bool>()).prop_map(|(t, m, a)| {
             StrategyConfig::LeastShardLegacy {
                 rebalance_threshold: t,
@@ -429,6 +439,14 @@ fn config_is_valid(c: &StrategyConfig) -> bool {
             relative_limit,
             ..
         } => *absolute_limit >= 0 && *relative_limit > 0.0 && *relative_limit <= 1.0,
+        StrategyConfig::LeastLoad {
+            absolute_limit,
+            relative_limit,
+            band,
+            ..
+        } => {
+            *absolute_limit >= 0 && *relative_limit > 0.0 && *relative_limit <= 1.0 && *band >= 0.0
+        }
         StrategyConfig::LeastShardLegacy {
             rebalance_threshold,
             max_simultaneous_rebalance,
@@ -708,6 +726,9 @@ proptest! {
         }
         let finite = match c {
             StrategyConfig::LeastShard { relative_limit, .. } => relative_limit.is_finite(),
+            StrategyConfig::LeastLoad { relative_limit, band, .. } => {
+                relative_limit.is_finite() && band.is_finite()
+            }
             StrategyConfig::BoundedLoadHashing { epsilon, relative_limit, .. } => {
                 epsilon.is_finite() && relative_limit.is_finite()
             }
@@ -779,7 +800,11 @@ fn check_allocate(
     let eligible_with_member = eligible.iter().any(|r| state.member_of(r).is_some());
     let is_eligible = |id: &str| state.region(id).is_some_and(|r| r.is_eligible());
     match c {
+        // With no loads, least-load decides as least-shard.
         StrategyConfig::LeastShard {
+            tie_break_by_age, ..
+        }
+        | StrategyConfig::LeastLoad {
             tie_break_by_age, ..
         }
         | StrategyConfig::LeastShardLegacy {
@@ -898,6 +923,11 @@ fn check_rebalance(
     let n = picked.len();
     match *c {
         StrategyConfig::LeastShard {
+            absolute_limit,
+            relative_limit,
+            ..
+        }
+        | StrategyConfig::LeastLoad {
             absolute_limit,
             relative_limit,
             ..

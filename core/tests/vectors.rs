@@ -24,6 +24,7 @@ pub fn check(v: &Value, got: &Value) -> Option<String> {
         "order",
         "shards",
         "shardsInOrder",
+        "rounds",
     ] {
         if let Some(e) = expect.get(key) {
             if got.get(key) != Some(e) {
@@ -96,6 +97,11 @@ fn pekko_vectors() {
 #[test]
 fn actor_ts_vectors() {
     replay("actor-ts-strategies.json");
+}
+
+#[test]
+fn least_load_vectors() {
+    replay("least-load.json");
 }
 
 #[test]

@@ -165,6 +165,7 @@ pub fn build(js: Js, init: V) -> R<CoreState> {
                 shards: conv::shards(js, js.get(r, "shards")?, &format!("{at}.shards"))?,
                 local: conv::opt_bool(js, js.get(r, "local")?, &format!("{at}.local"), false)?,
                 id,
+                ..StateRegion::default()
             });
         }
     }

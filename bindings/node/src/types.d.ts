@@ -66,6 +66,7 @@ export type StrategyConfig =
   | { kind: 'least-shard-legacy'; rebalanceThreshold?: number; maxSimultaneousRebalance?: number; tieBreakByAge?: boolean }
   | { kind: 'consistent-hashing'; rebalanceLimit?: number; virtualNodesFactor?: number }
   | { kind: 'bounded-load-hashing'; epsilon?: number; absoluteLimit?: number; relativeLimit?: number; virtualNodesFactor?: number }
+  | { kind: 'least-load'; absoluteLimit?: number; relativeLimit?: number; tieBreakByAge?: boolean; phase1FromMostLoaded?: boolean; band?: number; maxLoadMoved?: number | Record<string, number> }
   | { kind: 'external'; locations?: Record<string, string>; lookup?: 'timeout' }
   | { kind: 'actor-ts-hash' }
   | { kind: 'actor-ts-least-shard'; rebalanceThreshold?: number; maxSimultaneousRebalance?: number }

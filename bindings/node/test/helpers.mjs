@@ -15,7 +15,7 @@ export function vectors(file) {
 export function check(v, got) {
   const expect = v.expect
   const id = v.id ?? '?'
-  for (const key of ['region', 'error', 'pending', 'order', 'shards', 'shardsInOrder']) {
+  for (const key of ['region', 'error', 'pending', 'order', 'shards', 'shardsInOrder', 'rounds']) {
     if (key in expect && !isDeepStrictEqual(got[key], expect[key])) {
       return `${id}: ${key}: expected ${JSON.stringify(expect[key])}, got ${JSON.stringify(got[key] ?? null)}`
     }

@@ -42,6 +42,10 @@ test('actor-ts-strategies.json: every vector decides as expected', () => {
   replay('actor-ts-strategies.json')
 })
 
+test('least-load.json: every vector decides as expected', () => {
+  replay('least-load.json')
+})
+
 test('a whole file decides as an array, and decideJson agrees with decide', () => {
   const all = vectors('pekko-strategies.json')
   const got = decide(all)

@@ -7,7 +7,7 @@ import pytest
 import shardline
 from conftest import load_vectors
 
-KEYS = ("region", "error", "pending", "order", "shards", "shardsInOrder")
+KEYS = ("region", "error", "pending", "order", "shards", "shardsInOrder", "rounds")
 
 
 def check(v, got):
@@ -35,7 +35,9 @@ def cases(name):
     return [pytest.param(v, id=v["id"]) for v in load_vectors(name)]
 
 
-@pytest.mark.parametrize("vector", cases("pekko-strategies.json") + cases("actor-ts-strategies.json"))
+@pytest.mark.parametrize(
+    "vector", cases("pekko-strategies.json") + cases("actor-ts-strategies.json") + cases("least-load.json")
+)
 def test_vector(vector):
     assert check(vector, shardline.decide(vector)) is None
     explained = shardline.decide(vector, explain=True)

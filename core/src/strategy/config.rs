@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ActorTsHash, ActorTsLeastShard, AkkaOptions, AllocationStrategy, BoundedLoadHashing,
-    ConsistentHashing, External, LeastShard, LeastShardLegacy,
+    ConsistentHashing, External, LeastLoad, LeastShard, LeastShardLegacy,
 };
 use crate::address::Address;
+use crate::load::Amount;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +28,24 @@ pub enum StrategyConfig {
         /// Akka >= 2.10.19 phase 1 from the most loaded region.
         #[serde(default)]
         phase1_from_most_loaded: bool,
+    },
+    /// Least-shard over loads and capacities (see `least_load`); least-shard's parameters,
+    /// plus the band above the fluid optimum and a load budget per round.
+    #[serde(rename_all = "camelCase")]
+    LeastLoad {
+        #[serde(default = "default_absolute_limit")]
+        absolute_limit: i32,
+        #[serde(default = "default_relative_limit")]
+        relative_limit: f64,
+        #[serde(default)]
+        tie_break_by_age: bool,
+        #[serde(default)]
+        phase1_from_most_loaded: bool,
+        #[serde(default = "default_band")]
+        band: f64,
+        /// Load moved per round: a number, or a number per dimension.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_load_moved: Option<Amount>,
     },
     #[serde(rename_all = "camelCase")]
     LeastShardLegacy {
@@ -81,6 +100,9 @@ fn default_absolute_limit() -> i32 {
 fn default_relative_limit() -> f64 {
     0.1
 }
+fn default_band() -> f64 {
+    super::DEFAULT_BAND
+}
 fn one() -> i32 {
     1
 }
@@ -116,6 +138,7 @@ impl StrategyConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             StrategyConfig::LeastShard { .. } => "least-shard",
+            StrategyConfig::LeastLoad { .. } => "least-load",
             StrategyConfig::LeastShardLegacy { .. } => "least-shard-legacy",
             StrategyConfig::ConsistentHashing { .. } => "consistent-hashing",
             StrategyConfig::BoundedLoadHashing { .. } => "bounded-load-hashing",
@@ -141,6 +164,26 @@ impl StrategyConfig {
                         tie_break_by_age: *tie_break_by_age,
                         phase1_from_most_loaded: *phase1_from_most_loaded,
                     }),
+            ),
+            StrategyConfig::LeastLoad {
+                absolute_limit,
+                relative_limit,
+                tie_break_by_age,
+                phase1_from_most_loaded,
+                band,
+                max_load_moved,
+            } => Box::new(
+                LeastLoad::new(
+                    *absolute_limit,
+                    *relative_limit,
+                    *band,
+                    max_load_moved.clone(),
+                )
+                .map_err(ctx)?
+                .with_akka_options(AkkaOptions {
+                    tie_break_by_age: *tie_break_by_age,
+                    phase1_from_most_loaded: *phase1_from_most_loaded,
+                }),
             ),
             StrategyConfig::LeastShardLegacy {
                 rebalance_threshold,

@@ -26,6 +26,47 @@ pub struct Explanation {
     pub phase: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<Skip>,
+    /// least-load: total load over the capacity of the regions that may receive shards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fluid_optimum: Option<f64>,
+    /// least-load: regions above this utilisation give shards away.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band_ceiling: Option<f64>,
+    /// least-load: each move a rebalance planned, in decision order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<MoveNote>,
+    /// Why a region could not take a shard (allocate: every region, when none could).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<Rejection>,
+}
+
+/// One planned move and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MoveNote {
+    pub shard: String,
+    pub from: String,
+    pub to: String,
+    /// `draining`, `off-pin`, `missing-tags`, `above-max-shards` (a broken rule) or `band`.
+    pub trigger: &'static str,
+    pub from_before: f64,
+    pub from_after: f64,
+    pub to_before: f64,
+    pub to_after: f64,
+    /// Moves the round may still plan.
+    pub moves_left: usize,
+    /// Load the round may still move (least over dimensions); absent when unlimited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_left: Option<f64>,
+}
+
+/// A region that could not take a shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejection {
+    pub shard: String,
+    pub region: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,6 +79,9 @@ pub struct Candidate {
     pub status: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_version: Option<String>,
+    /// least-load: the region's utilisation after taking the shard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilisation: Option<f64>,
 }
 
 impl Candidate {
@@ -49,6 +93,7 @@ impl Candidate {
             shards: r.shard_count(),
             status: m.map(|m| m.status.to_string()),
             app_version: m.map(|m| m.app_version.to_string()),
+            utilisation: None,
         }
     }
 }
@@ -91,6 +136,9 @@ pub enum Skip {
     LookupUnavailable,
     /// Fewer than two candidates.
     NotEnoughCandidates,
+    /// least-load: above the band, but no single move off the busiest region lowers the
+    /// larger of the two utilisations.
+    Stable,
 }
 
 impl Explanation {

@@ -71,11 +71,17 @@ pub(crate) fn compare(
     if c != Ordering::Equal || !akka.tie_break_by_age {
         return c;
     }
+    by_age(state, x, y)
+}
+
+/// Newer Akka's tie-break after the shard count: the older member (upNumber), then the lower
+/// address (host, then port); equal when either member is unknown or their statuses differ.
+pub(crate) fn by_age(state: &AllocationState, x: &Region, y: &Region) -> Ordering {
     let (Some(mx), Some(my)) = (state.member_of(x), state.member_of(y)) else {
-        return c;
+        return Ordering::Equal;
     };
     if mx.status != my.status {
-        return c;
+        return Ordering::Equal;
     }
     mx.up_number.cmp(&my.up_number).then_with(|| {
         compare_utf16(

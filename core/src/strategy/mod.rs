@@ -3,7 +3,9 @@
 //! Every strategy reads the same [`AllocationState`] and can explain its decision. The Pekko
 //! family reproduces Pekko/Akka 2.6 decisions exactly, including map-order ties; the actor-ts
 //! family reproduces actor-ts with one deliberate fix (a strict rebalance threshold).
-//! `bounded-load-hashing` is our own: hash affinity with a bound on the most loaded region.
+//! `bounded-load-hashing` is our own: hash affinity with a bound on the most loaded region;
+//! so is `least-load`: least-shard over shard loads and region capacities, with rules and a
+//! movement budget.
 
 mod actor_ts;
 mod bounded;
@@ -11,6 +13,7 @@ mod config;
 mod consistent;
 mod explain;
 mod external;
+mod least_load;
 mod least_shard;
 mod legacy;
 
@@ -20,8 +23,9 @@ pub use actor_ts::{ActorTsHash, ActorTsLeastShard};
 pub use bounded::BoundedLoadHashing;
 pub use config::StrategyConfig;
 pub use consistent::ConsistentHashing;
-pub use explain::{Candidate, Explanation, Skip};
+pub use explain::{Candidate, Explanation, MoveNote, Rejection, Skip};
 pub use external::{External, Lookup, ShardLocations};
+pub use least_load::{LeastLoad, DEFAULT_BAND};
 pub use least_shard::{AkkaOptions, LeastShard};
 pub use legacy::LeastShardLegacy;
 

@@ -29,6 +29,11 @@ fn round_limit(strategy: &StrategyConfig, total: usize) -> Option<usize> {
             absolute_limit,
             relative_limit,
             ..
+        }
+        | StrategyConfig::LeastLoad {
+            absolute_limit,
+            relative_limit,
+            ..
         } => LeastShard::new(*absolute_limit, *relative_limit)
             .ok()
             .map(|l| l.limit(total)),

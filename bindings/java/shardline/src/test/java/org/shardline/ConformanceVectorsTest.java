@@ -48,6 +48,11 @@ class ConformanceVectorsTest {
   }
 
   @TestFactory
+  Stream<DynamicTest> leastLoadVectors() {
+    return replay("least-load.json");
+  }
+
+  @TestFactory
   Stream<DynamicTest> differentialFindings() throws IOException {
     Path dir = Vectors.dir().resolve("../../scripts/differential/findings");
     List<JsonNode> cases = new ArrayList<>();

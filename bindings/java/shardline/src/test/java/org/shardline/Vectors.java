@@ -51,7 +51,7 @@ final class Vectors {
   static Optional<String> check(JsonNode v, JsonNode got) {
     JsonNode expect = v.get("expect");
     String id = v.path("id").asText("?");
-    for (String key : List.of("region", "error", "pending", "order", "shards", "shardsInOrder")) {
+    for (String key : List.of("region", "error", "pending", "order", "shards", "shardsInOrder", "rounds")) {
       JsonNode e = expect.get(key);
       if (e != null && !e.equals(got.get(key))) {
         return Optional.of(id + ": " + key + ": expected " + e + ", got " + got.get(key));

@@ -1,0 +1,920 @@
+//! `least-load`: least-shard generalised to shard loads and region capacities, with hard rules
+//! (tags, pins, a shard cap per region, draining) and a movement budget.
+//!
+//! Allocate: among the regions that may take the shard, the one whose utilisation after
+//! taking it is lowest; member rules and ties as least-shard (not leaving, then newest app
+//! version, then utilisation, then fewest shards, then map order).
+//!
+//! Rebalance, one round: first the shards that break a rule, each to a region that breaks
+//! none; then, while the busiest region is above `(1 + band)` times the fluid optimum, one
+//! shard off it whose move strictly lowers the larger of the two utilisations (the largest
+//! shard within its excess, else the smallest that helps). Every move counts against
+//! least-shard's limit and `maxLoadMoved`.
+//!
+//! With every load and capacity 1 and no rules it is least-shard, by calling least-shard.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use super::explain::{Candidate, MoveNote, Rejection, MAX_CANDIDATES};
+use super::least_shard::{by_age, good_time, sort_failed, sorted_entries};
+use super::{
+    note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
+};
+use crate::allocation::{AllocationState, Region, RegionId, ShardId};
+use crate::load::{
+    check_budget, utilisation, Amount, CapVec, ClassEntry, ClassIndex, ClassKey, LoadVec, Ordered,
+    ShardRule,
+};
+use crate::{Error, Result};
+
+/// Tolerance above the fluid optimum before a region gives shards away.
+pub const DEFAULT_BAND: f64 = 0.05;
+
+#[derive(Debug, Clone)]
+pub struct LeastLoad {
+    /// Its limits bound a round; its decisions stand when loads are uniform.
+    least: LeastShard,
+    akka: AkkaOptions,
+    band: f64,
+    max_load_moved: Option<Amount>,
+    /// Destinations the last rebalance planned, by shard: (source, destination). Pekko's
+    /// rebalance only names shards; allocate places them after the hand-off.
+    planned: HashMap<ShardId, (RegionId, RegionId)>,
+}
+
+impl LeastLoad {
+    /// Limits as least-shard; `band` >= 0; `max_load_moved` > 0 per dimension (`None`: no
+    /// load budget).
+    pub fn new(
+        absolute_limit: i32,
+        relative_limit: f64,
+        band: f64,
+        max_load_moved: Option<Amount>,
+    ) -> Result<LeastLoad> {
+        if !(band.is_finite() && band >= 0.0) {
+            return Err(Error::invalid_argument(format!(
+                "band must be a finite number >= 0, got {band}"
+            )));
+        }
+        if let Some(b) = &max_load_moved {
+            check_budget("maxLoadMoved", b)?;
+        }
+        Ok(LeastLoad {
+            least: LeastShard::new(absolute_limit, relative_limit)?,
+            akka: AkkaOptions::default(),
+            band,
+            max_load_moved,
+            planned: HashMap::new(),
+        })
+    }
+
+    pub fn with_akka_options(mut self, akka: AkkaOptions) -> LeastLoad {
+        self.least = self.least.with_akka_options(akka);
+        self.akka = akka;
+        self
+    }
+
+    /// Least-shard's order with utilisation after the move in place of the shard count:
+    /// not leaving, newest app version, lowest utilisation, fewest shards, map order.
+    fn order(&self, state: &AllocationState, a: &Fit, b: &Fit) -> Ordering {
+        let ((la, va), (lb, vb)) = (a.class, b.class);
+        la.cmp(&lb)
+            .then_with(|| {
+                if va.pekko_eq(vb) {
+                    Ordering::Equal
+                } else {
+                    vb.pekko_compare(va).cmp(&0)
+                }
+            })
+            .then(a.after.total_cmp(&b.after))
+            .then(a.count.cmp(&b.count))
+            .then_with(|| {
+                if self.akka.tie_break_by_age {
+                    by_age(state, a.region, b.region)
+                } else {
+                    Ordering::Equal
+                }
+            })
+            .then(a.region.map_position().cmp(&b.region.map_position()))
+    }
+
+    /// Whether the class index decides as the full scan would: one load dimension (so the
+    /// utilisation after a shard rises with a region's load), no age tie-break, and a
+    /// consistent member ranking.
+    fn indexed(&self, state: &AllocationState) -> bool {
+        state.load_dimensions().names().is_empty()
+            && !self.akka.tie_break_by_age
+            && state.ranking_is_orderly()
+    }
+
+    /// The best region for a shard among `views`, and (when `rejected` is given) why each
+    /// other region could not take it.
+    fn best<'a>(
+        &self,
+        state: &AllocationState,
+        views: impl Iterator<Item = View<'a>>,
+        ask: &Ask,
+        mut rejected: Option<&mut Vec<Rejection>>,
+    ) -> Option<Fit<'a>> {
+        let mut best: Option<Fit> = None;
+        for v in views {
+            if let Some(why) = refusal(&v, ask) {
+                if let Some(out) = rejected.as_deref_mut() {
+                    out.push(Rejection {
+                        shard: ask.shard.to_string(),
+                        region: v.region.id().to_string(),
+                        reason: why,
+                    });
+                }
+                continue;
+            }
+            let fit = Fit {
+                region: v.region,
+                class: v.region.member_class().expect("refusal checks the member"),
+                after: utilisation(
+                    v.load,
+                    Some(ask.load),
+                    &v.region.profile().capacity,
+                    ask.width,
+                ),
+                count: v.count,
+            };
+            if best
+                .as_ref()
+                .map_or(true, |b| self.order(state, &fit, b) == Ordering::Less)
+            {
+                best = Some(fit);
+            }
+        }
+        best
+    }
+}
+
+/// A region as a decision sees it: its load and count, after the moves planned so far.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    region: &'a Region,
+    load: &'a LoadVec,
+    count: usize,
+}
+
+impl<'a> View<'a> {
+    fn of(r: &'a Region) -> View<'a> {
+        View {
+            region: r,
+            load: r.load(),
+            count: r.shard_count(),
+        }
+    }
+}
+
+/// A region that may take the shard, and its utilisation if it does.
+struct Fit<'a> {
+    region: &'a Region,
+    class: (bool, &'a crate::version::Version),
+    after: f64,
+    count: usize,
+}
+
+/// What is being placed.
+struct Ask<'a> {
+    shard: &'a str,
+    load: &'a LoadVec,
+    rule: Option<&'a ShardRule>,
+    /// The region the shard leaves: never its destination.
+    avoid: Option<&'a str>,
+    width: usize,
+}
+
+/// Why `v` cannot take the shard, if it cannot.
+fn refusal(v: &View, ask: &Ask) -> Option<String> {
+    let r = v.region;
+    if r.member_class().is_none() {
+        return Some("no known cluster member hosts it".into());
+    }
+    if !r.is_eligible() {
+        return Some("not accepting shards (shutting down or not a candidate)".into());
+    }
+    let p = r.profile();
+    if p.draining {
+        return Some("draining".into());
+    }
+    if let Some(rule) = ask.rule {
+        if let Some(pin) = &rule.pin {
+            if **pin != **r.id() {
+                return Some(format!("the shard is pinned to {pin}"));
+            }
+        }
+        let missing: Vec<&str> = rule.missing_tags(p).map(|t| &**t).collect();
+        if !missing.is_empty() {
+            return Some(format!("lacks tags {missing:?}"));
+        }
+    }
+    if let Some(max) = p.max_shards {
+        if v.count >= max {
+            return Some(format!("holds {} shards, its maximum is {max}", v.count));
+        }
+    }
+    if ask.avoid == Some(&**r.id()) {
+        return Some("the shard is leaving it".into());
+    }
+    None
+}
+
+impl AllocationStrategy for LeastLoad {
+    fn name(&self) -> &str {
+        "least-load"
+    }
+
+    fn allocate(
+        &mut self,
+        state: &AllocationState,
+        requester: Option<&str>,
+        shard: &str,
+        mut explain: Option<&mut Explanation>,
+    ) -> Result<Allocation> {
+        note(&mut explain, |e| {
+            *e = Explanation::new("least-load", "allocate")
+        });
+        let rule = state.shard_rule(shard);
+        let width = state.load_dimensions().width();
+        let load = state.shard_load(shard);
+        let mut avoid = None;
+        let planned = self.planned.remove(shard);
+        if let Some((from, to)) = &planned {
+            if let Some(r) = state.region(to) {
+                let ask = Ask {
+                    shard,
+                    load,
+                    rule,
+                    avoid: None,
+                    width,
+                };
+                if refusal(&View::of(r), &ask).is_none() {
+                    note(&mut explain, |e| {
+                        e.summary =
+                            format!("region {to}: the destination the last rebalance planned");
+                    });
+                    return Ok(Allocation::Region(to.clone()));
+                }
+            }
+            avoid = Some(&**from);
+        }
+        if avoid.is_none() && state.loads_are_uniform() {
+            let got = self
+                .least
+                .allocate(state, requester, shard, explain.as_deref_mut());
+            note(&mut explain, |e| {
+                e.strategy = "least-load".into();
+                e.summary = format!("uniform loads, decided as least-shard: {}", e.summary);
+            });
+            return got;
+        }
+        let mut ask = Ask {
+            shard,
+            load,
+            rule,
+            avoid,
+            width,
+        };
+        let mut rejected = explain.is_some().then(Vec::new);
+        let fast = rejected.is_none() && self.indexed(state);
+        let pinned = rule.and_then(|r| r.pin.as_deref());
+        let mut pick = match (fast, pinned) {
+            (true, Some(pin)) => self.best(
+                state,
+                state.region(pin).into_iter().map(View::of),
+                &ask,
+                None,
+            ),
+            (true, None) => {
+                let required = rule.map_or(&[][..], |r| &r.tags[..]);
+                let heads = state.receiving_classes().heads(required, |slot| {
+                    refusal(&View::of(state.region_in_slot(slot)), &ask).is_none()
+                });
+                let views: Vec<View> = heads.map(|s| View::of(state.region_in_slot(s))).collect();
+                self.best(state, views.into_iter(), &ask, None)
+            }
+            _ => self.best(
+                state,
+                state.regions().map(View::of),
+                &ask,
+                rejected.as_mut(),
+            ),
+        };
+        if pick.is_none() && ask.avoid.is_some() {
+            // Landing back beats staying unplaced.
+            ask.avoid = None;
+            pick = self.best(state, state.regions().map(View::of), &ask, None);
+        }
+        note(&mut explain, |e| {
+            let mut ranked: Vec<Fit> = state
+                .regions()
+                .map(View::of)
+                .filter(|v| refusal(v, &ask).is_none())
+                .map(|v| Fit {
+                    region: v.region,
+                    class: v.region.member_class().expect("member"),
+                    after: utilisation(v.load, Some(load), &v.region.profile().capacity, width),
+                    count: v.count,
+                })
+                .collect();
+            ranked.sort_by(|a, b| self.order(state, a, b));
+            e.candidates = ranked
+                .iter()
+                .take(MAX_CANDIDATES)
+                .map(|f| Candidate {
+                    utilisation: Some(f.after),
+                    ..Candidate::of(state, f.region)
+                })
+                .collect();
+            e.summary = match &pick {
+                Some(f) => format!(
+                    "region {} ranks first: utilisation {} after taking the shard",
+                    f.region.id(),
+                    f.after
+                ),
+                None => "no region may take the shard; retry later".into(),
+            };
+            if pick.is_none() {
+                e.rejected = rejected.take().unwrap_or_default();
+            }
+        });
+        Ok(pick.map_or(Allocation::Pending, |f| {
+            Allocation::Region(f.region.id().clone())
+        }))
+    }
+
+    fn rebalance(
+        &mut self,
+        state: &AllocationState,
+        in_progress: &InProgress,
+        mut explain: Option<&mut Explanation>,
+    ) -> Result<Vec<ShardId>> {
+        if state.loads_are_uniform() {
+            self.planned.clear();
+            let got = self
+                .least
+                .rebalance(state, in_progress, explain.as_deref_mut());
+            note(&mut explain, |e| {
+                e.strategy = "least-load".into();
+                e.summary = format!("uniform loads, decided as least-shard: {}", e.summary);
+            });
+            return got;
+        }
+        note(&mut explain, |e| {
+            *e = Explanation::new("least-load", "rebalance")
+        });
+        if !in_progress.is_empty() {
+            note(&mut explain, |e| {
+                e.skipped = Some(Skip::ShardsInProgress {
+                    count: in_progress.len(),
+                });
+                e.summary = "waiting for the previous round of hand-offs to finish".into();
+            });
+            return Ok(Vec::new());
+        }
+        let Some(sorted) = sorted_entries(state, self.akka, false) else {
+            return sort_failed(&mut explain);
+        };
+        if !good_time(state, &sorted, &mut explain) {
+            return Ok(Vec::new());
+        }
+        let total: usize = sorted.iter().map(|r| r.shard_count()).sum();
+        if total == 0 {
+            note(&mut explain, |e| {
+                e.skipped = Some(Skip::NoShards);
+                e.summary = "no shards are allocated".into();
+            });
+            return Ok(Vec::new());
+        }
+        self.planned.clear();
+        let limit = self.least.limit(total);
+        note(&mut explain, |e| e.limit = Some(limit));
+        let width = state.load_dimensions().width();
+        let mut round = Round {
+            state,
+            width,
+            slots: state
+                .regions()
+                .filter(|r| r.member_class().is_some())
+                .map(|r| Slot {
+                    region: r,
+                    load: r.load().clone(),
+                    count: r.shard_count(),
+                    class: None,
+                })
+                .collect(),
+            index: HashMap::new(),
+            fixed: HashSet::new(),
+            moves: Vec::new(),
+            moves_left: limit,
+            load_left: self
+                .max_load_moved
+                .as_ref()
+                .map(|b| CapVec::budget(b, state.load_dimensions())),
+            closed: false,
+            notes: explain.is_some().then(Vec::new),
+            rejected: explain.is_some().then(Vec::new),
+            classes: None,
+        };
+        if self.indexed(state) {
+            let mut ix = ClassIndex::default();
+            for (i, s) in round.slots.iter_mut().enumerate() {
+                let r = s.region;
+                let (Some((leaving, version)), true, false) =
+                    (r.member_class(), r.is_eligible(), r.profile().draining)
+                else {
+                    continue;
+                };
+                let key = ClassKey::new(leaving, version, &r.profile().capacity, &r.profile().tags);
+                let entry = (Ordered(s.load.get(0)), s.count, r.map_position(), i);
+                ix.insert(key.clone(), entry);
+                s.class = Some((key, entry));
+            }
+            round.classes = Some(ix);
+        }
+        round.index = round
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (&**s.region.id(), i))
+            .collect();
+        let fixed = self.fix_rules(&mut round);
+        let (optimum, ceiling, stuck) = self.relieve(&mut round);
+        for (shard, from, to) in &round.moves {
+            self.planned.insert(
+                shard.clone(),
+                (
+                    round.slots[*from].region.id().clone(),
+                    round.slots[*to].region.id().clone(),
+                ),
+            );
+        }
+        let picked: Vec<ShardId> = round.moves.iter().map(|m| m.0.clone()).collect();
+        note(&mut explain, |e| {
+            e.fluid_optimum = optimum;
+            e.band_ceiling = ceiling;
+            e.moves = round.notes.take().unwrap_or_default();
+            e.rejected = round.rejected.take().unwrap_or_default();
+            let band = picked.len() - fixed;
+            e.summary = format!(
+                "{} move(s): {fixed} for broken rules, {band} toward the band",
+                picked.len()
+            );
+            if picked.is_empty() {
+                e.skipped = Some(if stuck { Skip::Stable } else { Skip::Balanced });
+                e.summary = if stuck {
+                    "above the band, but no single move off the busiest region lowers the maximum"
+                        .into()
+                } else {
+                    "every rule holds and no region is above the band".into()
+                };
+            }
+        });
+        Ok(picked)
+    }
+}
+
+/// One rebalance round: regions with a known member (map order), their loads after the moves
+/// planned so far, and the budget left.
+struct Round<'s> {
+    state: &'s AllocationState,
+    width: usize,
+    slots: Vec<Slot<'s>>,
+    index: HashMap<&'s str, usize>,
+    /// Shards moved to fix a rule, before any source's list of movable shards is built (a
+    /// band move leaves that list itself).
+    fixed: HashSet<ShardId>,
+    /// (shard, source slot, destination slot), in decision order.
+    moves: Vec<(ShardId, usize, usize)>,
+    moves_left: usize,
+    load_left: Option<CapVec>,
+    /// A shard heavier than the load budget moved alone; nothing more this round.
+    closed: bool,
+    notes: Option<Vec<MoveNote>>,
+    rejected: Option<Vec<Rejection>>,
+    /// Slots that may receive, by class, when [`LeastLoad::indexed`] holds.
+    classes: Option<ClassIndex>,
+}
+
+struct Slot<'s> {
+    region: &'s Region,
+    load: LoadVec,
+    count: usize,
+    class: Option<(ClassKey, ClassEntry)>,
+}
+
+impl<'s> Round<'s> {
+    /// The best slot for the shard (see [`LeastLoad::best`]), through the class index when
+    /// there is one and no reasons are wanted.
+    fn best(
+        &self,
+        strategy: &LeastLoad,
+        ask: &Ask,
+        rejected: Option<&mut Vec<Rejection>>,
+    ) -> Option<(usize, f64)> {
+        let fit = match (&self.classes, rejected) {
+            (Some(ix), None) => {
+                let pin = ask.rule.and_then(|r| r.pin.as_deref());
+                let views: Vec<View> = match pin {
+                    Some(pin) => self
+                        .index
+                        .get(pin)
+                        .map(|&i| self.view(i))
+                        .into_iter()
+                        .collect(),
+                    None => {
+                        let required = ask.rule.map_or(&[][..], |r| &r.tags[..]);
+                        ix.heads(required, |i| refusal(&self.view(i), ask).is_none())
+                            .map(|i| self.view(i))
+                            .collect()
+                    }
+                };
+                strategy.best(self.state, views.into_iter(), ask, None)
+            }
+            (_, rejected) => strategy.best(self.state, self.views(), ask, rejected),
+        };
+        fit.map(|f| (self.index[&**f.region.id()], f.after))
+    }
+
+    fn view(&self, i: usize) -> View<'_> {
+        let s = &self.slots[i];
+        View {
+            region: s.region,
+            load: &s.load,
+            count: s.count,
+        }
+    }
+
+    fn util(&self, i: usize) -> f64 {
+        let s = &self.slots[i];
+        utilisation(&s.load, None, &s.region.profile().capacity, self.width)
+    }
+
+    fn views(&self) -> impl Iterator<Item = View<'_>> + '_ {
+        self.slots.iter().map(|s| View {
+            region: s.region,
+            load: &s.load,
+            count: s.count,
+        })
+    }
+
+    fn spent(&self) -> bool {
+        self.moves_left == 0 || self.closed
+    }
+
+    /// May `load` move now? A shard heavier than the load budget may move alone.
+    fn fits(&self, load: &LoadVec) -> bool {
+        !self.spent()
+            && self
+                .load_left
+                .as_ref()
+                .map_or(true, |b| b.holds(load, self.width) || self.moves.is_empty())
+    }
+
+    fn apply(
+        &mut self,
+        shard: ShardId,
+        load: &LoadVec,
+        from: usize,
+        to: usize,
+        trigger: &'static str,
+    ) {
+        let (fb, tb) = (self.util(from), self.util(to));
+        self.slots[from].load.sub(load);
+        self.slots[from].count -= 1;
+        self.slots[to].load.add(load);
+        self.slots[to].count += 1;
+        if let Some(ix) = self.classes.as_mut() {
+            for i in [from, to] {
+                let s = &mut self.slots[i];
+                if let Some((k, e)) = s.class.as_mut() {
+                    let new = (Ordered(s.load.get(0)), s.count, s.region.map_position(), i);
+                    ix.replace(k, e, new);
+                    *e = new;
+                }
+            }
+        }
+        self.moves_left -= 1;
+        if let Some(b) = self.load_left.as_mut() {
+            if b.holds(load, self.width) {
+                b.take(load, self.width);
+            } else {
+                self.closed = true;
+            }
+        }
+        if self.notes.is_some() {
+            let note = MoveNote {
+                shard: shard.to_string(),
+                from: self.slots[from].region.id().to_string(),
+                to: self.slots[to].region.id().to_string(),
+                trigger,
+                from_before: fb,
+                from_after: self.util(from),
+                to_before: tb,
+                to_after: self.util(to),
+                moves_left: if self.closed { 0 } else { self.moves_left },
+                load_left: self.load_left.as_ref().map(|b| {
+                    if self.closed {
+                        0.0
+                    } else {
+                        b.least(self.width)
+                    }
+                }),
+            };
+            if let Some(notes) = self.notes.as_mut() {
+                notes.push(note);
+            }
+        }
+        if trigger != "band" {
+            self.fixed.insert(shard.clone());
+        }
+        self.moves.push((shard, from, to));
+    }
+}
+
+impl LeastLoad {
+    /// Moves shards that break a rule, oldest first by region in map order; each goes only
+    /// where it breaks none. Returns how many moved.
+    fn fix_rules(&self, round: &mut Round) -> usize {
+        let state = round.state;
+        // (region slot, allocation sequence, shard, rule broken)
+        let mut broken: Vec<(usize, u64, ShardId, &'static str)> = Vec::new();
+        let mut listed: HashSet<&str> = HashSet::new();
+        for (i, s) in round.slots.iter().enumerate() {
+            if s.region.profile().draining {
+                for sh in s.region.shards() {
+                    broken.push((i, seq(state, sh), sh.clone(), "draining"));
+                    listed.insert(sh);
+                }
+            }
+        }
+        for (sh, rule) in state.shard_rules() {
+            let Some(home) = state.home_of(sh) else {
+                continue;
+            };
+            let Some(&i) = round.index.get(&**home.id()) else {
+                continue;
+            };
+            if listed.contains(&**sh) {
+                continue;
+            }
+            let trigger = match &rule.pin {
+                Some(pin) if **pin != **home.id() => "off-pin",
+                _ if rule.missing_tags(home.profile()).next().is_some() => "missing-tags",
+                _ => continue,
+            };
+            broken.push((i, seq(state, sh), sh.clone(), trigger));
+            listed.insert(sh);
+        }
+        for (i, s) in round.slots.iter().enumerate() {
+            let Some(max) = s.region.profile().max_shards else {
+                continue;
+            };
+            let already = broken.iter().filter(|b| b.0 == i).count();
+            let excess = s.count.saturating_sub(max).saturating_sub(already);
+            for sh in s
+                .region
+                .shards()
+                .filter(|sh| !listed.contains(&***sh))
+                .take(excess)
+            {
+                broken.push((i, seq(state, sh), sh.clone(), "above-max-shards"));
+            }
+        }
+        broken.sort_by(|a, b| {
+            let pos = |i: usize| round.slots[i].region.map_position();
+            pos(a.0).cmp(&pos(b.0)).then(a.1.cmp(&b.1))
+        });
+        let before = round.moves.len();
+        for (from, _, shard, trigger) in broken {
+            if round.spent() {
+                break;
+            }
+            let load = state.shard_load(&shard);
+            if !round.fits(load) {
+                continue;
+            }
+            let ask = Ask {
+                shard: &shard,
+                load,
+                rule: state.shard_rule(&shard),
+                avoid: Some(&**round.slots[from].region.id()),
+                width: round.width,
+            };
+            let mut rejected = round.rejected.take();
+            let pick = round.best(self, &ask, rejected.as_mut()).map(|(i, _)| i);
+            if pick.is_some() {
+                // keep the reasons only for shards that stay put
+                if let Some(r) = rejected.as_mut() {
+                    r.retain(|x| x.shard != *shard);
+                }
+            }
+            round.rejected = rejected;
+            if let Some(to) = pick {
+                round.apply(shard.clone(), load, from, to, trigger);
+            }
+        }
+        round.moves.len() - before
+    }
+
+    /// Moves shards off the busiest region while it is above the band and a single move
+    /// helps. Returns the fluid optimum, the band ceiling, and whether it stopped above the
+    /// band for want of a helpful move.
+    fn relieve(&self, round: &mut Round) -> (Option<f64>, Option<f64>, bool) {
+        let state = round.state;
+        let width = round.width;
+        let live: Vec<usize> = (0..round.slots.len())
+            .filter(|&i| {
+                let r = round.slots[i].region;
+                r.is_eligible() && !r.profile().draining
+            })
+            .collect();
+        if live.is_empty() {
+            return (None, None, false);
+        }
+        let optimum = (0..width)
+            .map(|d| {
+                let load: f64 = round.slots.iter().map(|s| s.load.get(d)).sum();
+                let cap: f64 = live
+                    .iter()
+                    .map(|&i| round.slots[i].region.profile().capacity.get(d))
+                    .sum();
+                if cap.is_infinite() {
+                    0.0
+                } else {
+                    load / cap
+                }
+            })
+            .fold(0.0, f64::max);
+        let ceiling = (1.0 + self.band) * optimum;
+        let key = |round: &Round, i: usize| {
+            (
+                Reverse(Util(round.util(i))),
+                round.slots[i].region.map_position(),
+                i,
+            )
+        };
+        let mut busiest: BTreeSet<(Reverse<Util>, u64, usize)> =
+            live.iter().map(|&i| key(round, i)).collect();
+        // per source slot: (size on it, sequence, shard), largest first, then oldest
+        let mut lists: HashMap<usize, Vec<(f64, u64, ShardId)>> = HashMap::new();
+        let mut stuck = false;
+        // pinned shards stay on their pin
+        let ruled = state.shard_rules().next().is_some();
+        while !round.spent() {
+            let Some(&(Reverse(Util(top)), _, s)) = busiest.first() else {
+                break;
+            };
+            if top <= ceiling {
+                break;
+            }
+            let cap = &round.slots[s].region.profile().capacity;
+            let list = lists.entry(s).or_insert_with(|| {
+                let region = round.slots[s].region;
+                let mut v: Vec<(f64, u64, ShardId)> = region
+                    .shards_with_sequence()
+                    .filter(|(_, sh)| round.fixed.is_empty() || !round.fixed.contains(*sh))
+                    .filter(|(_, sh)| {
+                        !ruled
+                            || state
+                                .shard_rule(sh)
+                                .and_then(|r| r.pin.as_ref())
+                                .map_or(true, |p| **p != **region.id())
+                    })
+                    .map(|(q, sh)| {
+                        (
+                            utilisation(state.shard_load(sh), None, cap, width),
+                            q,
+                            sh.clone(),
+                        )
+                    })
+                    // moving a weightless shard helps nobody
+                    .filter(|x| x.0 > 0.0)
+                    .collect();
+                v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                v
+            });
+            let excess = top - ceiling;
+            let mut over_budget = false;
+            let within = list.partition_point(|x| x.0 > excess);
+            // the largest shard within the excess first, then the smallest beyond it (oldest
+            // first among equals)
+            // built only when nothing within the excess helps
+            let beyond = || {
+                let mut v: Vec<usize> = (0..within).collect();
+                v.sort_by(|&x, &y| {
+                    list[x]
+                        .0
+                        .total_cmp(&list[y].0)
+                        .then(list[x].1.cmp(&list[y].1))
+                });
+                v
+            };
+            // A move helps when both ends finish below `top`; `None` when it does not fit the
+            // budget.
+            let helps = |k: usize| -> Option<Option<usize>> {
+                let shard = &list[k].2;
+                let load = state.shard_load(shard);
+                if !round.fits(load) {
+                    return None;
+                }
+                let ask = Ask {
+                    shard,
+                    load,
+                    rule: state.shard_rule(shard),
+                    avoid: Some(&**round.slots[s].region.id()),
+                    width,
+                };
+                let mut left = round.slots[s].load.clone();
+                left.sub(load);
+                let source_after = utilisation(&left, None, cap, width);
+                Some(
+                    round
+                        .best(self, &ask, None)
+                        .filter(|&(_, after)| source_after.max(after) < top)
+                        .map(|(d, _)| d),
+                )
+            };
+            let mut chosen = None;
+            if !ruled && round.classes.is_some() {
+                // One dimension and no per-shard rules: whether a shard fits and helps only
+                // gets likelier as shards get lighter, so search instead of walking.
+                let ok = |k: usize| matches!(helps(k), Some(Some(_)));
+                // usually the first shard within the excess helps
+                let (mut lo, mut hi) = (within, list.len());
+                if lo < hi && ok(lo) {
+                    hi = lo;
+                }
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if ok(mid) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                let k = if lo < list.len() {
+                    Some(lo)
+                } else if within > 0 {
+                    // the smallest beyond the excess, oldest first among equals
+                    let mut j = within - 1;
+                    while j > 0 && list[j - 1].0 == list[within - 1].0 {
+                        j -= 1;
+                    }
+                    Some(j)
+                } else {
+                    None
+                };
+                match k.map(|k| (k, helps(k))) {
+                    Some((k, Some(Some(d)))) => chosen = Some((k, d)),
+                    Some((_, None)) => over_budget = true,
+                    _ => {}
+                }
+            } else {
+                for k in (within..list.len()).chain(std::iter::once_with(beyond).flatten()) {
+                    match helps(k) {
+                        None => over_budget = true,
+                        Some(Some(d)) => {
+                            chosen = Some((k, d));
+                            break;
+                        }
+                        Some(None) => {}
+                    }
+                }
+            }
+            let Some((k, d)) = chosen else {
+                stuck = !over_budget;
+                break;
+            };
+            let (_, _, shard) = list.remove(k);
+            busiest.remove(&key(round, s));
+            busiest.remove(&key(round, d));
+            round.apply(shard.clone(), state.shard_load(&shard), s, d, "band");
+            busiest.insert(key(round, s));
+            busiest.insert(key(round, d));
+        }
+        (Some(optimum), Some(ceiling), stuck)
+    }
+}
+
+fn seq(state: &AllocationState, shard: &str) -> u64 {
+    state.shard_sequence(shard).expect("allocated shard")
+}
+
+/// A utilisation ordered by `f64::total_cmp`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Util(f64);
+impl Eq for Util {}
+impl PartialOrd for Util {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Util {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
