@@ -473,7 +473,8 @@ fn build_state(doc: &VectorDoc) -> Result<AllocationState> {
             .shard_rules
             .iter()
             .map(|(shard, rule)| {
-                let rule = ShardRule::new(rule.tags.iter().map(String::as_str), rule.pin.as_deref());
+                let rule =
+                    ShardRule::new(rule.tags.iter().map(String::as_str), rule.pin.as_deref());
                 (shard.clone(), rule)
             })
             .collect(),

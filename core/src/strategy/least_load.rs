@@ -142,7 +142,7 @@ impl LeastLoad {
             };
             if best
                 .as_ref()
-                .map_or(true, |b| self.order(state, &fit, b) == Ordering::Less)
+                .is_none_or(|b| self.order(state, &fit, b) == Ordering::Less)
             {
                 best = Some(fit);
             }
@@ -571,7 +571,7 @@ impl<'s> Round<'s> {
             && self
                 .load_left
                 .as_ref()
-                .map_or(true, |b| b.holds(load, self.width) || self.moves.is_empty())
+                .is_none_or(|b| b.holds(load, self.width) || self.moves.is_empty())
     }
 
     fn apply(
@@ -782,7 +782,7 @@ impl LeastLoad {
                             || state
                                 .shard_rule(sh)
                                 .and_then(|r| r.pin.as_ref())
-                                .map_or(true, |p| **p != **region.id())
+                                .is_none_or(|p| **p != **region.id())
                     })
                     .map(|(q, sh)| {
                         (
