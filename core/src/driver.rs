@@ -8,6 +8,10 @@
 //!
 //! Store and lease calls are synchronous here; a host with asynchronous backends uses the
 //! step API directly.
+//!
+//! An observer sees every call a driver makes on its machine (including the inputs it feeds
+//! back from store and lease answers) and every output it takes, in order: enough to record a
+//! replayable trace of a driven machine, which is how the simulator records its runs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -17,6 +21,7 @@ use crate::coordinator::{Coordinator, Input, LeaseRequest, Notice, Output};
 use crate::lease::Lease;
 use crate::protocol::{EntityId, Envelope, Payload, RegionId, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, Rejected};
+use crate::replay::{CoordinatorStep, RegionStep};
 use crate::store::{Store, WriteOutcome};
 use crate::Result;
 
@@ -81,6 +86,25 @@ impl Clock for ManualClock {
     }
 }
 
+/// Watches a [`CoordinatorDriver`]: each call with its result, then each output as it is
+/// taken, before it is carried out.
+pub trait CoordinatorObserver: Send {
+    fn called(
+        &mut self,
+        now_ms: u64,
+        step: &CoordinatorStep,
+        coordinator: &Coordinator,
+        result: &Result<()>,
+    );
+    fn output(&mut self, output: &Output);
+}
+
+/// Watches a [`RegionDriver`] the way [`CoordinatorObserver`] watches a coordinator's.
+pub trait RegionObserver: Send {
+    fn called(&mut self, now_ms: u64, step: &RegionStep, region: &Region, result: &Result<()>);
+    fn output(&mut self, output: &RegionOutput);
+}
+
 fn keep_first(first: &mut Option<crate::Error>, r: Result<()>) {
     if let Err(e) = r {
         first.get_or_insert(e);
@@ -94,6 +118,7 @@ pub struct CoordinatorDriver {
     lease: Box<dyn Lease>,
     store: Box<dyn Store>,
     notices: Vec<Notice>,
+    observer: Option<Box<dyn CoordinatorObserver>>,
 }
 
 impl CoordinatorDriver {
@@ -111,7 +136,13 @@ impl CoordinatorDriver {
             lease,
             store,
             notices: Vec::new(),
+            observer: None,
         }
+    }
+
+    /// Shows every later call and output to `observer`.
+    pub fn observe(&mut self, observer: Box<dyn CoordinatorObserver>) {
+        self.observer = Some(observer);
     }
 
     pub fn coordinator(&self) -> &Coordinator {
@@ -125,8 +156,10 @@ impl CoordinatorDriver {
 
     pub fn start(&mut self) -> Result<()> {
         let now = self.clock.now_ms();
-        self.coordinator.start(now);
-        self.run()
+        let r = self.call(now, CoordinatorStep::Start);
+        let ran = self.run();
+        r?;
+        ran
     }
 
     pub fn receive(&mut self, envelope: Envelope) -> Result<()> {
@@ -176,7 +209,7 @@ impl CoordinatorDriver {
     /// Runs every timer that is due; returns when to call again.
     pub fn poll(&mut self) -> Result<Option<u64>> {
         let now = self.clock.now_ms();
-        let r = self.coordinator.on_timeout(now);
+        let r = self.call(now, CoordinatorStep::Timeout);
         let ran = self.run();
         r?;
         ran?;
@@ -189,17 +222,35 @@ impl CoordinatorDriver {
 
     fn input(&mut self, input: Input) -> Result<()> {
         let now = self.clock.now_ms();
-        let r = self.coordinator.handle(now, input);
+        let r = self.call(now, CoordinatorStep::Input(input));
         let ran = self.run();
         r?;
         ran
+    }
+
+    /// Every call on the coordinator goes through here, so the observer sees it.
+    fn call(&mut self, now: u64, step: CoordinatorStep) -> Result<()> {
+        let Some(observer) = self.observer.as_mut() else {
+            return step.apply(&mut self.coordinator, now);
+        };
+        let r = step.clone().apply(&mut self.coordinator, now);
+        observer.called(now, &step, &self.coordinator, &r);
+        r
+    }
+
+    fn take_output(&mut self) -> Option<Output> {
+        let o = self.coordinator.poll_output()?;
+        if let Some(observer) = self.observer.as_mut() {
+            observer.output(&o);
+        }
+        Some(o)
     }
 
     /// Carries out outputs in order. A failed write discards the rest of the queue (nothing
     /// after it may become visible) and is reported to the coordinator.
     fn run(&mut self) -> Result<()> {
         let mut first = None;
-        while let Some(o) = self.coordinator.poll_output() {
+        while let Some(o) = self.take_output() {
             let now = self.clock.now_ms();
             let feed = match o {
                 Output::Send(env) => {
@@ -252,9 +303,9 @@ impl CoordinatorDriver {
             };
             if let Some(input) = feed {
                 if matches!(input, Input::StoreFailed { .. }) {
-                    while self.coordinator.poll_output().is_some() {}
+                    while self.take_output().is_some() {}
                 }
-                keep_first(&mut first, self.coordinator.handle(now, input));
+                keep_first(&mut first, self.call(now, CoordinatorStep::Input(input)));
             }
         }
         first.map_or(Ok(()), Err)
@@ -281,6 +332,7 @@ pub struct RegionDriver {
     clock: Box<dyn Clock>,
     host: Box<dyn EntityHost>,
     notices: Vec<RegionNotice>,
+    observer: Option<Box<dyn RegionObserver>>,
 }
 
 impl RegionDriver {
@@ -296,7 +348,13 @@ impl RegionDriver {
             clock,
             host,
             notices: Vec::new(),
+            observer: None,
         }
+    }
+
+    /// Shows every later call and output to `observer`.
+    pub fn observe(&mut self, observer: Box<dyn RegionObserver>) {
+        self.observer = Some(observer);
     }
 
     pub fn region(&self) -> &Region {
@@ -308,9 +366,7 @@ impl RegionDriver {
     }
 
     pub fn start(&mut self) -> Result<()> {
-        let now = self.clock.now_ms();
-        self.region.start(now);
-        self.run()
+        self.input_step(RegionStep::Start)
     }
 
     /// Routes a message; when the region cannot take it, the error says why (the caller
@@ -327,16 +383,41 @@ impl RegionDriver {
         payload: Payload,
     ) -> std::result::Result<Result<()>, Rejected> {
         let now = self.clock.now_ms();
-        self.region.route(now, entity, payload)?;
+        match self.region.shard_of(entity) {
+            Ok(shard) => self.route_in(now, &shard, entity, payload)?,
+            // Region::route turns this into its refusal, with the payload handed back.
+            Err(_) => self.region.route(now, entity, payload)?,
+        }
         Ok(self.run())
     }
 
     pub fn route_to_shard(&mut self, shard: &str, entity: &str, payload: Payload) -> Result<()> {
         let now = self.clock.now_ms();
-        self.region
-            .route_to_shard(now, shard, entity, payload)
+        self.route_in(now, shard, entity, payload)
             .map_err(crate::Error::from)?;
         self.run()
+    }
+
+    /// The one place a message enters the region, so the observer sees it as a route step.
+    fn route_in(
+        &mut self,
+        now: u64,
+        shard: &str,
+        entity: &str,
+        payload: Payload,
+    ) -> std::result::Result<(), Rejected> {
+        let Some(observer) = self.observer.as_mut() else {
+            return self.region.route_to_shard(now, shard, entity, payload);
+        };
+        let step = RegionStep::Route {
+            shard: shard.to_owned(),
+            entity: entity.to_owned(),
+            payload: payload.clone(),
+        };
+        let r = self.region.route_to_shard(now, shard, entity, payload);
+        let seen = r.clone().map_err(crate::Error::from);
+        observer.called(now, &step, &self.region, &seen);
+        r
     }
 
     pub fn receive(&mut self, envelope: Envelope) -> Result<()> {
@@ -371,9 +452,7 @@ impl RegionDriver {
     }
 
     pub fn poll(&mut self) -> Result<Option<u64>> {
-        let now = self.clock.now_ms();
-        self.region.on_timeout(now);
-        self.run()?;
+        self.input_step(RegionStep::Timeout)?;
         Ok(self.region.next_deadline())
     }
 
@@ -382,14 +461,37 @@ impl RegionDriver {
     }
 
     fn input(&mut self, input: RegionInput) -> Result<()> {
+        self.input_step(RegionStep::Input(input))
+    }
+
+    fn input_step(&mut self, step: RegionStep) -> Result<()> {
         let now = self.clock.now_ms();
-        self.region.handle(now, input);
+        self.call(now, step);
         self.run()
+    }
+
+    /// Every call but a route goes through here, so the observer sees it. None of them can
+    /// fail.
+    fn call(&mut self, now: u64, step: RegionStep) {
+        let Some(observer) = self.observer.as_mut() else {
+            let _ = step.apply(&mut self.region, now);
+            return;
+        };
+        let r = step.clone().apply(&mut self.region, now);
+        observer.called(now, &step, &self.region, &r);
+    }
+
+    fn take_output(&mut self) -> Option<RegionOutput> {
+        let o = self.region.poll_output()?;
+        if let Some(observer) = self.observer.as_mut() {
+            observer.output(&o);
+        }
+        Some(o)
     }
 
     fn run(&mut self) -> Result<()> {
         let mut first = None;
-        while let Some(o) = self.region.poll_output() {
+        while let Some(o) = self.take_output() {
             let stopped: Option<ShardId> = match o {
                 RegionOutput::Send(env) => {
                     keep_first(&mut first, self.transport.send(env));
@@ -442,7 +544,7 @@ impl RegionDriver {
             };
             if let Some(shard) = stopped {
                 let now = self.clock.now_ms();
-                self.region.handle(now, RegionInput::ShardStopped { shard });
+                self.call(now, RegionStep::Input(RegionInput::ShardStopped { shard }));
             }
         }
         first.map_or(Ok(()), Err)

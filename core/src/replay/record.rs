@@ -3,9 +3,9 @@
 //! A host polls outputs whenever it likes, and may feed a new input before it has polled
 //! everything the previous one produced. Outputs still belong to the call that queued them:
 //! the recorder notes how many outputs each call queued (the queue only grows at the back and
-//! shrinks at the front) and hands each polled output to the call it came from. Outputs never
-//! polled are collected when the machine ends or the trace is finished, so every record holds
-//! all its call produced.
+//! shrinks at the front) and hands each polled output to the call it came from. The recorded
+//! host runs every machine in a driver, which takes all a call queued before it returns, so
+//! every record holds all its call produced.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -132,19 +132,24 @@ impl Recorder {
         q.queued = queued;
     }
 
-    /// A call on a coordinator or region, made and recorded.
-    pub fn call<M: StepMachine>(
+    /// A call a driver made on `machine`, recorded once it returned.
+    pub fn called<M: StepMachine>(
         &mut self,
         machine: &str,
-        m: &mut M,
+        m: &M,
         now: u64,
-        step: M::Step,
-    ) -> Result<()> {
-        let input = M::step_json(&step);
-        let result = m.call(now, step);
+        step: &M::Step,
+        result: &Result<()>,
+    ) {
         let error = result.as_ref().err().map(ToString::to_string);
-        self.step(machine, now, input, m.queued(), m.deadline(), error);
-        result
+        self.step(
+            machine,
+            now,
+            M::step_json(step),
+            m.queued(),
+            m.deadline(),
+            error,
+        );
     }
 
     /// An output the host took from `machine`, handed to the call that queued it.
@@ -172,14 +177,7 @@ impl Recorder {
         );
     }
 
-    /// Takes what the machine queued and nobody took: before it ends, and at the finish.
-    pub fn drain<M: StepMachine>(&mut self, machine: &str, m: &mut M) {
-        for o in m.drain() {
-            self.output(machine, &o);
-        }
-    }
-
-    /// The machine is gone (crashed or removed), after its queue was drained.
+    /// The machine is gone (crashed or removed).
     pub fn end(&mut self, machine: &str) {
         self.queues.remove(machine);
         self.text(&End { end: machine });

@@ -62,7 +62,7 @@ impl World {
     pub(super) fn member_event(&mut self, input: Input) {
         self.membership_gen += 1;
         for k in 0..self.coords.len() {
-            if self.coords[k].c.is_some() {
+            if self.coords[k].driver.is_some() {
                 self.coordinator_do(k, CoordinatorStep::Input(input.clone()));
             }
         }
@@ -93,8 +93,9 @@ impl World {
         }
         self.chaos_on = chaos;
         if !on {
-            self.store_fail_armed = None;
-            self.renew_fail_armed = false;
+            let mut host = self.host.lock();
+            host.store_fail_armed = None;
+            host.renew_fail_armed = false;
         }
     }
 
@@ -157,7 +158,7 @@ impl World {
                 if let Some(slot) = self.regions.remove(&id) {
                     self.checker.region_gone(self.now, slot.key);
                     self.checker.region_crashed(slot.key);
-                    self.end_recording(&id, slot.region);
+                    self.end_recording(&id);
                 }
                 self.gone.insert(id.clone(), true);
                 self.nodes[node].dead_region = Some(id);
@@ -215,7 +216,7 @@ impl World {
             Some(id) => {
                 if let Some(slot) = self.regions.remove(&id) {
                     self.checker.region_gone(self.now, slot.key);
-                    if slot.region.buffered() > 0 || !slot.region.local_shards().is_empty() {
+                    if slot.region().buffered() > 0 || !slot.region().local_shards().is_empty() {
                         self.checker.violate(
                             self.now,
                             "left-with-work",
@@ -223,7 +224,7 @@ impl World {
                         );
                     }
                     self.checker.region_left(self.now, slot.key);
-                    self.end_recording(&id, slot.region);
+                    self.end_recording(&id);
                 }
                 self.gone.insert(id.clone(), false);
                 Some(id)
@@ -267,7 +268,7 @@ impl World {
             "action",
             &format!("c{k} crashes, restarts in {restart_after_ms} ms"),
         );
-        let Some(c) = self.coords[k].c.as_ref() else {
+        let Some(c) = self.coords[k].c() else {
             return;
         };
         self.injected.coordinator_crashes += 1;
@@ -279,9 +280,10 @@ impl World {
                 None
             };
         }
-        if let (Some(mut c), Some(r)) = (self.coords[k].c.take(), self.recorder.as_mut()) {
-            r.drain(&self.coords[k].name, &mut c);
-            r.end(&self.coords[k].name);
+        if self.coords[k].driver.take().is_some() {
+            if let Some(r) = self.host.lock().recorder.as_mut() {
+                r.end(&self.coords[k].name);
+            }
         }
         self.coords[k].check_restore = false;
         self.agenda
@@ -349,8 +351,10 @@ impl World {
                 }
             }
             5 => {
-                self.store_fail_armed = Some(self.chaos_rng.chance(0.5));
-                self.renew_fail_armed = true;
+                let after_write = self.chaos_rng.chance(0.5);
+                let mut host = self.host.lock();
+                host.store_fail_armed = Some(after_write);
+                host.renew_fail_armed = true;
             }
             _ => {
                 if let Some(&n) = self.chaos_rng.pick(&up) {
@@ -367,7 +371,7 @@ impl World {
                 .region
                 .as_ref()
                 .and_then(|id| self.regions.get(id))
-                .is_some_and(|s| s.region.is_registered())
+                .is_some_and(|s| s.region().is_registered())
     }
 
     pub fn node_gone(&self, node: usize) -> bool {

@@ -1,16 +1,15 @@
-//! The coordinators' host: outputs carried out in order against the shared store and
-//! lease, and the checks that tie a coordinator to what the store holds.
+//! The coordinators' host: each runs in a driver over the shared store and lease (see
+//! `hosts`), and the checks that tie a coordinator to what the store holds.
 
 use crate::allocation::AllocationState;
-use crate::coordinator::{Coordinator, Input, LeaseRequest, Notice, Output, PersistentState};
-use crate::lease::{Lease, LeaseGrant};
-use crate::replay::{CoordinatorStep, MachineKind, Recorder};
-use crate::store::{Store, WriteOutcome};
+use crate::coordinator::{Coordinator, Input, Notice, PersistentState, Snapshot};
+use crate::driver::CoordinatorDriver;
+use crate::replay::{CoordinatorStep, MachineKind};
 use crate::strategy::{Allocation, BoundedLoadHashing, InProgress, LeastShard, StrategyConfig};
 use crate::Result;
 
 use super::super::clock::Proc;
-use super::{Event, World};
+use super::{hosts, Event, World};
 
 /// Decisions a coordinator's strategy makes on its allocation map, to compare a crashed
 /// coordinator with its successor restored from the store.
@@ -94,101 +93,90 @@ pub(super) fn state_difference(a: &PersistentState, b: &PersistentState) -> Opti
     None
 }
 
-/// Makes a coordinator call, through the recorder when a trace is being recorded.
-fn call(
-    recorder: Option<&mut Recorder>,
-    name: &str,
-    c: &mut Coordinator,
-    now: u64,
-    step: CoordinatorStep,
-) -> Result<()> {
-    match recorder {
-        Some(r) => r.call(name, c, now, step),
-        None => step.apply(c, now),
-    }
-}
-
 impl World {
     pub(super) fn start_coordinator(&mut self, k: usize) -> Result<()> {
         let inc = self.coords[k].incarnation;
         let strategy = self.cfg.strategy.build()?;
-        let mut c = Coordinator::new(
+        let c = Coordinator::new(
             self.cfg.coordinator.clone(),
             strategy,
             self.coords[k].address.clone(),
         )?;
         self.clocks.reset(Proc::Coordinator(k));
-        let now = self.clocks.local(Proc::Coordinator(k), self.now);
         let name = if inc == 0 {
             format!("c{k}")
         } else {
             format!("c{k}.{inc}")
         };
-        if let Some(r) = self.recorder.as_mut() {
+        if let Some(r) = self.host.lock().recorder.as_mut() {
             r.create(
                 MachineKind::Coordinator,
                 &name,
                 self.coords[k].address.as_str(),
             );
         }
-        let members = self.members();
-        let mut call =
-            |c: &mut Coordinator, step| call(self.recorder.as_mut(), &name, c, now, step);
-        for (m, unreachable) in members {
+        let shared = &self.host;
+        let mut driver = CoordinatorDriver::new(
+            c,
+            Box::new(hosts::CoordinatorWire(shared.clone())),
+            Box::new(self.coords[k].clock.clone()),
+            Box::new(hosts::SimLease {
+                shared: shared.clone(),
+                lease: self.lease.contender(&format!("c{k}.{inc}")),
+            }),
+            Box::new(hosts::SimStore {
+                shared: shared.clone(),
+                store: self.store.clone(),
+                k,
+            }),
+        );
+        driver.observe(Box::new(hosts::CoordinatorWatch {
+            shared: shared.clone(),
+            k,
+            name: name.clone(),
+        }));
+        self.coords[k].name = name;
+        self.coords[k].driver = Some(driver);
+        for (m, unreachable) in self.members() {
             let address = m.address.as_str().to_owned();
-            call(&mut c, CoordinatorStep::Input(Input::Member(m)))?;
+            self.coordinator_do(k, CoordinatorStep::Input(Input::Member(m)));
             if unreachable {
-                call(
-                    &mut c,
+                self.coordinator_do(
+                    k,
                     CoordinatorStep::Input(Input::Reachability {
                         address,
                         reachable: false,
                     }),
-                )?;
+                );
             }
         }
-        self.coords[k].lease = self.lease.contender(&format!("c{k}.{inc}"));
-        call(&mut c, CoordinatorStep::Start)?;
-        self.coords[k].name = name;
-        self.coords[k].c = Some(c);
-        self.pump_coordinator(k);
+        self.coordinator_do(k, CoordinatorStep::Start);
         Ok(())
     }
 
-    /// Makes a call on a live coordinator and carries out its outputs.
+    /// Makes a call on a live coordinator through its driver, then carries out what its
+    /// hosts were asked to do.
     pub(super) fn coordinator_do(&mut self, k: usize, step: CoordinatorStep) {
-        if self.coords[k].c.is_none() {
-            return;
-        }
-        self.feed_step(k, step);
-        self.pump_coordinator(k);
-    }
-
-    /// Makes a call on a live coordinator, leaving its outputs queued.
-    fn feed_step(&mut self, k: usize, step: CoordinatorStep) {
-        let now = self.clocks.local(Proc::Coordinator(k), self.now);
+        let local = self.clocks.local(Proc::Coordinator(k), self.now);
         let slot = &mut self.coords[k];
-        let Some(c) = slot.c.as_mut() else {
+        let Some(driver) = slot.driver.as_mut() else {
             return;
         };
-        if let Err(e) = call(self.recorder.as_mut(), &slot.name, c, now, step) {
-            self.checker
-                .violate(self.now, "coordinator-error", format!("c{k}: {e}"));
+        slot.clock.set(local);
+        self.host.lock().now = self.now;
+        // The coordinator's own errors reach the world through its watch; the hosts' errors
+        // are the faults the world injected.
+        let _ = hosts::drive_coordinator(driver, step);
+        driver.take_notices();
+        self.carry_out();
+        if self.coords[k].check_restore && self.coords[k].c().is_some_and(Coordinator::is_active) {
+            self.coords[k].check_restore = false;
+            self.check_restore(k);
         }
-    }
-
-    /// The next output of a live coordinator, recorded as taken.
-    fn poll_coordinator(&mut self, k: usize) -> Option<Output> {
-        let slot = &mut self.coords[k];
-        let o = slot.c.as_mut()?.poll_output()?;
-        if let Some(r) = self.recorder.as_mut() {
-            r.output(&slot.name, &o);
-        }
-        Some(o)
     }
 
     pub(super) fn coordinator_timeout(&mut self, k: usize) {
-        let Some(c) = self.coords[k].c.as_ref() else {
+        let Some(c) = self.coords[k].c() else {
             return;
         };
         let total = c.state().shard_count();
@@ -220,8 +208,7 @@ impl World {
         } = &self.cfg.strategy
         {
             let running = self.coords[k]
-                .c
-                .as_ref()
+                .c()
                 .map_or(0, |c| c.handoffs_in_progress().len());
             if running > (*max_simultaneous_rebalance).max(0) as usize {
                 self.checker.violate(
@@ -235,142 +222,22 @@ impl World {
         }
     }
 
-    /// Carries out a coordinator's outputs in order, as the contract requires: a failed or
-    /// fenced write drops everything queued after it.
-    pub(super) fn pump_coordinator(&mut self, k: usize) {
-        while let Some(o) = self.poll_coordinator(k) {
-            match o {
-                Output::Send(env) => self.send_from_coordinator(env),
-                Output::Persist { token, record } => {
-                    self.trace(&format!("c{k} persist {token}"), &record.event);
-                    let armed = if self.chaos_on {
-                        self.store_fail_armed.take()
-                    } else {
-                        None
-                    };
-                    if armed == Some(false) {
-                        self.injected.store_failures += 1;
-                        self.feed_after_failure(k, Input::StoreFailed { fenced: false });
-                        continue;
-                    }
-                    let outcome = self.store.append(token, &record);
-                    if let Ok(WriteOutcome::Written) = outcome {
-                        self.mirror(&record);
-                    }
-                    if armed == Some(true) {
-                        // Written, but the answer never came back.
-                        self.injected.store_failures += 1;
-                        self.feed_after_failure(k, Input::StoreFailed { fenced: false });
-                        continue;
-                    }
-                    match outcome {
-                        Ok(WriteOutcome::Written) => {}
-                        Ok(WriteOutcome::Fenced { .. }) => {
-                            self.coordinator_stats.fenced_writes += 1;
-                            self.feed_after_failure(k, Input::StoreFailed { fenced: true });
-                        }
-                        Err(e) => {
-                            self.checker
-                                .violate(self.now, "store-error", format!("c{k}: {e}"));
-                            self.feed_after_failure(k, Input::StoreFailed { fenced: false });
-                        }
-                    }
-                }
-                Output::SaveSnapshot { token, snapshot } => {
-                    match self.store.save_snapshot(token, &snapshot) {
-                        Ok(WriteOutcome::Written) => {
-                            let mut reference = self.reference.snapshot();
-                            let mut ours = snapshot.clone();
-                            reference.versions.clear();
-                            ours.versions.clear();
-                            if reference != ours {
-                                self.checker.violate(
-                                    self.now,
-                                    "snapshot-mismatch",
-                                    format!("c{k} saved a snapshot at event {} that differs from its events", snapshot.seq),
-                                );
-                            }
-                        }
-                        Ok(WriteOutcome::Fenced { .. }) => {
-                            self.coordinator_stats.fenced_writes += 1;
-                            self.feed_after_failure(k, Input::StoreFailed { fenced: true });
-                        }
-                        Err(e) => {
-                            self.checker
-                                .violate(self.now, "store-error", format!("c{k}: {e}"));
-                            self.feed_after_failure(k, Input::StoreFailed { fenced: false });
-                        }
-                    }
-                }
-                Output::Lease(req) => self.lease_request(k, req),
-                Output::LoadState { token } => {
-                    let input = match self.store.load(token) {
-                        Ok(Some(stored)) => Input::StateLoaded(stored),
-                        Ok(None) => Input::StateLoadFailed { fenced: true },
-                        Err(_) => Input::StateLoadFailed { fenced: false },
-                    };
-                    self.feed(k, input);
-                }
-                Output::Notice(n) => self.coordinator_notice(k, n),
-            }
+    /// A snapshot the store took must hold what the stored events add up to.
+    pub(super) fn check_snapshot(&mut self, k: usize, snapshot: &Snapshot) {
+        let mut reference = self.reference.snapshot();
+        let mut ours = snapshot.clone();
+        reference.versions.clear();
+        ours.versions.clear();
+        if reference != ours {
+            self.checker.violate(
+                self.now,
+                "snapshot-mismatch",
+                format!(
+                    "c{k} saved a snapshot at event {} that differs from its events",
+                    snapshot.seq
+                ),
+            );
         }
-        if self.coords[k].check_restore
-            && self.coords[k]
-                .c
-                .as_ref()
-                .is_some_and(Coordinator::is_active)
-        {
-            self.coords[k].check_restore = false;
-            self.check_restore(k);
-        }
-    }
-
-    pub(super) fn feed(&mut self, k: usize, input: Input) {
-        if !matches!(input, Input::StateLoaded(_)) {
-            self.trace(&format!("c{k} input"), &input);
-        }
-        self.feed_step(k, CoordinatorStep::Input(input));
-    }
-
-    pub(super) fn feed_after_failure(&mut self, k: usize, input: Input) {
-        while self.poll_coordinator(k).is_some() {}
-        self.feed(k, input);
-    }
-
-    pub(super) fn lease_request(&mut self, k: usize, req: LeaseRequest) {
-        self.trace(&format!("c{k} lease"), &req);
-        let local = self.clocks.local(Proc::Coordinator(k), self.now);
-        // The backend runs on true time; the holder turns its answer into a local deadline.
-        let to_local = |until: u64, now: u64| local + until.saturating_sub(now);
-        let input = match req {
-            LeaseRequest::Acquire => match self.coords[k].lease.acquire(self.now) {
-                Ok(Some(g)) => Input::LeaseGranted(LeaseGrant {
-                    token: g.token,
-                    valid_until_ms: to_local(g.valid_until_ms, self.now),
-                }),
-                _ => Input::LeaseDenied,
-            },
-            LeaseRequest::Renew { token } => {
-                if std::mem::take(&mut self.renew_fail_armed) {
-                    self.injected.lease_renew_failures += 1;
-                    Input::LeaseRenewFailed { token }
-                } else {
-                    match self.coords[k].lease.renew(token, self.now) {
-                        Ok(Some(until)) => Input::LeaseRenewed {
-                            token,
-                            valid_until_ms: to_local(until, self.now),
-                        },
-                        Ok(None) => Input::LeaseLost { token },
-                        Err(_) => Input::LeaseRenewFailed { token },
-                    }
-                }
-            }
-            LeaseRequest::Release { token } => {
-                let _ = self.coords[k].lease.release(token);
-                return;
-            }
-        };
-        self.feed(k, input);
     }
 
     pub(super) fn coordinator_notice(&mut self, k: usize, n: Notice) {
@@ -444,7 +311,7 @@ impl World {
         if self.coords[k].incarnation != incarnation {
             return;
         }
-        let Some(c) = self.coords[k].c.as_ref().filter(|c| c.is_active()) else {
+        let Some(c) = self.coords[k].c().filter(|c| c.is_active()) else {
             return;
         };
         let dead: Vec<String> = c
@@ -455,15 +322,17 @@ impl World {
             .filter(|r| self.gone.contains_key(r))
             .collect();
         for region in dead {
-            self.feed(k, Input::RegionTerminated { region });
+            self.coordinator_do(
+                k,
+                CoordinatorStep::Input(Input::RegionTerminated { region }),
+            );
         }
-        self.pump_coordinator(k);
     }
 
     /// A coordinator just restored from the store: it must hold exactly what the store holds,
     /// and, if it replaces one that crashed, decide as that one would have.
     pub(super) fn check_restore(&mut self, k: usize) {
-        let Some(c) = self.coords[k].c.as_ref() else {
+        let Some(c) = self.coords[k].c() else {
             return;
         };
         if let Some(diff) = state_difference(c.state(), &self.reference) {
@@ -525,8 +394,8 @@ impl World {
         self.coords
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.c.as_ref().is_some_and(Coordinator::is_active))
-            .max_by_key(|(_, s)| s.c.as_ref().and_then(Coordinator::token))
+            .filter(|(_, s)| s.c().is_some_and(Coordinator::is_active))
+            .max_by_key(|(_, s)| s.c().and_then(Coordinator::token))
             .map(|(k, _)| k)
     }
 }

@@ -27,9 +27,9 @@ impl World {
                 .map(|(id, s)| {
                     format!(
                         " ({id} hosts {:?}, running {:?}, buffers {})",
-                        s.region.local_shards(),
-                        s.region.running_shards(),
-                        s.region.buffered()
+                        s.region().local_shards(),
+                        s.region().running_shards(),
+                        s.region().buffered()
                     )
                 })
                 .unwrap_or_default();
@@ -49,7 +49,7 @@ impl World {
             return Err("membership changes are still scheduled".into());
         }
         let k = self.active_coordinator().ok_or("no active coordinator")?;
-        let c = self.coords[k].c.as_ref().expect("active");
+        let c = self.coords[k].c().expect("active");
         let handoffs = c.handoffs_in_progress();
         if !handoffs.is_empty() {
             return Err(format!("{} hand-off(s) in progress", handoffs.len()));
@@ -76,8 +76,8 @@ impl World {
                 ));
             }
         }
-        if let Some((id, s)) = self.regions.iter().find(|(_, s)| s.region.buffered() > 0) {
-            return Err(format!("{id} buffers {} message(s)", s.region.buffered()));
+        if let Some((id, s)) = self.regions.iter().find(|(_, s)| s.region().buffered() > 0) {
+            return Err(format!("{id} buffers {} message(s)", s.region().buffered()));
         }
         let mut strategy = self.cfg.strategy.build().map_err(|e| e.to_string())?;
         let moves = strategy
@@ -96,7 +96,7 @@ impl World {
                 .violate(self.now, "not-converged", format!("at the end: {why}"));
         }
         if let Some(k) = self.active_coordinator() {
-            let c = self.coords[k].c.as_ref().expect("active");
+            let c = self.coords[k].c().expect("active");
             let mut orphans = Vec::new();
             for (shard, runners) in self.checker.running_shards() {
                 let home = c
@@ -188,7 +188,7 @@ impl World {
         let p99 = percentile(&mut delays, 99);
         let mut final_counts = BTreeMap::new();
         if let Some(k) = self.active_coordinator() {
-            let c = self.coords[k].c.as_ref().expect("active");
+            let c = self.coords[k].c().expect("active");
             for (id, _, shards) in c.state().regions() {
                 if self.regions.contains_key(id.as_str()) {
                     final_counts.insert(id.clone(), shards.len());

@@ -9,10 +9,12 @@
 //!
 //! The host side lives in submodules: `regions` (entities, stops, bounces, death watch),
 //! `coordinators` (store, lease, restore checks), `wire` (sending and delivering),
+//! `hosts` (the driver host traits the machines run on),
 //! `actions` (what scenarios do to the cluster) and `judge` (convergence and the report).
 
 mod actions;
 mod coordinators;
+mod hosts;
 mod judge;
 mod regions;
 mod wire;
@@ -22,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::address::Address;
 use crate::cluster::{Member, MemberStatus};
 use crate::coordinator::{Coordinator, CoordinatorConfig, Input, PersistentState};
+use crate::driver::{CoordinatorDriver, RegionDriver};
 use crate::hashing::entity::pekko_shard_id;
 use crate::lease::InMemoryLease;
 use crate::protocol::{Envelope, ShardId};
@@ -149,7 +152,8 @@ pub(crate) struct NodeSlot {
 }
 
 struct RegionSlot {
-    region: Region,
+    driver: RegionDriver,
+    clock: hosts::ProcessClock,
     node: usize,
     key: RegionKey,
     leaving: bool,
@@ -157,14 +161,26 @@ struct RegionSlot {
     done: Option<u64>,
 }
 
+impl RegionSlot {
+    fn region(&self) -> &Region {
+        self.driver.region()
+    }
+}
+
 struct CoordSlot {
     address: Address,
     incarnation: u32,
     /// The incarnation's name in a recorded trace.
     name: String,
-    c: Option<Coordinator>,
-    lease: InMemoryLease,
+    driver: Option<CoordinatorDriver>,
+    clock: hosts::ProcessClock,
     check_restore: bool,
+}
+
+impl CoordSlot {
+    fn c(&self) -> Option<&Coordinator> {
+        self.driver.as_ref().map(CoordinatorDriver::coordinator)
+    }
 }
 
 /// For traces only.
@@ -217,8 +233,6 @@ pub(crate) struct World {
     pub steady: bool,
     pub measuring: bool,
     pub slow_stop_fraction: f64,
-    store_fail_armed: Option<bool>,
-    renew_fail_armed: bool,
     failover_probe: Option<Decisions>,
     failover_pending: bool,
     membership_gen: u64,
@@ -228,8 +242,9 @@ pub(crate) struct World {
     last_change: u64,
     rounds_since_action: u64,
     steps: u64,
-    /// Writes every call on a machine and its outputs, when a trace is being recorded.
-    recorder: Option<Recorder>,
+    /// What the hosts of the machines share with the world: injected faults, the effects
+    /// of the last call, the trace being recorded.
+    host: hosts::Shared,
     // ---- report counters ----
     messages: MessageStats,
     handoffs: HandOffStats,
@@ -294,8 +309,6 @@ impl World {
             steady: false,
             measuring: false,
             slow_stop_fraction: 0.0,
-            store_fail_armed: None,
-            renew_fail_armed: false,
             failover_probe: None,
             failover_pending: false,
             membership_gen: 0,
@@ -305,7 +318,7 @@ impl World {
             last_change: 0,
             rounds_since_action: 0,
             steps: 0,
-            recorder: None,
+            host: hosts::Shared::default(),
             messages: MessageStats::default(),
             handoffs: HandOffStats::default(),
             coordinator_stats: CoordinatorStats::default(),
@@ -325,8 +338,8 @@ impl World {
                 address,
                 incarnation: 0,
                 name: String::new(),
-                c: None,
-                lease: w.lease.contender(&format!("c{k}")),
+                driver: None,
+                clock: hosts::ProcessClock::default(),
                 check_restore: false,
             });
         }
@@ -344,20 +357,13 @@ impl World {
             },
             recorded_by,
         );
-        self.recorder = Some(Recorder::new(&header));
+        self.host.lock().recorder = Some(Recorder::new(&header));
     }
 
-    /// The recorded trace, with what live machines still queue; None if not recording.
+    /// The recorded trace; None if not recording. The drivers take every output a call
+    /// queues, so no machine has any left to hand over.
     pub fn finish_recording(&mut self) -> Option<String> {
-        let mut r = self.recorder.take()?;
-        for slot in &mut self.coords {
-            if let Some(c) = slot.c.as_mut() {
-                r.drain(&slot.name, c);
-            }
-        }
-        for (id, slot) in &mut self.regions {
-            r.drain(id, &mut slot.region);
-        }
+        let r = self.host.lock().recorder.take()?;
         Some(r.finish())
     }
 
@@ -446,7 +452,7 @@ impl World {
     fn next_timer(&self) -> Option<(u64, Target)> {
         let mut best: Option<(u64, Target)> = None;
         for (k, slot) in self.coords.iter().enumerate() {
-            if let Some(d) = slot.c.as_ref().and_then(Coordinator::next_deadline) {
+            if let Some(d) = slot.c().and_then(Coordinator::next_deadline) {
                 let t = self.clocks.to_true(Proc::Coordinator(k), d, self.now);
                 if best.as_ref().is_none_or(|(b, _)| t < *b) {
                     best = Some((t, Target::Coordinator(k)));
@@ -455,7 +461,7 @@ impl World {
         }
         let mut best_region: Option<(u64, &str)> = None;
         for (id, slot) in &self.regions {
-            if let Some(d) = slot.region.next_deadline() {
+            if let Some(d) = slot.region().next_deadline() {
                 let t = self.clocks.to_true(Proc::Node(slot.node), d, self.now);
                 if best_region.is_none_or(|(b, _)| t < b) {
                     best_region = Some((t, id));
@@ -523,15 +529,15 @@ impl World {
             };
             let (key, running, hosted) = (
                 slot.key,
-                slot.region.running_shards(),
-                slot.region.local_shards(),
+                slot.region().running_shards(),
+                slot.region().local_shards(),
             );
             self.checker.update_region(self.now, key, running, hosted);
         }
         let active = self
             .coords
             .iter()
-            .filter(|c| c.c.as_ref().is_some_and(Coordinator::is_active))
+            .filter(|c| c.c().is_some_and(Coordinator::is_active))
             .count();
         if active > 1 && !self.model_broken && !self.two_active {
             self.checker.violate(
@@ -589,7 +595,7 @@ impl World {
                 }
             }
             Event::CoordinatorRestart { k } => {
-                if self.coords[k].c.is_none() {
+                if self.coords[k].driver.is_none() {
                     self.coords[k].incarnation += 1;
                     if let Err(e) = self.start_coordinator(k) {
                         self.checker.violate(
@@ -632,7 +638,7 @@ impl World {
     fn sample(&mut self) {
         let mut row = vec![0u32; self.nodes.len()];
         for slot in self.regions.values() {
-            row[slot.node] = slot.region.running_shards().len() as u32;
+            row[slot.node] = slot.region().running_shards().len() as u32;
         }
         self.series.samples.push((self.now, row));
     }

@@ -2,14 +2,23 @@
 //! messages sent back for another try, death watch, and the traffic itself.
 
 use crate::coordinator::Input;
+use crate::driver::RegionDriver;
 use crate::protocol::ShardId;
-use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, ShardExtractor};
+use crate::region::{Region, RegionInput, ShardExtractor};
 use crate::replay::{CoordinatorStep, MachineKind, RegionStep};
 use crate::Result;
 
 use super::super::checker::RegionKey;
 use super::super::clock::Proc;
+use super::hosts::{self, ProcessClock};
 use super::{payload_id, Event, NodeState, RegionSlot, World};
+
+/// For traces only.
+#[derive(Debug)]
+#[allow(dead_code)]
+struct ShardStopping<'a> {
+    shard: &'a str,
+}
 
 impl World {
     pub(super) fn start_region(&mut self, i: usize) {
@@ -28,16 +37,35 @@ impl World {
             extractor,
         )
         .expect("region config is validated");
-        if let Some(r) = self.recorder.as_mut() {
+        if let Some(r) = self.host.lock().recorder.as_mut() {
             r.create(MachineKind::Region, &id, &self.nodes[i].address);
         }
         let key = self.region_keys.len() as RegionKey;
         self.region_keys.insert(id.clone(), key);
         self.checker.name_region(key, &id);
+        let clock = ProcessClock::default();
+        let shared = &self.host;
+        let mut driver = RegionDriver::new(
+            region,
+            Box::new(hosts::RegionWire {
+                shared: shared.clone(),
+                region: id.clone(),
+            }),
+            Box::new(clock.clone()),
+            Box::new(hosts::SimEntities {
+                shared: shared.clone(),
+                region: id.clone(),
+            }),
+        );
+        driver.observe(Box::new(hosts::RegionWatch {
+            shared: shared.clone(),
+            name: id.clone(),
+        }));
         self.regions.insert(
             id.clone(),
             RegionSlot {
-                region,
+                driver,
+                clock,
                 node: i,
                 key,
                 leaving: false,
@@ -107,99 +135,72 @@ impl World {
         }
     }
 
-    /// Makes a call on a live region and carries out its outputs; None if it is gone.
+    /// Makes a call on a live region through its driver and carries out what its hosts
+    /// were asked to do; None if it is gone.
     pub(super) fn region_do(&mut self, id: &str, step: RegionStep) -> Option<Result<()>> {
         let slot = self.regions.get_mut(id)?;
-        let now = self.clocks.local(Proc::Node(slot.node), self.now);
-        let out = match self.recorder.as_mut() {
-            Some(rec) => rec.call(id, &mut slot.region, now, step),
-            None => step.apply(&mut slot.region, now),
-        };
+        slot.clock
+            .set(self.clocks.local(Proc::Node(slot.node), self.now));
+        let out = hosts::drive_region(&mut slot.driver, step);
+        slot.driver.take_notices();
         self.touched.push(id.to_owned());
-        self.pump_region(id);
+        self.carry_out();
         Some(out)
     }
 
-    pub(super) fn pump_region(&mut self, id: &str) {
-        while let Some(o) = self
-            .regions
-            .get_mut(id)
-            .and_then(|s| s.region.poll_output())
-        {
-            if let Some(r) = self.recorder.as_mut() {
-                r.output(id, &o);
-            }
-            self.region_output(id, o);
-        }
-    }
-
     /// A region left the simulation: its trace ends.
-    pub(super) fn end_recording(&mut self, id: &str, mut region: Region) {
-        if let Some(r) = self.recorder.as_mut() {
-            r.drain(id, &mut region);
+    pub(super) fn end_recording(&mut self, id: &str) {
+        if let Some(r) = self.host.lock().recorder.as_mut() {
             r.end(id);
         }
     }
 
-    pub(super) fn region_output(&mut self, id: &str, o: RegionOutput) {
-        let key = self.regions[id].key;
-        if !matches!(o, RegionOutput::Deliver { .. }) {
-            self.trace(id, &o);
+    pub(super) fn delivered(&mut self, id: &str, payload: &[u8]) {
+        let Some(key) = self.regions.get(id).map(|s| s.key) else {
+            return;
+        };
+        match payload_id(payload) {
+            Some(m) => self.checker.delivered(self.now, m, key),
+            None => {
+                self.checker
+                    .violate(self.now, "bad-payload", "a delivery without a message id")
+            }
         }
-        match o {
-            RegionOutput::Send(env) => self.send_from_region(id, env),
-            RegionOutput::StartShard { .. } | RegionOutput::StartEntities { .. } => {}
-            RegionOutput::Deliver { payload, .. } => match payload_id(&payload) {
-                Some(m) => self.checker.delivered(self.now, m, key),
-                None => {
-                    self.checker
-                        .violate(self.now, "bad-payload", "a delivery without a message id")
-                }
+    }
+
+    /// Stopping a shard's entities takes a while, sometimes longer than the hand-off timeout.
+    pub(super) fn stop_shard(&mut self, region: String, shard: ShardId) {
+        self.trace(&region, &ShardStopping { shard: &shard });
+        let slow = self.rng.chance(self.slow_stop_fraction);
+        let delay = if slow {
+            self.injected.slow_stops += 1;
+            2 * self.cfg.coordinator.handoff_timeout_ms
+        } else {
+            self.rng.range(0, 50)
+        };
+        self.agenda
+            .push(self.now + delay, Event::StopDone { region, shard });
+    }
+
+    pub(super) fn region_stopped(&mut self, id: &str) {
+        self.trace(id, &"stopped");
+        let watchers = self.now + self.rng.range(1, 20);
+        self.agenda.push(
+            watchers,
+            Event::Terminated {
+                region: id.to_owned(),
             },
-            RegionOutput::StopShard { shard } => {
-                let slow = self.rng.chance(self.slow_stop_fraction);
-                let delay = if slow {
-                    self.injected.slow_stops += 1;
-                    2 * self.cfg.coordinator.handoff_timeout_ms
-                } else {
-                    self.rng.range(0, 50)
-                };
-                self.agenda.push(
-                    self.now + delay,
-                    Event::StopDone {
-                        region: id.to_owned(),
-                        shard,
-                    },
-                );
-            }
-            RegionOutput::Undeliverable {
-                shard,
-                entity,
-                payload,
-                reason,
-            } => self.bounce(id, shard, entity, payload, &reason),
-            RegionOutput::Stopped => {
-                let watchers = self.now + self.rng.range(1, 20);
-                self.agenda.push(
-                    watchers,
-                    Event::Terminated {
-                        region: id.to_owned(),
-                    },
-                );
-                let slot = self.regions.get_mut(id).expect("region exists");
-                slot.done = Some(self.now);
-                let node = slot.node;
-                let incarnation = self.nodes[node].incarnation;
-                // Coordinated shutdown goes on: the member exits and is removed a bit later,
-                // once the transport has flushed what the region sent.
-                self.agenda
-                    .push(self.now + 1_000, Event::Removed { node, incarnation });
-            }
-            RegionOutput::Notice(RegionNotice::DirectiveRefused { .. }) => {
-                self.directives_refused += 1;
-            }
-            RegionOutput::Notice(RegionNotice::Registered { .. }) => {}
-        }
+        );
+        let Some(slot) = self.regions.get_mut(id) else {
+            return;
+        };
+        slot.done = Some(self.now);
+        let node = slot.node;
+        let incarnation = self.nodes[node].incarnation;
+        // Coordinated shutdown goes on: the member exits and is removed a bit later,
+        // once the transport has flushed what the region sent.
+        self.agenda
+            .push(self.now + 1_000, Event::Removed { node, incarnation });
     }
 
     /// The host's answer to an undeliverable message: send it back to the region that

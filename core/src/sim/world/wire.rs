@@ -55,7 +55,7 @@ impl World {
         match (&env.to, &env.message) {
             (Endpoint::Coordinator, _) => {
                 for k in 0..self.coords.len() {
-                    if self.coords[k].c.is_none() {
+                    if self.coords[k].driver.is_none() {
                         continue;
                     }
                     let incarnation = self.coords[k].incarnation;
@@ -126,7 +126,7 @@ impl World {
         self.trace("deliver", &(&to, &env.from, &env.message));
         match to {
             Dest::Coordinator { k, incarnation } => {
-                if self.coords[k].incarnation == incarnation && self.coords[k].c.is_some() {
+                if self.coords[k].incarnation == incarnation && self.coords[k].driver.is_some() {
                     self.coordinator_do(k, CoordinatorStep::Input(Input::Receive(env)));
                 }
             }
