@@ -11,6 +11,7 @@
 pub mod ids;
 pub mod status;
 pub mod strategy;
+pub mod tree;
 
 pub use status::{Failure, Status};
 pub use strategy::{CustomStrategy, StrategyHost};

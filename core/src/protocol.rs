@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 pub type RegionId = String;
 pub type ShardId = String;
 pub type EntityId = String;
-/// An entity message, opaque to shardline.
+/// An entity message, opaque to shardline. In JSON text it is a base64 string (see
+/// [`payload`]); a binding hands it to its host as the language's bytes type.
 pub type Payload = Vec<u8>;
 
 /// The lease's fencing token: strictly grows across holders of the coordinator lease.
@@ -204,7 +205,59 @@ pub struct ShardHome {
 pub struct Forward {
     pub shard: ShardId,
     pub entity: EntityId,
+    #[serde(with = "payload")]
     pub payload: Payload,
+}
+
+/// The serde form of a [`Payload`]: standard base64 (RFC 4648, padded) in human-readable
+/// formats such as JSON, so a message is one short string rather than an array of numbers and
+/// can never be mistaken for a list; plain bytes in formats that have them, which is how the
+/// bindings recognise a payload by its type rather than by the name of its key.
+pub mod payload {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+    use serde::de::{Error, Visitor};
+    use serde::{Deserializer, Serializer};
+    use std::fmt;
+
+    /// A payload as the text JSON carries (what a host's bytes become in a JSON document).
+    pub fn to_text(bytes: &[u8]) -> String {
+        STANDARD.encode(bytes)
+    }
+
+    pub fn serialize<S: Serializer>(bytes: &impl AsRef<[u8]>, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            s.serialize_str(&to_text(bytes.as_ref()))
+        } else {
+            s.serialize_bytes(bytes.as_ref())
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        struct Bytes;
+        impl Visitor<'_> for Bytes {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a payload as a base64 string")
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<Vec<u8>, E> {
+                STANDARD
+                    .decode(v)
+                    .map_err(|e| E::custom(format!("payload is not valid base64: {e}")))
+            }
+            fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+        }
+        if d.is_human_readable() {
+            d.deserialize_str(Bytes)
+        } else {
+            d.deserialize_byte_buf(Bytes)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -239,6 +292,52 @@ mod tests {
             }),
             serde_json::from_str(r#"{"directive":{"type":"registerAck","token":9}}"#).unwrap()
         );
+    }
+
+    #[test]
+    fn payloads_are_base64_text_in_json() {
+        let m = Message::Forward(Forward {
+            shard: "1".into(),
+            entity: "e".into(),
+            payload: vec![0, 104, 105, 255],
+        });
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            json,
+            r#"{"forward":{"shard":"1","entity":"e","payload":"AGhp/w=="}}"#
+        );
+        assert_eq!(serde_json::from_str::<Message>(&json).unwrap(), m);
+        let bad = r#"{"forward":{"shard":"1","entity":"e","payload":"**"}}"#;
+        let err = serde_json::from_str::<Message>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("payload is not valid base64"), "{err}");
+        // The array form is gone: one way to write a payload.
+        let old = r#"{"forward":{"shard":"1","entity":"e","payload":[104]}}"#;
+        let err = serde_json::from_str::<Message>(old)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a payload as a base64 string"), "{err}");
+    }
+
+    #[test]
+    fn payloads_are_bytes_in_binary_forms() {
+        let m = Forward {
+            shard: "1".into(),
+            entity: "e".into(),
+            payload: b"hi".to_vec(),
+        };
+        let mut cbor = Vec::new();
+        ciborium::into_writer(&m, &mut cbor).unwrap();
+        let tree: ciborium::Value = ciborium::from_reader(&cbor[..]).unwrap();
+        let payload = tree
+            .as_map()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.as_text() == Some("payload"))
+            .map(|(_, v)| v.clone());
+        assert_eq!(payload, Some(ciborium::Value::Bytes(b"hi".to_vec())));
+        assert_eq!(ciborium::from_reader::<Forward, _>(&cbor[..]).unwrap(), m);
     }
 }
 

@@ -29,9 +29,9 @@ use crate::step::{
 ///
 /// Outputs are JSON objects tagged by "type": `{"type":"send","envelope":{..}}`,
 /// `{"type":"startShard","shard":..,"entities":[..]}`, `{"type":"startEntities","shard":..,"entities":[..]}`,
-/// `{"type":"deliver","shard":..,"entity":..,"payload":[bytes as numbers]}`,
+/// `{"type":"deliver","shard":..,"entity":..,"payload":"<base64>"}` (payloads are standard base64 text),
 /// `{"type":"stopShard","shard":..}`,
-/// `{"type":"undeliverable","shard":..,"entity":..,"payload":[..],"reason":..}`,
+/// `{"type":"undeliverable","shard":..,"entity":..,"payload":"<base64>","reason":..}`,
 /// `{"type":"stopped"}`, `{"type":"notice","notice":{"type":"registered"|"directiveRefused",..}}`.
 pub struct shardline_region {
     machine: Machine<Routing>,

@@ -2,10 +2,14 @@
 //! and the protocol types as plain objects (through their serde shapes).
 //!
 //! Payloads are bytes: they arrive as Buffers, TypedArrays or strings and leave as Buffers.
+//! Going in, a byte array becomes the base64 text JSON carries for a payload; coming out, core
+//! values are read from the bytes-aware tree of [`shardline_bind::tree`], so exactly the values
+//! the core types as bytes become Buffers.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
+use shardline_bind::tree::{self, Tree};
 
 use crate::error::{Code, Fail, R};
 use crate::js::{Js, Type, V};
@@ -187,7 +191,7 @@ pub fn bytes(js: Js, v: V, name: &str) -> R<Vec<u8>> {
 // ---- JSON-shaped data -----------------------------------------------------------------------
 
 /// A plain value as JSON would see it: undefined and function properties are left out,
-/// byte arrays become arrays of numbers, bigints numbers.
+/// byte arrays become base64 text (the JSON form of a payload), bigints numbers.
 pub fn json(js: Js, v: V, at: &str) -> R<Value> {
     json_depth(js, v, at, 0)
 }
@@ -216,7 +220,7 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
         )),
         Type::Object => {
             if let Some(b) = js.bytes_of(v)? {
-                Value::Array(b.into_iter().map(Value::from).collect())
+                Value::String(shardline_core::protocol::payload::to_text(&b))
             } else if js.is_array(v)? {
                 let n = js.array_len(v)?;
                 let mut out = Vec::with_capacity(n as usize);
@@ -251,7 +255,7 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
     })
 }
 
-/// A JSON value as a JavaScript value; arrays under a `payload` key become Buffers.
+/// A JSON value as a JavaScript value.
 pub fn to_js(js: Js, v: &Value) -> R<V> {
     match v {
         Value::Null => js.null(),
@@ -262,28 +266,40 @@ pub fn to_js(js: Js, v: &Value) -> R<V> {
         Value::Object(map) => {
             let o = js.object()?;
             for (k, item) in map {
-                let value = match (k.as_str(), item) {
-                    ("payload", Value::Array(bytes)) => {
-                        let b: Vec<u8> = bytes
-                            .iter()
-                            .filter_map(|x| x.as_u64())
-                            .map(|x| x as u8)
-                            .collect();
-                        js.buffer(&b)?
-                    }
-                    _ => to_js(js, item)?,
-                };
-                js.set(o, k, value)?;
+                js.set(o, k, to_js(js, item)?)?;
             }
             Ok(o)
         }
     }
 }
 
+/// A core value's tree as a JavaScript value; bytes become Buffers.
+fn tree_to_js(js: Js, t: &Tree) -> R<V> {
+    match t {
+        Tree::Null => js.null(),
+        Tree::Bool(b) => js.boolean(*b),
+        Tree::Integer(i) => js.number(i128::from(*i) as f64),
+        Tree::Float(f) => js.number(*f),
+        Tree::Text(s) => js.string(s),
+        Tree::Bytes(b) => js.buffer(b),
+        Tree::Array(items) => js.array_of(items, |i| tree_to_js(js, i)),
+        Tree::Map(entries) => {
+            let o = js.object()?;
+            for (k, item) in entries {
+                js.set(o, &tree::key_text(k)?, tree_to_js(js, item)?)?;
+            }
+            Ok(o)
+        }
+        Tree::Tag(_, inner) => tree_to_js(js, inner),
+        other => Err(Fail::new(
+            Code::Internal,
+            format!("serializing: no JavaScript form for {other:?}"),
+        )),
+    }
+}
+
 pub fn ser<T: Serialize>(js: Js, v: &T) -> R<V> {
-    let value = serde_json::to_value(v)
-        .map_err(|e| Fail::new(Code::Internal, format!("serializing: {e}")))?;
-    to_js(js, &value)
+    tree_to_js(js, &tree::to_tree(v)?)
 }
 
 pub fn de<T: DeserializeOwned>(js: Js, v: V, what: &str) -> R<T> {

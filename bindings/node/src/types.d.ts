@@ -196,8 +196,8 @@ export type Directive =
 export interface Forward {
   shard: string
   entity: string
-  /** A Buffer when shardline hands it out; Uint8Array or number[] accepted. */
-  payload: Uint8Array | number[]
+  /** A Buffer when shardline hands it out; any Uint8Array accepted. In JSON text it is base64. */
+  payload: Uint8Array
 }
 
 export type Message = { command: Command } | { directive: Directive } | { forward: Forward }

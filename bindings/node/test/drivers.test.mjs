@@ -159,6 +159,11 @@ test('region step API: forwards carry Buffers and unknown homes buffer messages'
   const payload = fwd[0].envelope.message.forward.payload
   assert.ok(Buffer.isBuffer(payload))
   assert.deepEqual([...payload], [1, 2, 3])
+  // Payloads are typed bytes in the core: a JSON array of numbers is no payload.
+  assert.throws(
+    () => r.handle(0, { type: 'receive', envelope: { from: { region: 'b' }, to: { region: 'a' }, message: { forward: { shard, entity: 'e1', payload: [1, 2] } } } }),
+    /base64/,
+  )
 })
 
 test('lease and store written in JavaScript drive the coordinator', () => {

@@ -233,14 +233,13 @@ impl PyCoordinator {
     /// The next output (a dict with a "type"), or None. Carry them out in order.
     fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let o = self.with(py, |c| Ok(c.poll_output()))?;
-        o.map(|o| json::to_py(py, &outputs::coordinator_output(&o)?))
-            .transpose()
+        o.map(|o| json::ser_to_py(py, &o)).transpose()
     }
 
     /// Every queued output, in order.
     fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let all = self.with(py, |c| Ok(c.drain_outputs()))?;
-        outputs::to_list(py, &all, outputs::coordinator_output)
+        outputs::to_list(py, &all)
     }
 
     #[getter]

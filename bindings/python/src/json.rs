@@ -1,8 +1,9 @@
 //! Python objects <-> `serde_json::Value`, the shape every document of the core's protocol
 //! (envelopes, outputs, snapshots, configurations, vectors) already has.
 //!
-//! Payloads are bytes in Python; serde carries them as arrays of numbers, so a `payload`
-//! field is turned back into `bytes` on the way out.
+//! Payloads are bytes in Python. Going in, a `bytes` value becomes the base64 text JSON carries
+//! for one; coming out, core values are read from the bytes-aware tree of
+//! [`shardline_bind::tree`], so exactly the values the core types as bytes become `bytes`.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -11,6 +12,7 @@ use pyo3::types::{
     PyTuple,
 };
 use serde_json::{Map, Number, Value};
+use shardline_bind::tree::{self, Tree};
 
 use crate::errors::invalid_argument;
 
@@ -99,7 +101,7 @@ fn prefix(at: &str) -> String {
 }
 
 fn bytes_value(b: &[u8]) -> Value {
-    Value::Array(b.iter().map(|&x| Value::from(x)).collect())
+    Value::String(shardline_core::protocol::payload::to_text(b))
 }
 
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -126,33 +128,49 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {
-                let item = match (k.as_str(), v) {
-                    ("payload", Value::Array(a)) => payload_bytes(py, a)?,
-                    _ => to_py(py, v)?,
-                };
-                dict.set_item(k, item)?;
+                dict.set_item(k, to_py(py, v)?)?;
             }
             dict.into_any()
         }
     })
 }
 
-fn payload_bytes<'py>(py: Python<'py>, items: &[Value]) -> PyResult<Bound<'py, PyAny>> {
-    let bytes: Option<Vec<u8>> = items
-        .iter()
-        .map(|v| v.as_u64().and_then(|b| u8::try_from(b).ok()))
-        .collect();
-    match bytes {
-        Some(b) => Ok(PyBytes::new(py, &b).into_any()),
-        None => to_py(py, &Value::Array(items.to_vec())),
-    }
+/// A core value's tree as Python objects; bytes become `bytes`.
+pub fn tree_to_py<'py>(py: Python<'py>, t: &Tree) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match t {
+        Tree::Null => py.None().into_bound(py),
+        Tree::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Tree::Integer(i) => i128::from(*i).into_pyobject(py)?.into_any(),
+        Tree::Float(f) => f.into_pyobject(py)?.into_any(),
+        Tree::Text(s) => PyString::new(py, s).into_any(),
+        Tree::Bytes(b) => PyBytes::new(py, b).into_any(),
+        Tree::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(tree_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Tree::Map(entries) => {
+            let dict = PyDict::new(py);
+            for (k, v) in entries {
+                let key = tree::key_text(k).map_err(crate::errors::core_err)?;
+                dict.set_item(key, tree_to_py(py, v)?)?;
+            }
+            dict.into_any()
+        }
+        Tree::Tag(_, inner) => tree_to_py(py, inner)?,
+        other => {
+            return Err(crate::errors::InternalError::new_err(format!(
+                "serializing: no Python form for {other:?}"
+            )))
+        }
+    })
 }
 
 /// Serializes a core value to Python.
 pub fn ser_to_py<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
-    let value = serde_json::to_value(v)
-        .map_err(|e| crate::errors::InternalError::new_err(format!("serializing: {e}")))?;
-    to_py(py, &value)
+    tree_to_py(py, &tree::to_tree(v).map_err(crate::errors::core_err)?)
 }
 
 /// Reads a core value from Python (a dict, or a JSON string).

@@ -49,7 +49,7 @@ fn replay<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// An envelope (dict) as JSON text for the wire; payloads travel as arrays of byte values.
+/// An envelope (dict) as JSON text for the wire; payloads travel as base64 text.
 #[pyfunction]
 fn encode_envelope(envelope: &Bound<'_, PyAny>) -> PyResult<String> {
     let env: shardline_core::protocol::Envelope = json::from_py(envelope, "envelope")?;

@@ -224,13 +224,12 @@ impl PyRegion {
 
     fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let o = self.with(py, |r| Ok(r.region.poll_output()))?;
-        o.map(|o| json::to_py(py, &outputs::region_output(&o)?))
-            .transpose()
+        o.map(|o| json::ser_to_py(py, &o)).transpose()
     }
 
     fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let all = self.with(py, |r| Ok(r.region.drain_outputs()))?;
-        outputs::to_list(py, &all, outputs::region_output)
+        outputs::to_list(py, &all)
     }
 
     #[getter]

@@ -153,6 +153,11 @@ def test_step_outputs_are_plain_dicts_and_envelopes_encode():
     fwd = {"from": {"region": "x"}, "to": {"region": "y"},
            "message": {"forward": {"shard": "1", "entity": "e", "payload": b"\x00\xff"}}}
     assert shardline.decode_envelope(shardline.encode_envelope(fwd).encode()) == fwd
+    # On the wire the payload is base64 text; a str that happens to be base64 stays a str.
+    assert '"payload":"AP8="' in shardline.encode_envelope(fwd)
+    named = {"from": {"region": "x"}, "to": "coordinator",
+             "message": {"command": {"type": "getShardHome", "shard": "AP8="}}}
+    assert shardline.decode_envelope(shardline.encode_envelope(named)) == named
     assert r.shard_of("user-1") == shardline.pekko_shard_id("user-1", 12)
 
 

@@ -111,6 +111,7 @@ pub enum RegionOutput {
     Deliver {
         shard: ShardId,
         entity: EntityId,
+        #[serde(with = "crate::protocol::payload")]
         payload: Payload,
     },
     /// Stop every entity of the shard, then report [`RegionInput::ShardStopped`].
@@ -121,6 +122,7 @@ pub enum RegionOutput {
     Undeliverable {
         shard: ShardId,
         entity: EntityId,
+        #[serde(with = "crate::protocol::payload")]
         payload: Payload,
         reason: String,
     },

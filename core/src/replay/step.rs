@@ -46,6 +46,7 @@ struct RouteDoc {
     _kind: String,
     shard: ShardId,
     entity: EntityId,
+    #[serde(with = "crate::protocol::payload")]
     payload: Payload,
 }
 
@@ -55,6 +56,7 @@ struct RouteOut<'a> {
     kind: &'static str,
     shard: &'a str,
     entity: &'a str,
+    #[serde(serialize_with = "crate::protocol::payload::serialize")]
     payload: &'a [u8],
 }
 
@@ -162,7 +164,7 @@ impl CoordinatorStep {
 
 impl RegionStep {
     /// Reads `{"type":"start"}`, `{"type":"timeout"}`,
-    /// `{"type":"route","shard":..,"entity":..,"payload":[..]}` or a region input.
+    /// `{"type":"route","shard":..,"entity":..,"payload":"<base64>"}` or a region input.
     pub fn from_value(value: &Value, name: &str) -> Result<RegionStep> {
         match call_kind(value) {
             Some("start") => step_json::from_value::<Bare>(value, name).map(|_| Self::Start),

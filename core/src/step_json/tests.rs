@@ -285,7 +285,7 @@ fn outputs_nest_their_inner_values() {
         RegionOutput::Stopped,
     ];
     let text = to_string(&region).unwrap();
-    assert!(text.contains(r#""payload":[104,105]"#), "{text}");
+    assert!(text.contains(r#""payload":"aGk=""#), "{text}");
     assert!(
         text.starts_with(r#"[{"type":"send","envelope":{"#),
         "{text}"
