@@ -29,17 +29,30 @@
  *
  * Thread safety
  * -------------
- * Handles are Send but not Sync: a handle may move between threads, but only one thread may use
- * it at a time, and the caller provides that exclusion. Different handles are independent, and
- * functions that take no handle may be called from any thread at any time. A `_free` must not run
- * while another call is using the same handle.
+ * Handles (strategy, state, coordinator, region, drivers) may be shared between threads: calls
+ * on one handle are serialised by the library, and the same rule holds in every language binding:
+ * - another thread calling a handle while a call on it is under way waits until that call
+ *   returns, then runs (calls never interleave);
+ * - re-entry, i.e. a callback calling back into the handle whose call is running it on the same
+ *   thread, returns SHARDLINE_STATUS_REENTRANT_CALL at once (read-only state accessors may nest
+ *   inside a call that only reads that state);
+ * - a thread that is already inside a call on some handle (typically in a callback) never waits:
+ *   if the handle it calls is busy on another thread it gets SHARDLINE_STATUS_REENTRANT_CALL, so
+ *   two threads calling into each other's handles cannot deadlock;
+ * - after a call panicked inside shardline (a bug), later calls on that handle return
+ *   SHARDLINE_STATUS_PANIC.
+ * Data a call lends out (a next_output struct) stays valid only until the
+ * next call on that handle from any thread; a host that shares a handle keeps its own exclusion
+ * while it reads such data. Functions that take no handle may be called from any thread at any
+ * time. A `_free` must not run while another call is using the same handle, nor race with one.
+ * Shard lists are plain results, not shared objects: one thread at a time per list.
  *
  * Callbacks (custom strategies, drivers) run synchronously on the thread that called into
  * shardline, during that call. Pointers handed to a callback are borrowed for the duration of the
  * callback only. From inside a callback, calling into the strategy that is running it, or changing the
  * state it is deciding on, returns SHARDLINE_STATUS_REENTRANT_CALL; read-only state accessors and
  * other strategies may be used. C++ hosts must not let an exception escape a callback.
- *
+
  * Step machines
  * -------------
  * shardline_coordinator and shardline_region are sans-IO state machines: the host feeds inputs
@@ -1257,7 +1270,7 @@ void shardline_state_free(struct shardline_state *state);
  *         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
  *
  * Ownership: strings are copied; the caller keeps its arguments.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; strings are NUL-terminated or, where nullable, NULL.
@@ -1279,7 +1292,7 @@ shardline_status shardline_state_upsert_member(struct shardline_state *state,
  *         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
  *
  * Ownership: strings are copied; the caller keeps its arguments.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; `address` is NUL-terminated.
@@ -1297,7 +1310,7 @@ shardline_status shardline_state_remove_member(struct shardline_state *state, co
  *         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
  *
  * Ownership: strings are copied; the caller keeps its arguments.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; `address` is NUL-terminated.
@@ -1318,7 +1331,7 @@ shardline_status shardline_state_set_reachable(struct shardline_state *state,
  *         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
  *
  * Ownership: strings are copied; the caller keeps its arguments.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; strings are NUL-terminated.
@@ -1338,7 +1351,7 @@ shardline_status shardline_state_add_region(struct shardline_state *state,
  *         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
  *
  * Ownership: the caller frees `*out_shards` with shardline_shard_list_free.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; `id` is NUL-terminated; `out_shards` is NULL or valid for a write.
@@ -1359,7 +1372,7 @@ shardline_status shardline_state_remove_region(struct shardline_state *state,
  *         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
  *
  * Ownership: strings are copied; the caller keeps its arguments.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; `id` is NUL-terminated.
@@ -1379,7 +1392,7 @@ shardline_status shardline_state_set_eligible(struct shardline_state *state,
  *         state.
  *
  * Ownership: strings are copied; the caller keeps its arguments.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; strings are NUL-terminated.
@@ -1398,7 +1411,7 @@ shardline_status shardline_state_add_shard(struct shardline_state *state,
  *         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
  *
  * Ownership: the caller frees `*out_region` with shardline_string_free.
- * Thread safety: one thread at a time per state.
+ * Thread safety: any thread; calls on one state are serialised (see the overview).
  *
  * # Safety
  * `state` is a live state; `shard` is NUL-terminated; `out_region` is NULL or valid for a
@@ -1418,7 +1431,7 @@ shardline_status shardline_state_remove_shard(struct shardline_state *state,
  *         callback, which may always read).
  *
  * Ownership: the caller frees `*out_region` with shardline_string_free.
- * Thread safety: one thread at a time per state; usable from callbacks.
+ * Thread safety: any thread; calls on one state are serialised; usable from callbacks.
  *
  * # Safety
  * `state` is a live state or view; `shard` is NUL-terminated; `out_region` is valid for a
@@ -1436,7 +1449,7 @@ shardline_status shardline_state_home_of(const struct shardline_state *state,
  * @return SHARDLINE_STATUS_REENTRANT_CALL while the state is being changed.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per state; usable from callbacks.
+ * Thread safety: any thread; calls on one state are serialised; usable from callbacks.
  *
  * # Safety
  * `state` is a live state or view; `out` is valid for a write.
@@ -1452,7 +1465,7 @@ shardline_status shardline_state_region_count(const struct shardline_state *stat
  * @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
  *
  * Ownership: the caller frees `*out` with shardline_string_free.
- * Thread safety: one thread at a time per state; usable from callbacks.
+ * Thread safety: any thread; calls on one state are serialised; usable from callbacks.
  *
  * # Safety
  * `state` is a live state or view; `out` is valid for a write.
@@ -1470,7 +1483,7 @@ shardline_status shardline_state_region_id(const struct shardline_state *state,
  * @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
  *
  * Ownership: the caller frees `*out` with shardline_string_free.
- * Thread safety: one thread at a time per state; usable from callbacks.
+ * Thread safety: any thread; calls on one state are serialised; usable from callbacks.
  *
  * # Safety
  * `state` is a live state or view; `out` is valid for a write.
@@ -1488,7 +1501,7 @@ shardline_status shardline_state_region_address(const struct shardline_state *st
  * @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per state; usable from callbacks.
+ * Thread safety: any thread; calls on one state are serialised; usable from callbacks.
  *
  * # Safety
  * `state` is a live state or view; `out` is valid for a write.
@@ -1506,7 +1519,7 @@ shardline_status shardline_state_region_shard_count(const struct shardline_state
  * @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per state; usable from callbacks.
+ * Thread safety: any thread; calls on one state are serialised; usable from callbacks.
  *
  * # Safety
  * `state` is a live state or view; `out` is valid for a write.
@@ -1524,7 +1537,7 @@ shardline_status shardline_state_region_is_eligible(const struct shardline_state
  * @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
  *
  * Ownership: the caller frees `*out` with shardline_shard_list_free.
- * Thread safety: one thread at a time per state; usable from callbacks.
+ * Thread safety: any thread; calls on one state are serialised; usable from callbacks.
  *
  * # Safety
  * `state` is a live state or view; `out` is valid for a write.
@@ -1598,7 +1611,7 @@ void shardline_shard_list_free(struct shardline_shard_list *list);
  *
  * Ownership: the caller frees `*out_region` and `*out_explanation_json` with
  * shardline_string_free.
- * Thread safety: one thread at a time per strategy and per state.
+ * Thread safety: any thread; calls on one strategy or state are serialised (see the overview).
  *
  * # Safety
  * Handles are live; strings are NUL-terminated (or NULL where nullable); out-parameters are
@@ -1630,7 +1643,7 @@ shardline_status shardline_allocate(struct shardline_strategy *strategy,
  *
  * Ownership: the caller frees `*out` with shardline_shard_list_free and
  * `*out_explanation_json` with shardline_string_free.
- * Thread safety: one thread at a time per strategy and per state.
+ * Thread safety: any thread; calls on one strategy or state are serialised (see the overview).
  *
  * # Safety
  * Handles are live; `in_progress` holds `n_in_progress` NUL-terminated strings;
@@ -1757,7 +1770,7 @@ void shardline_coordinator_free(struct shardline_coordinator *coordinator);
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator.
@@ -1782,7 +1795,7 @@ shardline_status shardline_coordinator_start(struct shardline_coordinator *coord
  *         refused as INVALID_ARGUMENT changes nothing.
  *
  * Ownership: `input_json` stays the caller's.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `input_json` is NUL-terminated.
@@ -1802,7 +1815,7 @@ shardline_status shardline_coordinator_handle(struct shardline_coordinator *coor
  *         SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator.
@@ -1819,7 +1832,7 @@ shardline_status shardline_coordinator_on_timeout(struct shardline_coordinator *
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `out_has` and `out_ms` are valid for writes.
@@ -1836,7 +1849,7 @@ shardline_status shardline_coordinator_next_deadline(const struct shardline_coor
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: the caller frees `*out_json` with shardline_string_free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `out_json` is valid for a write.
@@ -1852,7 +1865,7 @@ shardline_status shardline_coordinator_poll_output(struct shardline_coordinator 
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: the caller frees `*out_json_array` with shardline_string_free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `out_json_array` is valid for a write.
@@ -1879,7 +1892,7 @@ shardline_status shardline_coordinator_drain_outputs(struct shardline_coordinato
  *
  * Ownership: `input` and everything it points to stay the caller's; shardline copies what it
  *            keeps before returning.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `input` is NULL or points to a readable struct of at
@@ -1903,7 +1916,8 @@ shardline_status shardline_coordinator_feed(struct shardline_coordinator *coordi
  *            this coordinator, shardline_coordinator_free or shardline_coordinator_driver_new,
  *            whichever comes first; other calls (feeding inputs, polling JSON outputs) leave
  *            it alone. Copy what must live longer.
- * Thread safety: one thread at a time per coordinator, which includes reading `*out`.
+ * Thread safety: any thread; a host sharing the coordinator between threads keeps its own
+ * exclusion until it has read `*out` (the next call on the coordinator replaces it).
  *
  * # Safety
  * `coordinator` is a live coordinator; `out` is valid for a write.
@@ -1919,7 +1933,7 @@ shardline_status shardline_coordinator_next_output(struct shardline_coordinator 
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: static; never freed.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `out` is valid for a write.
@@ -1936,7 +1950,7 @@ shardline_status shardline_coordinator_phase(const struct shardline_coordinator 
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `out` is valid for a write.
@@ -1953,7 +1967,7 @@ shardline_status shardline_coordinator_is_active(const struct shardline_coordina
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `out_has` and `out_token` are valid for writes.
@@ -1971,7 +1985,7 @@ shardline_status shardline_coordinator_token(const struct shardline_coordinator 
  * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
  *
  * Ownership: the caller frees `*out_region` with shardline_string_free.
- * Thread safety: one thread at a time per coordinator.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
  *
  * # Safety
  * `coordinator` is a live coordinator; `shard` is NUL-terminated; `out_region` is valid for
@@ -2034,7 +2048,7 @@ void shardline_region_free(struct shardline_region *region);
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region.
@@ -2052,7 +2066,7 @@ shardline_status shardline_region_start(struct shardline_region *region, uint64_
  *         extra or mistyped field (the message names it); the region is unchanged then.
  *
  * Ownership: `input_json` stays the caller's.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `input_json` is NUL-terminated.
@@ -2070,7 +2084,7 @@ shardline_status shardline_region_handle(struct shardline_region *region,
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region.
@@ -2086,7 +2100,7 @@ shardline_status shardline_region_on_timeout(struct shardline_region *region, ui
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `out_has` and `out_ms` are valid for writes.
@@ -2103,7 +2117,7 @@ shardline_status shardline_region_next_deadline(const struct shardline_region *r
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
  *
  * Ownership: the caller frees `*out_json` with shardline_string_free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `out_json` is valid for a write.
@@ -2118,7 +2132,7 @@ shardline_status shardline_region_poll_output(struct shardline_region *region, c
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
  *
  * Ownership: the caller frees `*out_json_array` with shardline_string_free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `out_json_array` is valid for a write.
@@ -2141,7 +2155,7 @@ shardline_status shardline_region_drain_outputs(struct shardline_region *region,
  *
  * Ownership: `input` and everything it points to stay the caller's; shardline copies what it
  *            keeps before returning.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `input` is NULL or points to a readable struct of at least
@@ -2166,7 +2180,8 @@ shardline_status shardline_region_feed(struct shardline_region *region,
  *            shardline_region_free or shardline_region_driver_new, whichever comes first;
  *            other calls (feeding inputs, routing, polling JSON outputs) leave it alone. Copy
  *            what must live longer.
- * Thread safety: one thread at a time per region, which includes reading `*out`.
+ * Thread safety: any thread; a host sharing the region between threads keeps its own
+ * exclusion until it has read `*out` (the next call on the region replaces it).
  *
  * # Safety
  * `region` is a live region; `out` is valid for a write.
@@ -2188,7 +2203,7 @@ shardline_status shardline_region_next_output(struct shardline_region *region,
  *         cannot take the message (buffer full, shut down; nothing was queued then).
  *
  * Ownership: the payload is copied; the caller keeps its buffers.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `entity` is NUL-terminated; `payload` is valid for reads of
@@ -2213,7 +2228,7 @@ shardline_status shardline_region_route(struct shardline_region *region,
  *         full, shut down; nothing was queued then).
  *
  * Ownership: the payload is copied; the caller keeps its buffers.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; strings are NUL-terminated; `payload` is valid for reads of
@@ -2234,7 +2249,7 @@ shardline_status shardline_region_route_to_shard(struct shardline_region *region
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `out` is valid for a write.
@@ -2252,7 +2267,7 @@ shardline_status shardline_region_is_registered(const struct shardline_region *r
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
  *
  * Ownership: the caller frees `*out_region` with shardline_string_free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `shard` is NUL-terminated; `out_region` is valid for a write.
@@ -2269,7 +2284,7 @@ shardline_status shardline_region_home_of(const struct shardline_region *region,
  * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per region.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
  *
  * # Safety
  * `region` is a live region; `out` is valid for a write.
@@ -2332,7 +2347,7 @@ void shardline_coordinator_driver_free(struct shardline_coordinator_driver *driv
  *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live coordinator driver.
@@ -2353,7 +2368,7 @@ shardline_status shardline_coordinator_driver_start(struct shardline_coordinator
  *         its own callbacks.
  *
  * Ownership: `input` stays the caller's.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live coordinator driver; `input` as for shardline_coordinator_feed.
@@ -2374,7 +2389,7 @@ shardline_status shardline_coordinator_driver_feed(struct shardline_coordinator_
  *         are written only on success.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live coordinator driver; `out_has` and `out_deadline_ms` are valid for writes.
@@ -2391,7 +2406,7 @@ shardline_status shardline_coordinator_driver_poll(struct shardline_coordinator_
  * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live coordinator driver; `out` is valid for a write.
@@ -2408,7 +2423,7 @@ shardline_status shardline_coordinator_driver_is_active(const struct shardline_c
  * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
  *
  * Ownership: the caller frees `*out_region` with shardline_string_free.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live coordinator driver; `shard` is NUL-terminated; `out_region` is valid for
@@ -2469,7 +2484,7 @@ void shardline_region_driver_free(struct shardline_region_driver *driver);
  *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live region driver.
@@ -2487,7 +2502,7 @@ shardline_status shardline_region_driver_start(struct shardline_region_driver *d
  *         one of its own callbacks.
  *
  * Ownership: `input` stays the caller's.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live region driver; `input` as for shardline_region_feed.
@@ -2510,7 +2525,7 @@ shardline_status shardline_region_driver_feed(struct shardline_region_driver *dr
  *         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
  *
  * Ownership: the payload is copied; the caller keeps its buffers.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live region driver; `entity` is NUL-terminated; `payload` is valid for reads
@@ -2535,7 +2550,7 @@ shardline_status shardline_region_driver_route(struct shardline_region_driver *d
  *         callbacks.
  *
  * Ownership: the payload is copied; the caller keeps its buffers.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live region driver; strings are NUL-terminated; `payload` is valid for reads
@@ -2559,7 +2574,7 @@ shardline_status shardline_region_driver_route_to_shard(struct shardline_region_
  *         are written only on success.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live region driver; `out_has` and `out_deadline_ms` are valid for writes.
@@ -2576,7 +2591,7 @@ shardline_status shardline_region_driver_poll(struct shardline_region_driver *dr
  * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
  *
  * Ownership: nothing to free.
- * Thread safety: one thread at a time per driver.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
  *
  * # Safety
  * `driver` is a live region driver; `out` is valid for a write.

@@ -19,7 +19,7 @@ mkdir -p "$out/lib"
 abi=$(sed -n 's/^#define SHARDLINE_ABI_VERSION \([0-9][0-9]*\)$/\1/p' include/shardline.h)
 ln -sf "$lib/libshardline.so" "$out/lib/libshardline.so.$abi"
 
-gcc -std=c11 -Wall -Wextra -Werror -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+gcc -std=c11 -pthread -Wall -Wextra -Werror -g -fsanitize=address,undefined -fno-omit-frame-pointer \
     -I include tests/c/test_shardline.c \
     -L "$lib" -lshardline -lcjson \
     -o "$out/test_shardline"

@@ -8,10 +8,12 @@
 //! the core stays the sans-IO decision engine the CLI and the simulator use, and this crate
 //! only describes how a foreign host talks to it.
 
+pub mod handle;
 pub mod ids;
 pub mod status;
 pub mod strategy;
 pub mod tree;
 
+pub use handle::HandleCell;
 pub use status::{Failure, Status};
 pub use strategy::{CustomStrategy, StrategyHost};

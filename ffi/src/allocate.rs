@@ -39,7 +39,7 @@ fn explanation_json(e: &Explanation) -> Result<*mut c_char> {
 ///
 /// Ownership: the caller frees `*out_region` and `*out_explanation_json` with
 /// shardline_string_free.
-/// Thread safety: one thread at a time per strategy and per state.
+/// Thread safety: any thread; calls on one strategy or state are serialised (see the overview).
 ///
 /// # Safety
 /// Handles are live; strings are NUL-terminated (or NULL where nullable); out-parameters are
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn shardline_allocate(
 ///
 /// Ownership: the caller frees `*out` with shardline_shard_list_free and
 /// `*out_explanation_json` with shardline_string_free.
-/// Thread safety: one thread at a time per strategy and per state.
+/// Thread safety: any thread; calls on one strategy or state are serialised (see the overview).
 ///
 /// # Safety
 /// Handles are live; `in_progress` holds `n_in_progress` NUL-terminated strings;

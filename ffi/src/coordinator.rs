@@ -186,7 +186,7 @@ unsafe fn with<R>(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator.
@@ -222,7 +222,7 @@ pub unsafe extern "C" fn shardline_coordinator_start(
 ///         refused as INVALID_ARGUMENT changes nothing.
 ///
 /// Ownership: `input_json` stays the caller's.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `input_json` is NUL-terminated.
@@ -251,7 +251,7 @@ pub unsafe extern "C" fn shardline_coordinator_handle(
 ///         SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator.
@@ -274,7 +274,7 @@ pub unsafe extern "C" fn shardline_coordinator_on_timeout(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `out_has` and `out_ms` are valid for writes.
@@ -302,7 +302,7 @@ pub unsafe extern "C" fn shardline_coordinator_next_deadline(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: the caller frees `*out_json` with shardline_string_free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `out_json` is valid for a write.
@@ -333,7 +333,7 @@ pub unsafe extern "C" fn shardline_coordinator_poll_output(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: the caller frees `*out_json_array` with shardline_string_free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `out_json_array` is valid for a write.
@@ -627,7 +627,7 @@ fn output_view(
 ///
 /// Ownership: `input` and everything it points to stay the caller's; shardline copies what it
 ///            keeps before returning.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `input` is NULL or points to a readable struct of at
@@ -659,7 +659,8 @@ pub unsafe extern "C" fn shardline_coordinator_feed(
 ///            this coordinator, shardline_coordinator_free or shardline_coordinator_driver_new,
 ///            whichever comes first; other calls (feeding inputs, polling JSON outputs) leave
 ///            it alone. Copy what must live longer.
-/// Thread safety: one thread at a time per coordinator, which includes reading `*out`.
+/// Thread safety: any thread; a host sharing the coordinator between threads keeps its own
+/// exclusion until it has read `*out` (the next call on the coordinator replaces it).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `out` is valid for a write.
@@ -700,7 +701,7 @@ fn phase_cstr(p: Phase) -> &'static CStr {
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: static; never freed.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `out` is valid for a write.
@@ -731,7 +732,7 @@ pub unsafe extern "C" fn shardline_coordinator_phase(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `out` is valid for a write.
@@ -758,7 +759,7 @@ pub unsafe extern "C" fn shardline_coordinator_is_active(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `out_has` and `out_token` are valid for writes.
@@ -787,7 +788,7 @@ pub unsafe extern "C" fn shardline_coordinator_token(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
 ///
 /// Ownership: the caller frees `*out_region` with shardline_string_free.
-/// Thread safety: one thread at a time per coordinator.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
 ///
 /// # Safety
 /// `coordinator` is a live coordinator; `shard` is NUL-terminated; `out_region` is valid for

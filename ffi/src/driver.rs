@@ -838,7 +838,7 @@ unsafe fn with_coordinator<R>(
 ///         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live coordinator driver.
@@ -865,7 +865,7 @@ pub unsafe extern "C" fn shardline_coordinator_driver_start(
 ///         its own callbacks.
 ///
 /// Ownership: `input` stays the caller's.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live coordinator driver; `input` as for shardline_coordinator_feed.
@@ -917,7 +917,7 @@ pub unsafe extern "C" fn shardline_coordinator_driver_feed(
 ///         are written only on success.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live coordinator driver; `out_has` and `out_deadline_ms` are valid for writes.
@@ -944,7 +944,7 @@ pub unsafe extern "C" fn shardline_coordinator_driver_poll(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live coordinator driver; `out` is valid for a write.
@@ -972,7 +972,7 @@ pub unsafe extern "C" fn shardline_coordinator_driver_is_active(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
 ///
 /// Ownership: the caller frees `*out_region` with shardline_string_free.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live coordinator driver; `shard` is NUL-terminated; `out_region` is valid for
@@ -1100,7 +1100,7 @@ unsafe fn with_region<R>(
 ///         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live region driver.
@@ -1124,7 +1124,7 @@ pub unsafe extern "C" fn shardline_region_driver_start(
 ///         one of its own callbacks.
 ///
 /// Ownership: `input` stays the caller's.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live region driver; `input` as for shardline_region_feed.
@@ -1168,7 +1168,7 @@ pub unsafe extern "C" fn shardline_region_driver_feed(
 ///         SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
 ///
 /// Ownership: the payload is copied; the caller keeps its buffers.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live region driver; `entity` is NUL-terminated; `payload` is valid for reads
@@ -1208,7 +1208,7 @@ pub unsafe extern "C" fn shardline_region_driver_route(
 ///         callbacks.
 ///
 /// Ownership: the payload is copied; the caller keeps its buffers.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live region driver; strings are NUL-terminated; `payload` is valid for reads
@@ -1245,7 +1245,7 @@ pub unsafe extern "C" fn shardline_region_driver_route_to_shard(
 ///         are written only on success.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live region driver; `out_has` and `out_deadline_ms` are valid for writes.
@@ -1272,7 +1272,7 @@ pub unsafe extern "C" fn shardline_region_driver_poll(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per driver.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
 ///
 /// # Safety
 /// `driver` is a live region driver; `out` is valid for a write.

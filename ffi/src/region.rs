@@ -186,7 +186,7 @@ unsafe fn with<R>(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region.
@@ -216,7 +216,7 @@ pub unsafe extern "C" fn shardline_region_start(
 ///         extra or mistyped field (the message names it); the region is unchanged then.
 ///
 /// Ownership: `input_json` stays the caller's.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `input_json` is NUL-terminated.
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn shardline_region_handle(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL handle.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region.
@@ -276,7 +276,7 @@ pub unsafe extern "C" fn shardline_region_on_timeout(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `out_has` and `out_ms` are valid for writes.
@@ -304,7 +304,7 @@ pub unsafe extern "C" fn shardline_region_next_deadline(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
 ///
 /// Ownership: the caller frees `*out_json` with shardline_string_free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `out_json` is valid for a write.
@@ -335,7 +335,7 @@ pub unsafe extern "C" fn shardline_region_poll_output(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
 ///
 /// Ownership: the caller frees `*out_json_array` with shardline_string_free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `out_json_array` is valid for a write.
@@ -561,7 +561,7 @@ fn output_view(
 ///
 /// Ownership: `input` and everything it points to stay the caller's; shardline copies what it
 ///            keeps before returning.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `input` is NULL or points to a readable struct of at least
@@ -599,7 +599,8 @@ pub unsafe extern "C" fn shardline_region_feed(
 ///            shardline_region_free or shardline_region_driver_new, whichever comes first;
 ///            other calls (feeding inputs, routing, polling JSON outputs) leave it alone. Copy
 ///            what must live longer.
-/// Thread safety: one thread at a time per region, which includes reading `*out`.
+/// Thread safety: any thread; a host sharing the region between threads keeps its own
+/// exclusion until it has read `*out` (the next call on the region replaces it).
 ///
 /// # Safety
 /// `region` is a live region; `out` is valid for a write.
@@ -636,7 +637,7 @@ pub unsafe extern "C" fn shardline_region_next_output(
 ///         cannot take the message (buffer full, shut down; nothing was queued then).
 ///
 /// Ownership: the payload is copied; the caller keeps its buffers.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `entity` is NUL-terminated; `payload` is valid for reads of
@@ -679,7 +680,7 @@ pub unsafe extern "C" fn shardline_region_route(
 ///         full, shut down; nothing was queued then).
 ///
 /// Ownership: the payload is copied; the caller keeps its buffers.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; strings are NUL-terminated; `payload` is valid for reads of
@@ -715,7 +716,7 @@ pub unsafe extern "C" fn shardline_region_route_to_shard(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `out` is valid for a write.
@@ -744,7 +745,7 @@ pub unsafe extern "C" fn shardline_region_is_registered(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
 ///
 /// Ownership: the caller frees `*out_region` with shardline_string_free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `shard` is NUL-terminated; `out_region` is valid for a write.
@@ -770,7 +771,7 @@ pub unsafe extern "C" fn shardline_region_home_of(
 /// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per region.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
 ///
 /// # Safety
 /// `region` is a live region; `out` is valid for a write.

@@ -1,10 +1,10 @@
 //! `shardline_state`: the allocation map (regions, their shards, the cluster view) a host keeps
 //! up to date incrementally and hands to strategies.
 
-use std::cell::RefCell;
 use std::ffi::c_char;
 use std::ptr::NonNull;
 
+use shardline_bind::HandleCell;
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, Region};
 use shardline_core::cluster::{ClusterView, Member, MemberStatus};
@@ -27,7 +27,7 @@ pub struct shardline_state {
 // short-lived stack values, so the size difference costs nothing worth an extra box.
 #[allow(clippy::large_enum_variant)]
 enum Access {
-    Owned(RefCell<AllocationState>),
+    Owned(HandleCell<AllocationState>),
     /// What a custom strategy's callback receives: the state being decided on, lent for the
     /// duration of the callback (see [`with_view`]).
     View(NonNull<AllocationState>),
@@ -45,9 +45,7 @@ impl shardline_state {
     pub fn read<R>(&self, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
         match &self.access {
             Access::Owned(cell) => {
-                let state = cell.try_borrow().map_err(|_| {
-                    Failure::reentrant("state is being changed by another call in progress")
-                })?;
+                let state = cell.read()?;
                 f(&state)
             }
             // SAFETY: a view only exists inside `with_view`, which holds the borrow.
@@ -58,12 +56,7 @@ impl shardline_state {
     fn write<R>(&self, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
         match &self.access {
             Access::Owned(cell) => {
-                let mut state = cell.try_borrow_mut().map_err(|_| {
-                    Failure::reentrant(
-                        "state is in use by a shardline_allocate or shardline_rebalance call \
-                         in progress; it cannot change until that call returns",
-                    )
-                })?;
+                let mut state = cell.hold()?;
                 f(&mut state)
             }
             Access::View(_) => Err(Failure::reentrant(
@@ -114,9 +107,10 @@ pub unsafe extern "C" fn shardline_state_new(
         )?;
         let out = Out::new(out, "out")?;
         let state = shardline_state {
-            access: Access::Owned(RefCell::new(AllocationState::new(ClusterView::new(
-                self_address,
-            )))),
+            access: Access::Owned(HandleCell::new(
+                "state",
+                AllocationState::new(ClusterView::new(self_address)),
+            )),
         };
         // SAFETY: checked non-NULL; caller's contract.
         unsafe { out.write(args::into_handle(state)) };
@@ -141,7 +135,7 @@ pub unsafe extern "C" fn shardline_state_free(state: *mut shardline_state) {
     infallible((), || {
         // SAFETY: NULL or live per the contract.
         let releasable = match unsafe { state.as_ref() }.map(|s| &s.access) {
-            Some(Access::Owned(cell)) => cell.try_borrow_mut().is_ok(),
+            Some(Access::Owned(cell)) => !cell.in_use(),
             _ => false,
         };
         if releasable {
@@ -163,7 +157,7 @@ pub unsafe extern "C" fn shardline_state_free(state: *mut shardline_state) {
 ///         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
 ///
 /// Ownership: strings are copied; the caller keeps its arguments.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; strings are NUL-terminated or, where nullable, NULL.
@@ -212,7 +206,7 @@ pub unsafe extern "C" fn shardline_state_upsert_member(
 ///         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
 ///
 /// Ownership: strings are copied; the caller keeps its arguments.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; `address` is NUL-terminated.
@@ -243,7 +237,7 @@ pub unsafe extern "C" fn shardline_state_remove_member(
 ///         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
 ///
 /// Ownership: strings are copied; the caller keeps its arguments.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; `address` is NUL-terminated.
@@ -275,7 +269,7 @@ pub unsafe extern "C" fn shardline_state_set_reachable(
 ///         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
 ///
 /// Ownership: strings are copied; the caller keeps its arguments.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; strings are NUL-terminated.
@@ -304,7 +298,7 @@ pub unsafe extern "C" fn shardline_state_add_region(
 ///         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
 ///
 /// Ownership: the caller frees `*out_shards` with shardline_shard_list_free.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; `id` is NUL-terminated; `out_shards` is NULL or valid for a write.
@@ -340,7 +334,7 @@ pub unsafe extern "C" fn shardline_state_remove_region(
 ///         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
 ///
 /// Ownership: strings are copied; the caller keeps its arguments.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; `id` is NUL-terminated.
@@ -368,7 +362,7 @@ pub unsafe extern "C" fn shardline_state_set_eligible(
 ///         state.
 ///
 /// Ownership: strings are copied; the caller keeps its arguments.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; strings are NUL-terminated.
@@ -396,7 +390,7 @@ pub unsafe extern "C" fn shardline_state_add_shard(
 ///         SHARDLINE_STATUS_REENTRANT_CALL while a decision is using the state.
 ///
 /// Ownership: the caller frees `*out_region` with shardline_string_free.
-/// Thread safety: one thread at a time per state.
+/// Thread safety: any thread; calls on one state are serialised (see the overview).
 ///
 /// # Safety
 /// `state` is a live state; `shard` is NUL-terminated; `out_region` is NULL or valid for a
@@ -431,7 +425,7 @@ pub unsafe extern "C" fn shardline_state_remove_shard(
 ///         callback, which may always read).
 ///
 /// Ownership: the caller frees `*out_region` with shardline_string_free.
-/// Thread safety: one thread at a time per state; usable from callbacks.
+/// Thread safety: any thread; calls on one state are serialised; usable from callbacks.
 ///
 /// # Safety
 /// `state` is a live state or view; `shard` is NUL-terminated; `out_region` is valid for a
@@ -461,7 +455,7 @@ pub unsafe extern "C" fn shardline_state_home_of(
 /// @return SHARDLINE_STATUS_REENTRANT_CALL while the state is being changed.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per state; usable from callbacks.
+/// Thread safety: any thread; calls on one state are serialised; usable from callbacks.
 ///
 /// # Safety
 /// `state` is a live state or view; `out` is valid for a write.
@@ -507,7 +501,7 @@ unsafe fn region_property<T>(
 /// @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
 ///
 /// Ownership: the caller frees `*out` with shardline_string_free.
-/// Thread safety: one thread at a time per state; usable from callbacks.
+/// Thread safety: any thread; calls on one state are serialised; usable from callbacks.
 ///
 /// # Safety
 /// `state` is a live state or view; `out` is valid for a write.
@@ -529,7 +523,7 @@ pub unsafe extern "C" fn shardline_state_region_id(
 /// @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
 ///
 /// Ownership: the caller frees `*out` with shardline_string_free.
-/// Thread safety: one thread at a time per state; usable from callbacks.
+/// Thread safety: any thread; calls on one state are serialised; usable from callbacks.
 ///
 /// # Safety
 /// `state` is a live state or view; `out` is valid for a write.
@@ -555,7 +549,7 @@ pub unsafe extern "C" fn shardline_state_region_address(
 /// @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per state; usable from callbacks.
+/// Thread safety: any thread; calls on one state are serialised; usable from callbacks.
 ///
 /// # Safety
 /// `state` is a live state or view; `out` is valid for a write.
@@ -577,7 +571,7 @@ pub unsafe extern "C" fn shardline_state_region_shard_count(
 /// @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
 ///
 /// Ownership: nothing to free.
-/// Thread safety: one thread at a time per state; usable from callbacks.
+/// Thread safety: any thread; calls on one state are serialised; usable from callbacks.
 ///
 /// # Safety
 /// `state` is a live state or view; `out` is valid for a write.
@@ -599,7 +593,7 @@ pub unsafe extern "C" fn shardline_state_region_is_eligible(
 /// @return SHARDLINE_STATUS_INVALID_ARGUMENT when `index` is out of range.
 ///
 /// Ownership: the caller frees `*out` with shardline_shard_list_free.
-/// Thread safety: one thread at a time per state; usable from callbacks.
+/// Thread safety: any thread; calls on one state are serialised; usable from callbacks.
 ///
 /// # Safety
 /// `state` is a live state or view; `out` is valid for a write.

@@ -2,13 +2,13 @@
 //! re-entrant use, the JSON step form (`shardline_core::step_json`) at the boundary, and the
 //! plumbing of the typed form (versioned input structs, outputs lent out as views).
 
-use std::cell::RefCell;
 use std::ffi::c_char;
 use std::mem::size_of;
 use std::ptr;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use shardline_bind::HandleCell;
 use shardline_core::step_json;
 
 use crate::args::{self, Out};
@@ -16,39 +16,26 @@ use crate::boundary::{Failure, Result};
 use crate::envelope::{array, Lists};
 use crate::string::to_c;
 
-/// A state machine behind a handle. Every call takes it mutably for the whole call, so a
-/// strategy callback that calls back into the machine running it (even a query) gets
-/// REENTRANT_CALL instead of aliasing it.
-pub struct Machine<T> {
-    what: &'static str,
-    cell: RefCell<T>,
-}
+/// A state machine behind a handle, under the shared handle rule
+/// ([`shardline_bind::handle`]): a callback that calls back into the machine running it (even
+/// a query) gets REENTRANT_CALL; another thread waits for the call in progress.
+pub struct Machine<T>(HandleCell<T>);
 
 impl<T> Machine<T> {
     pub fn new(what: &'static str, value: T) -> Machine<T> {
-        Machine {
-            what,
-            cell: RefCell::new(value),
-        }
+        Machine(HandleCell::new(what, value))
     }
 
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> Result<R>) -> Result<R> {
-        let mut m = self.cell.try_borrow_mut().map_err(|_| {
-            Failure::reentrant(format!(
-                "the {} is in use by a call in progress (a strategy callback called back into \
-                 the {} running it)",
-                self.what, self.what
-            ))
-        })?;
-        f(&mut m)
+        f(&mut *self.0.hold()?)
     }
 
     pub fn in_use(&self) -> bool {
-        self.cell.try_borrow_mut().is_err()
+        self.0.in_use()
     }
 
     pub fn into_inner(self) -> T {
-        self.cell.into_inner()
+        self.0.into_inner()
     }
 }
 

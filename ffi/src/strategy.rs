@@ -1,10 +1,10 @@
 //! `shardline_strategy`: a placement policy, built from JSON configuration or supplied by the
 //! host as callbacks.
 
-use std::cell::RefCell;
 use std::ffi::c_char;
 
 use serde_json::Value;
+use shardline_bind::HandleCell;
 use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
 use crate::args::{self, Out};
@@ -15,7 +15,7 @@ use crate::status::shardline_status;
 /// A placement policy. Made by shardline_strategy_new or shardline_strategy_new_custom,
 /// released by shardline_strategy_free.
 pub struct shardline_strategy {
-    inner: RefCell<Inner>,
+    inner: HandleCell<Inner>,
 }
 
 pub enum Inner {
@@ -26,7 +26,7 @@ pub enum Inner {
 impl shardline_strategy {
     pub fn new(inner: Inner) -> shardline_strategy {
         shardline_strategy {
-            inner: RefCell::new(inner),
+            inner: HandleCell::new("strategy", inner),
         }
     }
 
@@ -37,11 +37,7 @@ impl shardline_strategy {
         &self,
         f: impl FnOnce(&mut dyn AllocationStrategy) -> shardline_core::Result<R>,
     ) -> Result<R> {
-        let mut inner = self.inner.try_borrow_mut().map_err(|_| {
-            Failure::reentrant(
-                "strategy is already running a decision (a callback called back into its own strategy)",
-            )
-        })?;
+        let mut inner = self.inner.hold()?;
         match &mut *inner {
             Inner::BuiltIn(s) => f(&mut **s).map_err(Failure::from),
             Inner::Custom(c) => {
@@ -53,7 +49,7 @@ impl shardline_strategy {
     }
 
     pub(crate) fn in_use(&self) -> bool {
-        self.inner.try_borrow_mut().is_err()
+        self.inner.in_use()
     }
 
     /// The policy itself, for a state machine that takes the strategy over. A custom

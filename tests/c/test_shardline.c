@@ -13,6 +13,9 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2671,6 +2674,121 @@ static void replay_traces(const char *dir) {
     end();
 }
 
+/* ---- sharing handles between threads --------------------------------------------------------- */
+
+static void pause_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+struct adder {
+    struct shardline_state *st;
+    int index;
+    int failures;
+};
+
+static void *add_shards(void *arg) {
+    struct adder *a = arg;
+    for (int j = 0; j < 50; j++) {
+        char shard[32];
+        snprintf(shard, sizeof shard, "t%d-%d", a->index, j);
+        a->failures += shardline_state_add_shard(a->st, "r2", shard) != SHARDLINE_STATUS_OK;
+    }
+    return NULL;
+}
+
+/* A strategy whose decision stays in its callback until the main thread is about to call. */
+struct slow {
+    atomic_int inside;
+    atomic_int main_calling;
+    atomic_int done;
+};
+
+static shardline_status slow_allocate(void *userdata, const struct shardline_state *state, const char *requester,
+                                      const char *shard, struct shardline_decision *out) {
+    (void)state, (void)requester, (void)shard;
+    struct slow *w = userdata;
+    atomic_store(&w->inside, 1);
+    while (!atomic_load(&w->main_calling)) {
+        pause_ms(1);
+    }
+    /* Gives the main thread's call time to reach the handle while this call still holds it. */
+    pause_ms(50);
+    atomic_store(&w->done, 1);
+    return shardline_decision_set_region(out, "r2");
+}
+
+static shardline_status slow_rebalance(void *userdata, const struct shardline_state *state,
+                                       const char *const *in_progress, size_t n, struct shardline_decision *out) {
+    (void)userdata, (void)state, (void)in_progress, (void)n, (void)out;
+    return SHARDLINE_STATUS_OK;
+}
+
+struct slow_call {
+    struct shardline_strategy *s;
+    struct shardline_state *st;
+    shardline_status rc;
+};
+
+static void *allocate_slowly(void *arg) {
+    struct slow_call *c = arg;
+    char *region = NULL;
+    bool pending = true;
+    c->rc = shardline_allocate(c->s, c->st, NULL, "s9", &region, &pending, NULL);
+    shardline_string_free(region);
+    return NULL;
+}
+
+static void test_threads(void) {
+    begin("threads: concurrent calls on one state are serialised");
+    struct shardline_state *st = small_state();
+    pthread_t t[4];
+    struct adder a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (struct adder){st, i, 0};
+        CHECK(pthread_create(&t[i], NULL, add_shards, &a[i]) == 0, "thread %d started", i);
+    }
+    int failures = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        failures += a[i].failures;
+    }
+    size_t count = 0;
+    OK(shardline_state_region_shard_count(st, 1, &count));
+    CHECK(failures == 0 && count == 200, "%d failures, r2 holds %zu shards (want 200)", failures, count);
+    end();
+
+    begin("threads: another thread waits for a call in progress");
+    struct slow w;
+    atomic_init(&w.inside, 0);
+    atomic_init(&w.main_calling, 0);
+    atomic_init(&w.done, 0);
+    struct shardline_custom_strategy c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = (uint32_t)sizeof c;
+    c.userdata = &w;
+    c.allocate = slow_allocate;
+    c.rebalance = slow_rebalance;
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new_custom(&c, "slow", &s));
+    struct slow_call call = {s, st, SHARDLINE_STATUS_INTERNAL};
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, allocate_slowly, &call) == 0, "thread started");
+    while (!atomic_load(&w.inside)) {
+        pause_ms(1);
+    }
+    atomic_store(&w.main_calling, 1);
+    /* The decision on the other thread holds the state; this call waits for it instead of
+     * failing or racing, so it returns only after the callback has finished. */
+    OK(shardline_state_add_shard(st, "r1", "late"));
+    CHECK(atomic_load(&w.done) == 1, "the call ran only after the decision in progress");
+    pthread_join(other, NULL);
+    EXPECT(call.rc, SHARDLINE_STATUS_OK);
+    shardline_strategy_free(s);
+    shardline_state_free(st);
+    end();
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/vectors";
     const char *traces = argc > 2 ? argv[2] : "tests/traces";
@@ -2696,6 +2814,7 @@ int main(int argc, char **argv) {
     test_typed_errors();
     test_drivers();
     test_driver_errors();
+    test_threads();
     hashing_vectors(dir);
     replay_file(dir, "pekko-strategies.json");
     replay_file(dir, "actor-ts-strategies.json");

@@ -1,0 +1,351 @@
+//! The one rule for concurrent and re-entrant use of a handle, in every language:
+//!
+//! * **Re-entry** (a callback calling back into the object whose call is running it, on the
+//!   same thread) fails at once with REENTRANT_CALL. Nested reads are the one exception:
+//!   a read-only call may run inside another read-only call of the same object.
+//! * **Another thread** waits until the call in progress returns, then runs; calls on one
+//!   handle are serialised, never interleaved.
+//! * **Never a deadlock:** a thread that is already inside a call on some handle (typically a
+//!   callback) does not wait for a handle another thread holds; it gets REENTRANT_CALL. Only
+//!   threads holding nothing wait, so waits can never form a cycle.
+//! * A call that panicked leaves the object unusable: later calls get PANIC.
+//!
+//! It replaces a `RefCell` (undefined behaviour when a C host shares a handle across
+//! threads), a `try_lock` mutex (a second thread failed instead of waiting) and a per-binding
+//! waiting lock. The inner mutex only guards the owner record, never a host call, so holding
+//! a handle never blocks a thread that merely wants to learn it is busy.
+
+use std::cell::{Cell, UnsafeCell};
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+use crate::{Failure, Status};
+
+static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static THREAD: u64 = NEXT_THREAD.fetch_add(1, Ordering::Relaxed);
+    /// How many handles this thread holds right now (a call nested in a callback holds two).
+    static HOLDING: Cell<u32> = const { Cell::new(0) };
+}
+
+fn this_thread() -> u64 {
+    THREAD.with(|t| *t)
+}
+
+#[derive(Default)]
+struct Gate {
+    owner: Option<u64>,
+    /// Holds by the owner; above 1 only for nested reads.
+    depth: u32,
+    /// Whether every hold by the owner is read-only (nested reads are allowed then).
+    shared: bool,
+    poisoned: bool,
+    /// Threads blocked in a wait; a release wakes them only if there are any (a futex wake
+    /// per call otherwise costs more than a typical call).
+    waiting: u32,
+}
+
+/// An object behind a foreign handle. `what` names it in errors ("coordinator").
+pub struct HandleCell<T> {
+    what: &'static str,
+    gate: Mutex<Gate>,
+    freed: Condvar,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: `value` is only reached through a guard; the gate hands out either one exclusive
+// guard or shared guards on a single thread, so moving `T` between threads (T: Send) is all
+// that sharing a `HandleCell<T>` needs.
+unsafe impl<T: Send> Sync for HandleCell<T> {}
+
+/// Handed to [`HandleCell::hold_with`]'s `park` when the caller must wait, so a binding can
+/// release its runtime lock (Python's GIL) for the wait. Running it blocks until the handle is
+/// free and takes it.
+pub struct Wait<'a, T> {
+    cell: &'a HandleCell<T>,
+    shared: bool,
+}
+
+impl<T> Wait<'_, T> {
+    pub fn run(self) -> Result<(), Failure> {
+        let mut g = self.cell.gate();
+        g.waiting += 1;
+        while g.owner.is_some() && !g.poisoned {
+            g = self
+                .cell
+                .freed
+                .wait(g)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        g.waiting -= 1;
+        if g.poisoned {
+            return Err(self.cell.poisoned());
+        }
+        g.owner = Some(this_thread());
+        g.depth = 1;
+        g.shared = self.shared;
+        Ok(())
+    }
+}
+
+impl<T> HandleCell<T> {
+    pub fn new(what: &'static str, value: T) -> HandleCell<T> {
+        HandleCell {
+            what,
+            gate: Mutex::default(),
+            freed: Condvar::new(),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    pub fn what(&self) -> &'static str {
+        self.what
+    }
+
+    fn gate(&self) -> MutexGuard<'_, Gate> {
+        self.gate.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the object for one call, waiting (on this thread) if another thread has it.
+    pub fn hold(&self) -> Result<Held<'_, T>, Failure> {
+        self.hold_with(|w| w.run())
+    }
+
+    /// As [`HandleCell::hold`], with `park` running the wait (e.g. with the GIL released).
+    pub fn hold_with(
+        &self,
+        park: impl FnOnce(Wait<'_, T>) -> Result<(), Failure>,
+    ) -> Result<Held<'_, T>, Failure> {
+        self.acquire(false, park)?;
+        Ok(Held::new(self))
+    }
+
+    /// Takes the object for a read-only call; such calls may nest on one thread.
+    pub fn read(&self) -> Result<Read<'_, T>, Failure> {
+        self.read_with(|w| w.run())
+    }
+
+    pub fn read_with(
+        &self,
+        park: impl FnOnce(Wait<'_, T>) -> Result<(), Failure>,
+    ) -> Result<Read<'_, T>, Failure> {
+        self.acquire(true, park)?;
+        Ok(Read(Held::new(self)))
+    }
+
+    fn acquire(
+        &self,
+        shared: bool,
+        park: impl FnOnce(Wait<'_, T>) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        let me = this_thread();
+        {
+            let mut g = self.gate();
+            match g.owner {
+                _ if g.poisoned => return Err(self.poisoned()),
+                None => {
+                    g.owner = Some(me);
+                    g.depth = 1;
+                    g.shared = shared;
+                    return Ok(());
+                }
+                Some(o) if o == me && shared && g.shared => {
+                    g.depth += 1;
+                    return Ok(());
+                }
+                Some(o) if o == me => {
+                    return Err(Failure::reentrant(format!(
+                        "the {} was called from one of its own callbacks while a call on it is \
+                         under way; a callback may not re-enter the object running it (return \
+                         a value, or make the call after this one returns)",
+                        self.what
+                    )))
+                }
+                Some(_) if HOLDING.with(Cell::get) > 0 => {
+                    return Err(Failure::reentrant(format!(
+                        "the {} is in use by another thread, and this thread is inside a call \
+                         on another shardline object (a callback), where waiting could deadlock",
+                        self.what
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        park(Wait { cell: self, shared })
+    }
+
+    /// Whether a call holds the object now (a handle in use cannot be freed or handed over).
+    pub fn in_use(&self) -> bool {
+        self.gate().owner.is_some()
+    }
+
+    /// The value, for a caller that owns the cell outright (no call can be under way).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
+    }
+
+    fn poisoned(&self) -> Failure {
+        Failure::new(
+            Status::Panic,
+            format!(
+                "an earlier call on this {} panicked; it can no longer be used",
+                self.what
+            ),
+        )
+    }
+}
+
+/// Exclusive use of the object for one call. Not `Send`: the hold belongs to its thread.
+pub struct Held<'a, T> {
+    cell: &'a HandleCell<T>,
+    _thread: PhantomData<*const ()>,
+}
+
+impl<'a, T> Held<'a, T> {
+    fn new(cell: &'a HandleCell<T>) -> Held<'a, T> {
+        HOLDING.with(|h| h.set(h.get() + 1));
+        Held {
+            cell,
+            _thread: PhantomData,
+        }
+    }
+}
+
+impl<T> Deref for Held<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: a guard exists only while the gate names this thread as owner; exclusive
+        // guards are never nested, and shared ones only hand out `&T` (see `Read`).
+        unsafe { &*self.cell.value.get() }
+    }
+}
+
+impl<T> DerefMut for Held<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in deref; a `Held` (not wrapped in `Read`) is the only guard.
+        unsafe { &mut *self.cell.value.get() }
+    }
+}
+
+impl<T> Drop for Held<'_, T> {
+    fn drop(&mut self) {
+        HOLDING.with(|h| h.set(h.get() - 1));
+        let mut g = self.cell.gate();
+        if std::thread::panicking() {
+            g.poisoned = true;
+        }
+        g.depth -= 1;
+        if g.depth > 0 {
+            return;
+        }
+        g.owner = None;
+        let wake = g.waiting > 0;
+        drop(g);
+        if wake {
+            self.cell.freed.notify_all();
+        }
+    }
+}
+
+/// Read-only use of the object; may nest with other reads on the same thread.
+pub struct Read<'a, T>(Held<'a, T>);
+
+impl<T> Deref for Read<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::sync::Arc;
+    use std::thread;
+
+    #[test]
+    fn re_entry_on_the_same_thread_is_refused() {
+        let cell = HandleCell::new("coordinator", 1);
+        let held = cell.hold().unwrap();
+        let err = cell.hold().err().unwrap();
+        assert_eq!(err.status, Status::ReentrantCall);
+        assert!(err.message.contains("coordinator"), "{}", err.message);
+        assert_eq!(cell.read().err().unwrap().status, Status::ReentrantCall);
+        drop(held);
+        assert_eq!(*cell.hold().unwrap(), 1);
+    }
+
+    #[test]
+    fn reads_nest_but_a_write_inside_a_read_is_refused() {
+        let cell = HandleCell::new("state", 5);
+        let outer = cell.read().unwrap();
+        let inner = cell.read().unwrap();
+        assert_eq!(*outer + *inner, 10);
+        assert_eq!(cell.hold().err().unwrap().status, Status::ReentrantCall);
+        drop(inner);
+        drop(outer);
+        assert!(!cell.in_use());
+        *cell.hold().unwrap() += 1;
+        assert_eq!(*cell.read().unwrap(), 6);
+    }
+
+    #[test]
+    fn another_thread_waits_for_the_call_in_progress() {
+        let cell = Arc::new(HandleCell::new("region", Vec::new()));
+        let mut held = cell.hold().unwrap();
+        let (started, wait_started) = mpsc::channel();
+        let other = {
+            let cell = Arc::clone(&cell);
+            thread::spawn(move || {
+                started.send(()).unwrap();
+                cell.hold().unwrap().push("second");
+            })
+        };
+        wait_started.recv().unwrap();
+        // The other thread cannot get in until this hold ends, whenever it gets to try.
+        held.push("first");
+        drop(held);
+        other.join().unwrap();
+        assert_eq!(*cell.read().unwrap(), ["first", "second"]);
+    }
+
+    #[test]
+    fn a_thread_inside_another_call_does_not_wait() {
+        let a = Arc::new(HandleCell::new("coordinator", ()));
+        let b = Arc::new(HandleCell::new("driver", ()));
+        let held_b = b.hold().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let t = {
+            let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+            thread::spawn(move || {
+                let _a = a.hold().unwrap();
+                tx.send(b.hold().err().map(|e| e.status)).unwrap();
+            })
+        };
+        assert_eq!(rx.recv().unwrap(), Some(Status::ReentrantCall));
+        t.join().unwrap();
+        drop(held_b);
+    }
+
+    #[test]
+    fn a_panic_during_a_call_poisons_the_handle() {
+        let cell = Arc::new(HandleCell::new("strategy", 0));
+        let c = Arc::clone(&cell);
+        let r = thread::spawn(move || {
+            let _h = c.hold().unwrap();
+            panic!("boom");
+        })
+        .join();
+        assert!(r.is_err());
+        assert_eq!(cell.hold().err().unwrap().status, Status::Panic);
+        assert!(!cell.in_use());
+    }
+}
