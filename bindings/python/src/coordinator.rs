@@ -8,12 +8,13 @@ use shardline_core::lease::LeaseGrant;
 use shardline_core::protocol::{Envelope, FencingToken};
 use shardline_core::store::StoredState;
 
-use crate::busy::Busy;
+use crate::busy::Enter;
 use crate::errors::{guard, OrRaise, Raised};
 use crate::json;
 use crate::outputs;
 use crate::state::{member, parse_address};
 use crate::strategy::strategy_from;
+use shardline_bind::HandleCell;
 
 pub fn build(
     strategy: Option<&Bound<'_, PyAny>>,
@@ -56,7 +57,7 @@ pub mod queries {
 
 #[pyclass(name = "Coordinator", module = "shardline._native", frozen)]
 pub struct PyCoordinator {
-    inner: Busy<Coordinator>,
+    inner: HandleCell<Coordinator>,
     raised: Raised,
 }
 
@@ -67,7 +68,7 @@ impl PyCoordinator {
         f: impl FnOnce(&mut Coordinator) -> shardline_core::Result<R>,
     ) -> PyResult<R> {
         guard(|| {
-            let mut c = self.inner.hold(py, "Coordinator")?;
+            let mut c = self.inner.enter(py)?;
             let r = f(&mut c);
             drop(c);
             self.raised.finish(r)
@@ -79,7 +80,7 @@ impl PyCoordinator {
     }
 
     fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Coordinator) -> R) -> PyResult<R> {
-        Ok(f(&*self.inner.hold(py, "Coordinator")?))
+        Ok(f(&*self.inner.enter(py)?))
     }
 }
 
@@ -98,7 +99,7 @@ impl PyCoordinator {
         let raised = Raised::default();
         let c = build(strategy, self_address, config, &raised)?;
         Ok(PyCoordinator {
-            inner: Busy::new(c),
+            inner: HandleCell::new("Coordinator", c),
             raised,
         })
     }
@@ -282,13 +283,13 @@ impl PyCoordinator {
 
     /// `{region: [shards, oldest first]}` in registration order.
     fn allocations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let held = self.inner.hold(py, "Coordinator")?;
+        let held = self.inner.enter(py)?;
         queries::allocations(py, &held)
     }
 
     /// The persistent state as a snapshot dict.
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let held = self.inner.hold(py, "Coordinator")?;
+        let held = self.inner.enter(py)?;
         queries::snapshot(py, &held)
     }
 

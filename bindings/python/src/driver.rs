@@ -7,17 +7,18 @@ use shardline_core::driver::{CoordinatorDriver, RegionDriver};
 use shardline_core::protocol::Envelope;
 use shardline_core::region::Region;
 
-use crate::busy::Busy;
+use crate::busy::Enter;
 use crate::coordinator::{self, phase_name, queries};
 use crate::errors::{guard, OrRaise, Raised};
 use crate::host;
 use crate::json;
 use crate::region::{self, rejected, Extractor};
 use crate::state::member;
+use shardline_bind::HandleCell;
 
 #[pyclass(name = "CoordinatorDriver", module = "shardline._native", frozen)]
 pub struct PyCoordinatorDriver {
-    inner: Busy<CoordinatorDriver>,
+    inner: HandleCell<CoordinatorDriver>,
     raised: Raised,
 }
 
@@ -28,7 +29,7 @@ impl PyCoordinatorDriver {
         f: impl FnOnce(&mut CoordinatorDriver) -> shardline_core::Result<R>,
     ) -> PyResult<R> {
         guard(|| {
-            let mut d = self.inner.hold(py, "CoordinatorDriver")?;
+            let mut d = self.inner.enter(py)?;
             let r = f(&mut d);
             drop(d);
             self.raised.finish(r)
@@ -36,7 +37,7 @@ impl PyCoordinatorDriver {
     }
 
     fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&CoordinatorDriver) -> R) -> PyResult<R> {
-        Ok(f(&*self.inner.hold(py, "CoordinatorDriver")?))
+        Ok(f(&*self.inner.enter(py)?))
     }
 }
 
@@ -64,7 +65,7 @@ impl PyCoordinatorDriver {
             host::store(store, &raised)?,
         );
         Ok(PyCoordinatorDriver {
-            inner: Busy::new(d),
+            inner: HandleCell::new("CoordinatorDriver", d),
             raised,
         })
     }
@@ -160,12 +161,12 @@ impl PyCoordinatorDriver {
     }
 
     fn allocations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let held = self.inner.hold(py, "CoordinatorDriver")?;
+        let held = self.inner.enter(py)?;
         queries::allocations(py, held.coordinator())
     }
 
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let held = self.inner.hold(py, "CoordinatorDriver")?;
+        let held = self.inner.enter(py)?;
         queries::snapshot(py, held.coordinator())
     }
 
@@ -181,7 +182,7 @@ struct RegionSide {
 
 #[pyclass(name = "RegionDriver", module = "shardline._native", frozen)]
 pub struct PyRegionDriver {
-    inner: Busy<RegionSide>,
+    inner: HandleCell<RegionSide>,
     raised: Raised,
 }
 
@@ -192,7 +193,7 @@ impl PyRegionDriver {
         f: impl FnOnce(&mut RegionDriver) -> shardline_core::Result<R>,
     ) -> PyResult<R> {
         guard(|| {
-            let mut d = self.inner.hold(py, "RegionDriver")?;
+            let mut d = self.inner.enter(py)?;
             let r = f(&mut d.driver);
             drop(d);
             self.raised.finish(r)
@@ -200,7 +201,7 @@ impl PyRegionDriver {
     }
 
     fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Region) -> R) -> PyResult<R> {
-        Ok(f(self.inner.hold(py, "RegionDriver")?.driver.region()))
+        Ok(f(self.inner.enter(py)?.driver.region()))
     }
 }
 
@@ -228,7 +229,7 @@ impl PyRegionDriver {
             host::entity_host(host, &raised)?,
         );
         Ok(PyRegionDriver {
-            inner: Busy::new(RegionSide { driver, extractor }),
+            inner: HandleCell::new("RegionDriver", RegionSide { driver, extractor }),
             raised,
         })
     }
@@ -247,7 +248,7 @@ impl PyRegionDriver {
         shard: Option<&str>,
     ) -> PyResult<()> {
         guard(|| {
-            let mut side = self.inner.hold(py, "RegionDriver")?;
+            let mut side = self.inner.enter(py)?;
             let shard = match shard {
                 Some(s) => Some(s.to_owned()),
                 None => side.extractor.python_shard(py, entity)?,
@@ -336,7 +337,7 @@ impl PyRegionDriver {
     }
 
     fn shard_of(&self, py: Python<'_>, entity: &str) -> PyResult<String> {
-        let side = self.inner.hold(py, "RegionDriver")?;
+        let side = self.inner.enter(py)?;
         match side.extractor.python_shard(py, entity)? {
             Some(s) => Ok(s),
             None => side.driver.region().shard_of(entity).or_raise(),

@@ -16,7 +16,6 @@ use shardline_core::store::{Store, StoredState, WriteOutcome};
 use shardline_core::Result;
 
 use crate::backends::{PyInMemoryLease, PyInMemoryStore, PyManualClock};
-use crate::busy::CallbackScope;
 use crate::errors::{callback_failed, invalid_argument, NullPointerError, Raised};
 use crate::json;
 
@@ -72,7 +71,6 @@ impl Callback {
         convert: impl for<'py> FnOnce(&Bound<'py, PyAny>) -> PyResult<T>,
     ) -> Result<T> {
         Python::attach(|py| {
-            let _scope = CallbackScope::enter();
             args(py)
                 .and_then(|a| self.f.bind(py).call1(a))
                 .and_then(|r| convert(&r))

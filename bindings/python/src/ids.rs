@@ -8,9 +8,10 @@ use shardline_bind::Failure;
 use shardline_core::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{Identity, InMemoryRegistry, Registry, ReserveConfig, TenureConfig};
 
-use crate::busy::{Busy, CallbackScope};
+use crate::busy::Enter;
 use crate::errors::{failure_err, guard, invalid_argument, OrRaise, Raised};
 use crate::json;
+use shardline_bind::HandleCell;
 
 /// Bit widths and epoch of Snowflake ids.
 #[pyclass(name = "SnowflakeLayout", module = "shardline._native", frozen)]
@@ -84,7 +85,7 @@ struct Gen {
 /// One worker's Snowflake generator. Sans-IO: `next(wall_ms)` never reads a clock or sleeps.
 #[pyclass(name = "Snowflake", module = "shardline._native", frozen)]
 pub struct PySnowflake {
-    inner: Busy<Gen>,
+    inner: HandleCell<Gen>,
 }
 
 #[pymethods]
@@ -115,7 +116,7 @@ impl PySnowflake {
     /// reads `wait_until_ms`. Raises InvalidStateError when no id may be issued (clock moved
     /// back too far, budget exhausted, revoked, ...).
     fn next(&self, py: Python<'_>, wall_ms: u64) -> PyResult<Option<u64>> {
-        let mut g = self.inner.hold(py, "Snowflake")?;
+        let mut g = self.inner.enter(py)?;
         let r = g
             .snowflake
             .next(wall_ms)
@@ -135,52 +136,45 @@ impl PySnowflake {
 
     #[getter]
     fn wait_until_ms(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self.inner.hold(py, "Snowflake")?.wait_until_ms)
+        Ok(self.inner.enter(py)?.wait_until_ms)
     }
 
     /// Raises the ceiling to an acknowledged budget (never lowers it).
     fn extend_budget(&self, py: Python<'_>, ceiling_ms: u64) -> PyResult<()> {
-        self.inner
-            .hold(py, "Snowflake")?
-            .snowflake
-            .extend_budget(ceiling_ms);
+        self.inner.enter(py)?.snowflake.extend_budget(ceiling_ms);
         Ok(())
     }
 
     /// Stops issuing ids at once.
     fn revoke(&self, py: Python<'_>) -> PyResult<()> {
-        self.inner.hold(py, "Snowflake")?.snowflake.revoke();
+        self.inner.enter(py)?.snowflake.revoke();
         Ok(())
     }
 
     #[getter]
     fn worker(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.inner.hold(py, "Snowflake")?.snowflake.worker())
+        Ok(self.inner.enter(py)?.snowflake.worker())
     }
 
     #[getter]
     fn budget_ms(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self.inner.hold(py, "Snowflake")?.snowflake.budget_ms())
+        Ok(self.inner.enter(py)?.snowflake.budget_ms())
     }
 
     #[getter]
     fn floor_ms(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self.inner.hold(py, "Snowflake")?.snowflake.floor_ms())
+        Ok(self.inner.enter(py)?.snowflake.floor_ms())
     }
 
     #[getter]
     fn last_timestamp_ms(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        Ok(self
-            .inner
-            .hold(py, "Snowflake")?
-            .snowflake
-            .last_timestamp_ms())
+        Ok(self.inner.enter(py)?.snowflake.last_timestamp_ms())
     }
 
     #[getter]
     fn layout(&self, py: Python<'_>) -> PyResult<PyLayout> {
         Ok(PyLayout {
-            layout: *self.inner.hold(py, "Snowflake")?.snowflake.layout(),
+            layout: *self.inner.enter(py)?.snowflake.layout(),
         })
     }
 }
@@ -188,10 +182,13 @@ impl PySnowflake {
 impl PySnowflake {
     fn wrap(snowflake: Snowflake) -> Self {
         PySnowflake {
-            inner: Busy::new(Gen {
-                snowflake,
-                wait_until_ms: None,
-            }),
+            inner: HandleCell::new(
+                "Snowflake",
+                Gen {
+                    snowflake,
+                    wait_until_ms: None,
+                },
+            ),
         }
     }
 }
@@ -252,11 +249,8 @@ impl PyClock {
         method: &str,
         args: impl for<'py> FnOnce(Bound<'py, PyAny>) -> PyResult<T>,
     ) -> Result<T, Failure> {
-        Python::attach(|py| {
-            let _scope = CallbackScope::enter();
-            args(self.obj.bind(py).getattr(method)?)
-        })
-        .map_err(|e| self.raised.threw(e))
+        Python::attach(|py| args(self.obj.bind(py).getattr(method)?))
+            .map_err(|e| self.raised.threw(e))
     }
 }
 
@@ -299,7 +293,7 @@ type Held = shardline_bind::ids::Held<Box<dyn Registry>, PyClock>;
 /// only when the generator must wait.
 #[pyclass(name = "WorkerIdHolder", module = "shardline._native", frozen)]
 pub struct PyWorkerIdHolder {
-    inner: Busy<Held>,
+    inner: HandleCell<Held>,
     raised: Raised,
 }
 
@@ -310,7 +304,7 @@ impl PyWorkerIdHolder {
         f: impl FnOnce(&mut Held) -> Result<R, Failure>,
     ) -> PyResult<R> {
         guard(|| {
-            let mut held = self.inner.hold(py, "WorkerIdHolder")?;
+            let mut held = self.inner.enter(py)?;
             let r = f(&mut held);
             drop(held);
             match self.raised.take() {
@@ -367,7 +361,7 @@ impl PyWorkerIdHolder {
         }
         let _ = py;
         Ok(PyWorkerIdHolder {
-            inner: Busy::new(r.map_err(failure_err)?),
+            inner: HandleCell::new("WorkerIdHolder", r.map_err(failure_err)?),
             raised,
         })
     }
@@ -422,7 +416,7 @@ impl PyWorkerIdHolder {
     /// Stops the generator, hands back its unused budget and deletes the claim. Idempotent.
     fn release(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
-            let mut held = self.inner.hold(py, "WorkerIdHolder")?;
+            let mut held = self.inner.enter(py)?;
             drop(held.release());
             drop(held);
             self.raised.take().map_or(Ok(()), Err)

@@ -8,10 +8,11 @@ use shardline_core::region::{
     Region, RegionConfig, RegionInput, RejectReason, Rejected, ShardExtractor,
 };
 
-use crate::busy::Busy;
+use crate::busy::Enter;
 use crate::errors::{callback_failed, guard, invalid_argument, InvalidStateError, OrRaise};
 use crate::json;
 use crate::outputs;
+use shardline_bind::HandleCell;
 
 /// A Python extractor, run before the core sees the message (so its exceptions reach the
 /// caller directly); the core's own extractors run inside the region.
@@ -61,10 +62,7 @@ impl Extractor {
         let Some(f) = &self.python else {
             return Ok(None);
         };
-        let r = {
-            let _scope = crate::busy::CallbackScope::enter();
-            f.bind(py).call1((entity,))?
-        };
+        let r = { f.bind(py).call1((entity,))? };
         if let Ok(s) = r.cast::<PyString>() {
             return Ok(Some(s.to_str()?.to_owned()));
         }
@@ -106,7 +104,7 @@ pub struct RegionCore {
 
 #[pyclass(name = "Region", module = "shardline._native", frozen)]
 pub struct PyRegion {
-    inner: Busy<RegionCore>,
+    inner: HandleCell<RegionCore>,
 }
 
 impl PyRegion {
@@ -115,7 +113,7 @@ impl PyRegion {
         py: Python<'_>,
         f: impl FnOnce(&mut RegionCore) -> PyResult<R>,
     ) -> PyResult<R> {
-        guard(|| f(&mut *self.inner.hold(py, "Region")?))
+        guard(|| f(&mut *self.inner.enter(py)?))
     }
 
     fn input(&self, py: Python<'_>, now_ms: u64, input: RegionInput) -> PyResult<()> {
@@ -141,7 +139,7 @@ impl PyRegion {
         let (core, extractor) = extractor(shards)?;
         let region = Region::new(self::config(config)?, region_id, node, core).or_raise()?;
         Ok(PyRegion {
-            inner: Busy::new(RegionCore { region, extractor }),
+            inner: HandleCell::new("Region", RegionCore { region, extractor }),
         })
     }
 

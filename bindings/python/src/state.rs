@@ -10,8 +10,9 @@ use shardline_core::cluster::{ClusterView, Member, MemberStatus};
 use shardline_core::strategy::{rank, AkkaOptions};
 use shardline_core::version::Version;
 
-use crate::busy::Busy;
+use crate::busy::Enter;
 use crate::errors::{invalid_state, OrRaise, ReentrantCallError};
+use shardline_bind::HandleCell;
 
 /// A view's pointer; see `Source::View` for why it is sound.
 struct Lent(*const AllocationState);
@@ -20,7 +21,7 @@ unsafe impl Send for Lent {}
 
 enum Source {
     /// Boxed: views are made per callback and should stay small.
-    Owned(Box<Busy<AllocationState>>),
+    Owned(Box<HandleCell<AllocationState>>),
     /// Usable only on the lending thread (`thread`), and only until the lender clears it when
     /// the callback returns. Any read happens nested inside that callback on that thread, so
     /// it always ends before the lender clears the pointer or touches the state again.
@@ -40,7 +41,7 @@ pub struct PyAllocationState {
 impl PyAllocationState {
     pub fn owned(state: AllocationState) -> PyAllocationState {
         PyAllocationState {
-            src: Source::Owned(Box::new(Busy::new(state))),
+            src: Source::Owned(Box::new(HandleCell::new("AllocationState", state))),
         }
     }
 
@@ -65,7 +66,7 @@ impl PyAllocationState {
     pub fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&AllocationState) -> R) -> PyResult<R> {
         match &self.src {
             Source::Owned(b) => {
-                let held = b.hold(py, "AllocationState")?;
+                let held = b.enter_read(py)?;
                 Ok(f(&held))
             }
             Source::View { thread, ptr } => {
@@ -99,7 +100,7 @@ impl PyAllocationState {
     ) -> PyResult<R> {
         match &self.src {
             Source::Owned(b) => {
-                let mut held = b.hold(py, "AllocationState")?;
+                let mut held = b.enter(py)?;
                 f(&mut held).or_raise()
             }
             Source::View { .. } => Err(ReentrantCallError::new_err(

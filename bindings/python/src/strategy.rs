@@ -13,10 +13,11 @@ use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };
 
-use crate::busy::{Busy, CallbackScope};
+use crate::busy::Enter;
 use crate::errors::{guard, NullPointerError, OrRaise, Raised};
 use crate::json;
 use crate::state::PyAllocationState;
+use shardline_bind::HandleCell;
 
 enum Spec {
     Builtin(StrategyConfig),
@@ -55,7 +56,6 @@ impl PyHost {
     ) -> Result<Bound<'py, PyAny>, Failure> {
         let view =
             Bound::new(py, PyAllocationState::lend(state)).map_err(|e| self.raised.threw(e))?;
-        let _scope = CallbackScope::enter();
         let result =
             args(view.clone()).and_then(|a| self.custom.obj.bind(py).call_method1(method, a));
         view.get().end_view();
@@ -213,7 +213,7 @@ pub struct PyStrategy {
     spec: Spec,
     /// Kept outside the lock so a callback may ask for it.
     name: String,
-    inner: Busy<Box<dyn AllocationStrategy>>,
+    inner: HandleCell<Box<dyn AllocationStrategy>>,
     raised: Raised,
 }
 
@@ -223,7 +223,7 @@ impl PyStrategy {
         let strategy = build(&spec, &raised)?;
         Ok(PyStrategy {
             name: strategy.name().to_owned(),
-            inner: Busy::new(strategy),
+            inner: HandleCell::new("Strategy", strategy),
             spec,
             raised,
         })
@@ -236,7 +236,7 @@ impl PyStrategy {
         f: impl FnOnce(&mut dyn AllocationStrategy, &AllocationState) -> shardline_core::Result<R>,
     ) -> PyResult<R> {
         guard(|| {
-            let mut strategy = self.inner.hold(py, "Strategy")?;
+            let mut strategy = self.inner.enter(py)?;
             let r = state.read(py, |s| f(&mut **strategy, s));
             // A failed read (reentrancy, expired view) must not leave an old callback error.
             let kept = self.raised.take();

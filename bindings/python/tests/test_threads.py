@@ -196,3 +196,84 @@ def test_drivers_shared_by_threads():
     homes = d.allocations()
     assert sum(len(v) for v in homes.values()) == 200
     assert max(len(v) for v in homes.values()) - min(len(v) for v in homes.values()) <= 1
+
+
+def driver_busy_in_another_thread(order):
+    """A CoordinatorDriver whose transport callback blocks, in a thread of its own, until the
+    returned event is set; returns (driver, release, thread) once the callback is running."""
+    entered, release = threading.Event(), threading.Event()
+
+    def send(envelope):
+        if not entered.is_set():
+            entered.set()
+            release.wait()
+        order.append("sent")
+
+    d = shardline.CoordinatorDriver("least-shard", "pekko://sys@h0:1", transport=send,
+                                    clock=shardline.ManualClock(0),
+                                    lease=shardline.InMemoryLease("c"),
+                                    store=shardline.InMemoryStore())
+    d.start()
+    d.member("pekko://sys@h0:1")
+    register = {"from": {"region": "r0"}, "to": "coordinator",
+                "message": {"command": {"type": "register", "node": "pekko://sys@h0:1"}}}
+    t = threading.Thread(target=lambda: d.receive(register))
+    t.start()
+    entered.wait()
+    return d, release, t
+
+
+def test_second_thread_waits_for_a_driver_callback_then_runs():
+    order = []
+    d, release, t1 = driver_busy_in_another_thread(order)
+
+    def second():
+        homes = d.allocations()
+        order.append(("allocations", sorted(homes)))
+
+    t2 = threading.Thread(target=second)
+    t2.start()
+    t2.join(0.2)
+    assert t2.is_alive(), "the second thread must wait for the call in progress"
+    release.set()
+    t1.join()
+    t2.join()
+    assert order[0] == "sent"
+    assert order[-1] == ("allocations", ["r0"])
+
+
+def test_callback_touching_a_driver_busy_in_another_thread_gets_reentrant_call():
+    d, release, t1 = driver_busy_in_another_thread([])
+    seen = {}
+
+    class Peeks:
+        def allocate(self, state, shard, requester):
+            try:
+                d.allocations()
+            except shardline.ReentrantCallError as e:
+                seen["error"] = e
+            return "r0"
+
+    st = shardline.AllocationState("pekko://sys@h0:1")
+    st.add_member("pekko://sys@h0:1")
+    st.add_region("r0", "pekko://sys@h0:1")
+    try:
+        assert shardline.Strategy(Peeks()).allocate(st, "x") == "r0"
+    finally:
+        release.set()
+        t1.join()
+    assert "another thread" in str(seen["error"])
+    assert d.allocations() == {"r0": []}
+
+def test_a_callback_may_read_the_state_its_decision_is_reading():
+    st = shardline.AllocationState("pekko://sys@h0:1")
+    st.add_member("pekko://sys@h0:1")
+    st.add_region("r0", "pekko://sys@h0:1")
+
+    class ReadsOriginal:
+        def allocate(self, state, shard, requester):
+            # Reads nest (the same rule as the C ABI); only writes are refused (see
+            # test_callbacks.py).
+            return st.regions()[0].id
+
+    assert shardline.Strategy(ReadsOriginal()).allocate(st, "x") == "r0"
