@@ -78,13 +78,6 @@ pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 pub struct Raised(Arc<Mutex<Option<PyErr>>>);
 
 impl Raised {
-    /// Keeps `err` (if it is the first) and returns what the core should see instead.
-    pub fn keep(&self, err: PyErr, context: &str) -> shardline_core::Error {
-        let summary = Python::attach(|py| err.value(py).to_string());
-        self.slot().get_or_insert(err);
-        shardline_core::Error::invalid_state(format!("{context} raised: {summary}"))
-    }
-
     /// Keeps the exception a callback raised (if it is the first) and returns the failure
     /// the shared adapters see instead.
     pub fn threw(&self, err: PyErr) -> Failure {
