@@ -22,6 +22,7 @@ use shardline_core::protocol::{EntityId, Envelope, FencingToken, Payload};
 use shardline_core::store::{Store, StoredState, WriteOutcome};
 use shardline_core::Result;
 
+use crate::ids::HostClock;
 use crate::tree::{to_tree, Tree};
 use crate::Failure;
 
@@ -57,6 +58,11 @@ pub const CLOCK: Role = Role {
     required: &["now_ms"],
     optional: &[],
 };
+pub const ID_CLOCK: Role = Role {
+    name: "clock",
+    required: &["wall_ms", "monotonic_ms", "sleep_until"],
+    optional: &[],
+};
 pub const LEASE: Role = Role {
     name: "lease",
     required: &["acquire", "renew", "release"],
@@ -86,7 +92,7 @@ impl Role {
     }
 }
 
-/// A host object in one role.
+/// A host object in one role; made by the functions below.
 pub struct Adapter<H> {
     role: &'static Role,
     host: H,
@@ -101,19 +107,36 @@ impl<H: HostObject> Adapter<H> {
 
     /// Calls and reads the answer as `T` (the answer forms `expected` describes).
     fn ask<T: DeserializeOwned>(&self, method: &str, args: Vec<Tree>, expected: &str) -> Result<T> {
-        let answer = self.call(method, args)?;
+        self.answer(method, args, expected)
+            .map_err(|f| self.host.keep(f))
+    }
+
+    /// As `ask`, handing the failure (blamed on the method) back instead of keeping it.
+    fn answer<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        args: Vec<Tree>,
+        expected: &str,
+    ) -> std::result::Result<T, Failure> {
+        let answer = self
+            .host
+            .call(method, args)
+            .map_err(|f| self.blamed(method, f))?;
         answer.deserialized().map_err(|_| {
-            let shown = shown(&answer);
-            self.blame(
-                method,
-                Failure::callback_failed(format!("returned {shown}; expected {expected}")),
-            )
+            let got = format!("returned {}; expected {expected}", shown(&answer));
+            self.blamed(method, Failure::callback_failed(got))
         })
     }
 
+    fn blamed(&self, method: &str, f: Failure) -> Failure {
+        Failure::new(
+            f.status,
+            format!("the {}'s {method} {}", self.role.name, f.message),
+        )
+    }
+
     fn blame(&self, method: &str, f: Failure) -> shardline_core::Error {
-        let message = format!("the {}'s {method} {}", self.role.name, f.message);
-        self.host.keep(Failure::new(f.status, message))
+        self.host.keep(self.blamed(method, f))
     }
 
     fn optional(&self, method: &str, args: impl FnOnce() -> Result<Vec<Tree>>) -> Result<()> {
@@ -138,6 +161,8 @@ fn shown(answer: &Tree) -> String {
         _ => format!("{answer:?}"),
     }
 }
+
+const MILLISECONDS: &str = "milliseconds (an integer >= 0)";
 
 fn tree<T: serde::Serialize + ?Sized>(v: &T) -> Result<Tree> {
     to_tree(v)
@@ -169,23 +194,20 @@ impl<H: HostObject> Transport for Adapter<H> {
 /// failure goes to the caller and the driver sees the last good reading: the machines never
 /// let time go backwards anyway, and a clock has no way to report an error to the core.
 pub fn clock<H: HostObject + 'static>(host: H) -> Box<dyn Clock> {
-    Box::new(HostClock {
+    Box::new(DriverClock {
         adapter: Adapter { role: &CLOCK, host },
         last: AtomicU64::new(0),
     })
 }
 
-struct HostClock<H> {
+struct DriverClock<H> {
     adapter: Adapter<H>,
     last: AtomicU64,
 }
 
-impl<H: HostObject> Clock for HostClock<H> {
+impl<H: HostObject> Clock for DriverClock<H> {
     fn now_ms(&self) -> u64 {
-        match self
-            .adapter
-            .ask::<u64>("now_ms", vec![], "milliseconds (an integer >= 0)")
-        {
+        match self.adapter.ask::<u64>("now_ms", vec![], MILLISECONDS) {
             Ok(t) => {
                 self.last.fetch_max(t, Ordering::Relaxed);
                 t
@@ -355,6 +377,37 @@ impl<H: HostObject> EntityHost for Adapter<H> {
     }
 }
 
+/// The worker-id holder's clocks: `wall_ms()` and `monotonic_ms()` answer milliseconds,
+/// `sleep_until(monotonic_ms)` waits. What a failure means is `ids::IdClock`'s rule.
+pub fn id_clock<H: HostObject>(host: H) -> Adapter<H> {
+    Adapter {
+        role: &ID_CLOCK,
+        host,
+    }
+}
+
+impl<H: HostObject> HostClock for Adapter<H> {
+    fn wall_ms(&mut self) -> std::result::Result<u64, Failure> {
+        self.answer("wall_ms", vec![], MILLISECONDS)
+    }
+
+    fn monotonic_ms(&mut self) -> std::result::Result<u64, Failure> {
+        self.answer("monotonic_ms", vec![], MILLISECONDS)
+    }
+
+    fn sleep_until(&mut self, monotonic_ms: u64) -> std::result::Result<(), Failure> {
+        let args = vec![Tree::Integer(monotonic_ms.into())];
+        self.host
+            .call("sleep_until", args)
+            .map(drop)
+            .map_err(|f| self.blamed("sleep_until", f))
+    }
+
+    fn keep(&mut self, failure: Failure) {
+        self.host.keep(failure);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,6 +525,16 @@ mod tests {
         let names: Vec<_> = calls.iter().map(|(m, _)| m.as_str()).collect();
         assert_eq!(names, ["start_shard", "deliver", "stop_shard"]);
         assert_eq!(calls[1].1[2], Tree::Bytes(b"hi".to_vec()));
+    }
+
+    #[test]
+    fn id_clock_failures_are_blamed_and_left_to_the_id_clock_rule() {
+        let host = answering(vec![Ok(int(5)), Err(Failure::callback_failed("raised: x"))]);
+        let mut c = id_clock(host.clone());
+        assert_eq!(c.wall_ms().unwrap(), 5);
+        let f = c.monotonic_ms().unwrap_err();
+        assert_eq!(f.message, "the clock's monotonic_ms raised: x");
+        assert!(host.kept.lock().unwrap().is_empty());
     }
 
     #[test]

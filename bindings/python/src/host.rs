@@ -19,7 +19,7 @@ use crate::errors::{failure_err, NullPointerError, Raised};
 use crate::json;
 
 /// A Python object in one role; a plain callable serves a one-method role (`send`, `now_ms`).
-struct PyHost {
+pub struct PyHost {
     obj: Py<PyAny>,
     raised: Raised,
     callable: bool,
@@ -79,7 +79,12 @@ fn required<'a, 'py>(
 }
 
 fn host(obj: Option<&Bound<'_, PyAny>>, role: &Role, raised: &Raised) -> PyResult<PyHost> {
-    PyHost::new(required(obj, role)?, role, raised)
+    object(required(obj, role)?, role, raised)
+}
+
+/// `obj` in `role`, once it is known to have the methods the role needs.
+pub fn object(obj: &Bound<'_, PyAny>, role: &Role, raised: &Raised) -> PyResult<PyHost> {
+    PyHost::new(obj, role, raised)
 }
 
 /// A callable `send(envelope)`, or an object with a `send` method.

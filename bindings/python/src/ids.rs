@@ -3,13 +3,15 @@
 //! ids through a clock the host provides.
 
 use pyo3::prelude::*;
-use shardline_bind::ids::{self, HolderOptions, HostClock};
+use shardline_bind::driver_host::{self, Adapter};
+use shardline_bind::ids::{self, HolderOptions};
 use shardline_bind::Failure;
 use shardline_core::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{Identity, InMemoryRegistry, Registry, ReserveConfig, TenureConfig};
 
 use crate::busy::Enter;
 use crate::errors::{failure_err, guard, invalid_argument, OrRaise, Raised};
+use crate::host::{self, PyHost};
 use crate::json;
 use shardline_bind::HandleCell;
 
@@ -236,42 +238,6 @@ impl PyWorkerIdRegistry {
     }
 }
 
-/// The host's clocks for worker-id upkeep: an object with `wall_ms()`, `monotonic_ms()` and
-/// `sleep_until(monotonic_ms)`. What a failure means is the shared rule (`IdClock`).
-struct PyClock {
-    obj: Py<PyAny>,
-    raised: Raised,
-}
-
-impl PyClock {
-    fn call<T>(
-        &self,
-        method: &str,
-        args: impl for<'py> FnOnce(Bound<'py, PyAny>) -> PyResult<T>,
-    ) -> Result<T, Failure> {
-        Python::attach(|py| args(self.obj.bind(py).getattr(method)?))
-            .map_err(|e| self.raised.threw(e))
-    }
-}
-
-impl HostClock for PyClock {
-    fn wall_ms(&mut self) -> Result<u64, Failure> {
-        self.call("wall_ms", |f| f.call0()?.extract())
-    }
-
-    fn monotonic_ms(&mut self) -> Result<u64, Failure> {
-        self.call("monotonic_ms", |f| f.call0()?.extract())
-    }
-
-    fn sleep_until(&mut self, monotonic_ms: u64) -> Result<(), Failure> {
-        self.call("sleep_until", |f| f.call1((monotonic_ms,)).map(drop))
-    }
-
-    fn keep(&mut self, failure: Failure) {
-        self.raised.keep_failure(failure);
-    }
-}
-
 fn registry_session(obj: &Bound<'_, PyAny>, ttl_ms: u64) -> PyResult<Box<dyn Registry>> {
     if let Ok(r) = obj.cast::<PyWorkerIdRegistry>() {
         return Ok(Box::new(r.get().registry.session(ttl_ms)));
@@ -286,7 +252,7 @@ fn registry_session(obj: &Bound<'_, PyAny>, ttl_ms: u64) -> PyResult<Box<dyn Reg
     )))
 }
 
-type Held = shardline_bind::ids::Held<Box<dyn Registry>, PyClock>;
+type Held = shardline_bind::ids::Held<Box<dyn Registry>, Adapter<PyHost>>;
 
 /// A reserved worker id, kept alive, with its fenced Snowflake generator. Every call does the
 /// upkeep that is due (keep-alive, budget) through the clock, sleeping with `sleep_until`
@@ -351,10 +317,7 @@ impl PyWorkerIdHolder {
             seed,
         };
         let session = registry_session(registry, ttl_ms)?;
-        let clock = PyClock {
-            obj: clock.clone().unbind(),
-            raised: raised.clone(),
-        };
+        let clock = driver_host::id_clock(host::object(clock, &driver_host::ID_CLOCK, &raised)?);
         let r = guard(|| Ok(Held::acquire(session, options, clock)))?;
         if let Some(e) = raised.take() {
             return Err(e);
