@@ -6,7 +6,7 @@
 use pyo3::prelude::*;
 use shardline_bind::handle::{HandleCell, Held, Read};
 
-use crate::errors::failure_err;
+use crate::errors::{failure_err, guard, Raised};
 
 pub trait Enter<T> {
     /// Takes the object for one call.
@@ -24,5 +24,43 @@ impl<T: Send> Enter<T> for HandleCell<T> {
     fn enter_read(&self, py: Python<'_>) -> PyResult<Read<'_, T>> {
         self.read_with(|wait| py.detach(move || wait.run()))
             .map_err(failure_err)
+    }
+}
+
+/// An object under the handle rule, with the slot its callbacks' exceptions wait in.
+pub struct Guarded<T> {
+    cell: HandleCell<T>,
+    pub raised: Raised,
+}
+
+impl<T: Send> Guarded<T> {
+    pub fn new(what: &'static str, value: T, raised: Raised) -> Guarded<T> {
+        Guarded {
+            cell: HandleCell::new(what, value),
+            raised,
+        }
+    }
+
+    /// Runs one core call; an exception a callback raised during it wins over whatever the
+    /// core made of it.
+    pub fn call<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut T) -> shardline_core::Result<R>,
+    ) -> PyResult<R> {
+        guard(|| {
+            let mut held = self.cell.enter(py)?;
+            let r = f(&mut held);
+            drop(held);
+            self.raised.finish(r)
+        })
+    }
+
+    pub fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&T) -> R) -> PyResult<R> {
+        Ok(f(&*self.cell.enter(py)?))
+    }
+
+    pub fn enter(&self, py: Python<'_>) -> PyResult<Held<'_, T>> {
+        self.cell.enter(py)
     }
 }

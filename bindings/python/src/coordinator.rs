@@ -8,13 +8,12 @@ use shardline_core::lease::LeaseGrant;
 use shardline_core::protocol::{Envelope, FencingToken};
 use shardline_core::store::StoredState;
 
-use crate::busy::Enter;
-use crate::errors::{guard, OrRaise, Raised};
+use crate::busy::Guarded;
+use crate::errors::{OrRaise, Raised};
 use crate::json;
 use crate::outputs;
 use crate::state::{member, parse_address};
 use crate::strategy::strategy_from;
-use shardline_bind::HandleCell;
 
 pub fn build(
     strategy: Option<&Bound<'_, PyAny>>,
@@ -57,30 +56,12 @@ pub mod queries {
 
 #[pyclass(name = "Coordinator", module = "shardline._native", frozen)]
 pub struct PyCoordinator {
-    inner: HandleCell<Coordinator>,
-    raised: Raised,
+    inner: Guarded<Coordinator>,
 }
 
 impl PyCoordinator {
-    fn with<R>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut Coordinator) -> shardline_core::Result<R>,
-    ) -> PyResult<R> {
-        guard(|| {
-            let mut c = self.inner.enter(py)?;
-            let r = f(&mut c);
-            drop(c);
-            self.raised.finish(r)
-        })
-    }
-
     fn input(&self, py: Python<'_>, now_ms: u64, input: Input) -> PyResult<()> {
-        self.with(py, |c| c.handle(now_ms, input))
-    }
-
-    fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Coordinator) -> R) -> PyResult<R> {
-        Ok(f(&*self.inner.enter(py)?))
+        self.inner.call(py, |c| c.handle(now_ms, input))
     }
 }
 
@@ -99,14 +80,13 @@ impl PyCoordinator {
         let raised = Raised::default();
         let c = build(strategy, self_address, config, &raised)?;
         Ok(PyCoordinator {
-            inner: HandleCell::new("Coordinator", c),
-            raised,
+            inner: Guarded::new("Coordinator", c, raised),
         })
     }
 
     /// Starts contending for the lease (the first output asks for it).
     fn start(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.with(py, |c| {
+        self.inner.call(py, |c| {
             c.start(now_ms);
             Ok(())
         })
@@ -224,61 +204,61 @@ impl PyCoordinator {
     }
 
     fn on_timeout(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.with(py, |c| c.on_timeout(now_ms))
+        self.inner.call(py, |c| c.on_timeout(now_ms))
     }
 
     fn next_deadline(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.read(py, |c| c.next_deadline())
+        self.inner.read(py, |c| c.next_deadline())
     }
 
     /// The next output (a dict with a "type"), or None. Carry them out in order.
     fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let o = self.with(py, |c| Ok(c.poll_output()))?;
+        let o = self.inner.call(py, |c| Ok(c.poll_output()))?;
         o.map(|o| json::ser_to_py(py, &o)).transpose()
     }
 
     /// Every queued output, in order.
     fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let all = self.with(py, |c| Ok(c.drain_outputs()))?;
+        let all = self.inner.call(py, |c| Ok(c.drain_outputs()))?;
         outputs::to_list(py, &all)
     }
 
     #[getter]
     fn phase(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.read(py, |c| phase_name(c.phase()))
+        self.inner.read(py, |c| phase_name(c.phase()))
     }
 
     #[getter]
     fn is_active(&self, py: Python<'_>) -> PyResult<bool> {
-        self.read(py, |c| c.is_active())
+        self.inner.read(py, |c| c.is_active())
     }
 
     /// The fencing token of the lease held, if any.
     #[getter]
     fn token(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.read(py, |c| c.token().map(|t| t.0))
+        self.inner.read(py, |c| c.token().map(|t| t.0))
     }
 
     #[getter]
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.read(py, |c| c.config().clone())?;
+        let c = self.inner.read(py, |c| c.config().clone())?;
         json::ser_to_py(py, &c)
     }
 
     fn handoffs_in_progress(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.read(py, |c| c.handoffs_in_progress())
+        self.inner.read(py, |c| c.handoffs_in_progress())
     }
 
     fn is_alive(&self, py: Python<'_>, region: &str) -> PyResult<bool> {
-        self.read(py, |c| c.is_alive(region))
+        self.inner.read(py, |c| c.is_alive(region))
     }
 
     fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
-        self.read(py, |c| queries::home_of(c, shard))
+        self.inner.read(py, |c| queries::home_of(c, shard))
     }
 
     fn shards_of(&self, py: Python<'_>, region: &str) -> PyResult<Vec<String>> {
-        self.read(py, |c| queries::shards_of(c, region))
+        self.inner.read(py, |c| queries::shards_of(c, region))
     }
 
     /// `{region: [shards, oldest first]}` in registration order.
@@ -294,6 +274,6 @@ impl PyCoordinator {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |c| format!("{c:?}"))
+        self.inner.read(py, |c| format!("{c:?}"))
     }
 }

@@ -7,38 +7,17 @@ use shardline_core::driver::{CoordinatorDriver, RegionDriver};
 use shardline_core::protocol::Envelope;
 use shardline_core::region::Region;
 
-use crate::busy::Enter;
+use crate::busy::Guarded;
 use crate::coordinator::{self, phase_name, queries};
 use crate::errors::{guard, OrRaise, Raised};
 use crate::host;
 use crate::json;
 use crate::region::{self, rejected, Extractor};
 use crate::state::member;
-use shardline_bind::HandleCell;
 
 #[pyclass(name = "CoordinatorDriver", module = "shardline._native", frozen)]
 pub struct PyCoordinatorDriver {
-    inner: HandleCell<CoordinatorDriver>,
-    raised: Raised,
-}
-
-impl PyCoordinatorDriver {
-    fn call<R>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut CoordinatorDriver) -> shardline_core::Result<R>,
-    ) -> PyResult<R> {
-        guard(|| {
-            let mut d = self.inner.enter(py)?;
-            let r = f(&mut d);
-            drop(d);
-            self.raised.finish(r)
-        })
-    }
-
-    fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&CoordinatorDriver) -> R) -> PyResult<R> {
-        Ok(f(&*self.inner.enter(py)?))
-    }
+    inner: Guarded<CoordinatorDriver>,
 }
 
 #[pymethods]
@@ -65,18 +44,17 @@ impl PyCoordinatorDriver {
             host::store(store, &raised)?,
         );
         Ok(PyCoordinatorDriver {
-            inner: HandleCell::new("CoordinatorDriver", d),
-            raised,
+            inner: Guarded::new("CoordinatorDriver", d, raised),
         })
     }
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
-        self.call(py, |d| d.start())
+        self.inner.call(py, |d| d.start())
     }
 
     fn receive(&self, py: Python<'_>, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
         let env: Envelope = json::from_py(envelope, "envelope")?;
-        self.call(py, |d| d.receive(env))
+        self.inner.call(py, |d| d.receive(env))
     }
 
     #[pyo3(signature = (address, status = "Up", app_version = "0.0.0", data_center = "default", up_number = None))]
@@ -90,74 +68,78 @@ impl PyCoordinatorDriver {
         up_number: Option<i32>,
     ) -> PyResult<()> {
         let m = member(address, status, app_version, data_center, up_number)?;
-        self.call(py, |d| d.member(m))
+        self.inner.call(py, |d| d.member(m))
     }
 
     fn member_removed(&self, py: Python<'_>, address: &str) -> PyResult<()> {
-        self.call(py, |d| d.member_removed(address))
+        self.inner.call(py, |d| d.member_removed(address))
     }
 
     fn reachability(&self, py: Python<'_>, address: &str, reachable: bool) -> PyResult<()> {
-        self.call(py, |d| d.reachability(address, reachable))
+        self.inner.call(py, |d| d.reachability(address, reachable))
     }
 
     fn region_terminated(&self, py: Python<'_>, region: &str) -> PyResult<()> {
-        self.call(py, |d| d.region_terminated(region))
+        self.inner.call(py, |d| d.region_terminated(region))
     }
 
     /// The lease backend reports the current grant lost.
     fn lease_lost(&self, py: Python<'_>) -> PyResult<()> {
-        self.call(py, |d| d.lease_lost())
+        self.inner.call(py, |d| d.lease_lost())
     }
 
     fn preparing_for_shutdown(&self, py: Python<'_>) -> PyResult<()> {
-        self.call(py, |d| d.preparing_for_shutdown())
+        self.inner.call(py, |d| d.preparing_for_shutdown())
     }
 
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        self.call(py, |d| d.stop())
+        self.inner.call(py, |d| d.stop())
     }
 
     /// Runs every timer that is due; returns when to call again (None: no timer armed).
     fn poll(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.call(py, |d| d.poll())
+        self.inner.call(py, |d| d.poll())
     }
 
     fn next_deadline(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.read(py, |d| d.next_deadline())
+        self.inner.read(py, |d| d.next_deadline())
     }
 
     /// Notices since the last call, as dicts with a "type".
     fn take_notices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let notices = self.call(py, |d| Ok(d.take_notices()))?;
+        let notices = self.inner.call(py, |d| Ok(d.take_notices()))?;
         notices.iter().map(|n| json::ser_to_py(py, n)).collect()
     }
 
     #[getter]
     fn phase(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.read(py, |d| phase_name(d.coordinator().phase()))
+        self.inner.read(py, |d| phase_name(d.coordinator().phase()))
     }
 
     #[getter]
     fn is_active(&self, py: Python<'_>) -> PyResult<bool> {
-        self.read(py, |d| d.coordinator().is_active())
+        self.inner.read(py, |d| d.coordinator().is_active())
     }
 
     #[getter]
     fn token(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.read(py, |d| d.coordinator().token().map(|t| t.0))
+        self.inner
+            .read(py, |d| d.coordinator().token().map(|t| t.0))
     }
 
     fn handoffs_in_progress(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.read(py, |d| d.coordinator().handoffs_in_progress())
+        self.inner
+            .read(py, |d| d.coordinator().handoffs_in_progress())
     }
 
     fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
-        self.read(py, |d| queries::home_of(d.coordinator(), shard))
+        self.inner
+            .read(py, |d| queries::home_of(d.coordinator(), shard))
     }
 
     fn shards_of(&self, py: Python<'_>, region: &str) -> PyResult<Vec<String>> {
-        self.read(py, |d| queries::shards_of(d.coordinator(), region))
+        self.inner
+            .read(py, |d| queries::shards_of(d.coordinator(), region))
     }
 
     fn allocations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -171,7 +153,8 @@ impl PyCoordinatorDriver {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |d| format!("CoordinatorDriver({:?})", d.coordinator()))
+        self.inner
+            .read(py, |d| format!("CoordinatorDriver({:?})", d.coordinator()))
     }
 }
 
@@ -182,8 +165,7 @@ struct RegionSide {
 
 #[pyclass(name = "RegionDriver", module = "shardline._native", frozen)]
 pub struct PyRegionDriver {
-    inner: HandleCell<RegionSide>,
-    raised: Raised,
+    inner: Guarded<RegionSide>,
 }
 
 impl PyRegionDriver {
@@ -192,16 +174,11 @@ impl PyRegionDriver {
         py: Python<'_>,
         f: impl FnOnce(&mut RegionDriver) -> shardline_core::Result<R>,
     ) -> PyResult<R> {
-        guard(|| {
-            let mut d = self.inner.enter(py)?;
-            let r = f(&mut d.driver);
-            drop(d);
-            self.raised.finish(r)
-        })
+        self.inner.call(py, |s| f(&mut s.driver))
     }
 
     fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Region) -> R) -> PyResult<R> {
-        Ok(f(self.inner.enter(py)?.driver.region()))
+        self.inner.read(py, |s| f(s.driver.region()))
     }
 }
 
@@ -229,8 +206,7 @@ impl PyRegionDriver {
             host::entity_host(host, &raised)?,
         );
         Ok(PyRegionDriver {
-            inner: HandleCell::new("RegionDriver", RegionSide { driver, extractor }),
-            raised,
+            inner: Guarded::new("RegionDriver", RegionSide { driver, extractor }, raised),
         })
     }
 
@@ -259,13 +235,13 @@ impl PyRegionDriver {
                     Ok(r) => r,
                     Err(refused) => {
                         drop(side);
-                        self.raised.take();
+                        self.inner.raised.take();
                         return Err(rejected(py, refused));
                     }
                 },
             };
             drop(side);
-            self.raised.finish(r)
+            self.inner.raised.finish(r)
         })
     }
 
