@@ -10,6 +10,7 @@
 
 pub mod driver_host;
 pub mod handle;
+pub mod host_state;
 pub mod ids;
 pub mod status;
 pub mod strategy;

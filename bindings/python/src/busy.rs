@@ -4,26 +4,24 @@
 //! would deadlock: the holder's callbacks need it to finish).
 
 use pyo3::prelude::*;
-use shardline_bind::handle::{HandleCell, Held, Read};
+use shardline_bind::handle::{HandleCell, Held, Wait};
+use shardline_bind::Failure;
 
 use crate::errors::{failure_err, guard, Raised};
+
+/// Waits for a handle with the GIL released.
+pub fn park<T: Send>(py: Python<'_>) -> impl FnOnce(Wait<'_, T>) -> Result<(), Failure> + '_ {
+    move |wait| py.detach(move || wait.run())
+}
 
 pub trait Enter<T> {
     /// Takes the object for one call.
     fn enter(&self, py: Python<'_>) -> PyResult<Held<'_, T>>;
-    /// Takes the object for a read-only call (these may nest on one thread).
-    fn enter_read(&self, py: Python<'_>) -> PyResult<Read<'_, T>>;
 }
 
 impl<T: Send> Enter<T> for HandleCell<T> {
     fn enter(&self, py: Python<'_>) -> PyResult<Held<'_, T>> {
-        self.hold_with(|wait| py.detach(move || wait.run()))
-            .map_err(failure_err)
-    }
-
-    fn enter_read(&self, py: Python<'_>) -> PyResult<Read<'_, T>> {
-        self.read_with(|wait| py.detach(move || wait.run()))
-            .map_err(failure_err)
+        self.hold_with(park(py)).map_err(failure_err)
     }
 }
 

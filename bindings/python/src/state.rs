@@ -1,8 +1,6 @@
 //! `AllocationState`: the allocation map plus cluster view the strategies read. Either owned
 //! by Python, or a read-only view lent to a custom strategy's callback for its duration.
 
-use std::sync::{Mutex, PoisonError};
-
 use pyo3::prelude::*;
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, Region};
@@ -10,87 +8,42 @@ use shardline_core::cluster::{ClusterView, Member, MemberStatus};
 use shardline_core::strategy::{rank, AkkaOptions};
 use shardline_core::version::Version;
 
-use crate::busy::Enter;
-use crate::errors::{invalid_state, OrRaise, ReentrantCallError};
-use shardline_bind::HandleCell;
-
-/// A view's pointer; see `Source::View` for why it is sound.
-struct Lent(*const AllocationState);
-// SAFETY: only dereferenced on the thread that lent it, while the borrow it came from lives.
-unsafe impl Send for Lent {}
-
-enum Source {
-    /// Boxed: views are made per callback and should stay small.
-    Owned(Box<HandleCell<AllocationState>>),
-    /// Usable only on the lending thread (`thread`), and only until the lender clears it when
-    /// the callback returns. Any read happens nested inside that callback on that thread, so
-    /// it always ends before the lender clears the pointer or touches the state again.
-    View {
-        thread: std::thread::ThreadId,
-        ptr: Mutex<Option<Lent>>,
-    },
-}
+use crate::busy::park;
+use crate::errors::{failure_err, invalid_state, OrRaise};
+use shardline_bind::host_state::HostState;
 
 /// The allocation map (regions in map order, each with its shards oldest first) and the
 /// cluster membership that strategies decide on.
 #[pyclass(name = "AllocationState", module = "shardline._native", frozen)]
 pub struct PyAllocationState {
-    src: Source,
+    state: HostState,
 }
 
 impl PyAllocationState {
     pub fn owned(state: AllocationState) -> PyAllocationState {
         PyAllocationState {
-            src: Source::Owned(Box::new(HandleCell::new("AllocationState", state))),
+            state: HostState::owned("AllocationState", state),
         }
     }
 
-    /// A view of `state` for a callback; the caller must `end_view` before the borrow ends.
-    pub fn lend(state: &AllocationState) -> PyAllocationState {
+    /// A view of `state` for a callback.
+    ///
+    /// # Safety
+    /// As `HostState::lend`: `end_view` before the borrow of `state` ends.
+    pub unsafe fn lend(state: &AllocationState) -> PyAllocationState {
         PyAllocationState {
-            src: Source::View {
-                thread: std::thread::current().id(),
-                ptr: Mutex::new(Some(Lent(state))),
-            },
+            // SAFETY: passed on to our caller.
+            state: unsafe { HostState::lend(state) },
         }
     }
 
     pub fn end_view(&self) {
-        if let Source::View { ptr, .. } = &self.src {
-            *ptr.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        }
+        self.state.end_view()
     }
 
-    /// Runs `f` on the state: no Python may be called from `f` for an owned state held by
-    /// another caller, but strategies (which may call Python) can run here.
+    /// Runs `f` on the state; strategies (which may call Python) can run here.
     pub fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&AllocationState) -> R) -> PyResult<R> {
-        match &self.src {
-            Source::Owned(b) => {
-                let held = b.enter_read(py)?;
-                Ok(f(&held))
-            }
-            Source::View { thread, ptr } => {
-                if std::thread::current().id() != *thread {
-                    return Err(invalid_state(
-                        "a state view lent to a callback can only be used on the thread running \
-                         that callback",
-                    ));
-                }
-                let p = ptr
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .as_ref()
-                    .map(|l| l.0)
-                    .ok_or_else(|| {
-                        invalid_state(
-                            "this state view was lent to a callback that has returned; keep \
-                             what you need from it instead of the view",
-                        )
-                    })?;
-                // SAFETY: see Source::View.
-                Ok(f(unsafe { &*p }))
-            }
-        }
+        self.state.read(park(py), f).map_err(failure_err)
     }
 
     fn write<R>(
@@ -98,16 +51,7 @@ impl PyAllocationState {
         py: Python<'_>,
         f: impl FnOnce(&mut AllocationState) -> shardline_core::Result<R>,
     ) -> PyResult<R> {
-        match &self.src {
-            Source::Owned(b) => {
-                let mut held = b.enter(py)?;
-                f(&mut held).or_raise()
-            }
-            Source::View { .. } => Err(ReentrantCallError::new_err(
-                "the state lent to a strategy callback is read-only: a strategy decides, the \
-                 caller applies the decision",
-            )),
-        }
+        self.state.write(park(py), f).map_err(failure_err)
     }
 }
 
@@ -195,7 +139,7 @@ impl PyAllocationState {
 
     #[getter]
     fn is_view(&self) -> bool {
-        matches!(self.src, Source::View { .. })
+        self.state.is_view()
     }
 
     #[pyo3(signature = (address, status = "Up", app_version = "0.0.0", data_center = "default", up_number = None))]

@@ -54,8 +54,9 @@ impl PyHost {
         method: &str,
         args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
     ) -> Result<Bound<'py, PyAny>, Failure> {
-        let view =
-            Bound::new(py, PyAllocationState::lend(state)).map_err(|e| self.raised.threw(e))?;
+        // SAFETY: the view ends below, before this call (and the borrow of `state`) returns.
+        let view = Bound::new(py, unsafe { PyAllocationState::lend(state) })
+            .map_err(|e| self.raised.threw(e))?;
         let result =
             args(view.clone()).and_then(|a| self.custom.obj.bind(py).call_method1(method, a));
         view.get().end_view();
