@@ -2,16 +2,18 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString};
-use serde_json::Value;
 use shardline_core::protocol::Envelope;
 use shardline_core::region::{
     Region, RegionConfig, RegionInput, RejectReason, Rejected, ShardExtractor,
 };
 
 use crate::busy::Enter;
-use crate::errors::{callback_failed, guard, invalid_argument, InvalidStateError, OrRaise};
+use crate::errors::{
+    callback_failed, failure_err, guard, invalid_argument, InvalidStateError, OrRaise,
+};
 use crate::json;
 use crate::outputs;
+use shardline_bind::driver_extractor::ExtractorDoc;
 use shardline_bind::HandleCell;
 
 /// A Python extractor, run before the core sees the message (so its exceptions reach the
@@ -31,28 +33,9 @@ pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)
             Extractor { python },
         ));
     }
-    let v = json::config(Some(obj), None)?;
-    let n = |key: &str| {
-        v.get(key).and_then(Value::as_i64).ok_or_else(|| {
-            invalid_argument(format!("shard extractor: {key} (an integer) is required"))
-        })
-    };
-    let core = match v.get("kind").and_then(Value::as_str) {
-        Some("pekko") => ShardExtractor::pekko(
-            i32::try_from(n("numberOfShards")?)
-                .map_err(|_| invalid_argument("numberOfShards does not fit 32 bits"))?,
-        ),
-        Some("actor-ts") => ShardExtractor::actor_ts(
-            u32::try_from(n("numShards")?)
-                .map_err(|_| invalid_argument("numShards must be between 1 and 2^32-1"))?,
-        ),
-        other => {
-            return Err(invalid_argument(format!(
-                "shard extractor: kind must be \"pekko\" or \"actor-ts\" (or pass a callable), got {other:?}"
-            )))
-        }
-    }
-    .or_raise()?;
+    let doc: ExtractorDoc = serde_json::from_value(json::config(Some(obj), None)?)
+        .map_err(|e| invalid_argument(format!("shard extractor: {e}")))?;
+    let core = doc.build("shard extractor").map_err(failure_err)?;
     Ok((core, Extractor { python: None }))
 }
 
