@@ -46,6 +46,15 @@ impl<T: Send> Guarded<T> {
         py: Python<'_>,
         f: impl FnOnce(&mut T) -> shardline_core::Result<R>,
     ) -> PyResult<R> {
+        self.run(py, f)
+    }
+
+    /// As `call`, for bodies failing with a shared `Failure`.
+    pub fn run<R, E: Into<Failure>>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut T) -> Result<R, E>,
+    ) -> PyResult<R> {
         guard(|| {
             let mut held = self.cell.enter(py)?;
             let r = f(&mut held);

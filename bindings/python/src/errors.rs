@@ -100,10 +100,10 @@ impl Raised {
 
     /// The caller's view of a core result: a kept callback exception wins over whatever the
     /// core made of it.
-    pub fn finish<T>(&self, r: shardline_core::Result<T>) -> PyResult<T> {
+    pub fn finish<T, E: Into<Failure>>(&self, r: Result<T, E>) -> PyResult<T> {
         match self.take() {
             Some(e) => Err(e),
-            None => r.or_raise(),
+            None => r.map_err(|e| failure_err(e.into())),
         }
     }
 

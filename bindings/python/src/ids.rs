@@ -9,7 +9,7 @@ use shardline_bind::Failure;
 use shardline_core::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{Identity, InMemoryRegistry, Registry, ReserveConfig, TenureConfig};
 
-use crate::busy::Enter;
+use crate::busy::{Enter, Guarded};
 use crate::errors::{failure_err, guard, invalid_argument, OrRaise, Raised};
 use crate::host::{self, PyHost};
 use crate::json;
@@ -259,8 +259,7 @@ type Held = shardline_bind::ids::Held<Box<dyn Registry>, Adapter<PyHost>>;
 /// only when the generator must wait.
 #[pyclass(name = "WorkerIdHolder", module = "shardline._native", frozen)]
 pub struct PyWorkerIdHolder {
-    inner: HandleCell<Held>,
-    raised: Raised,
+    inner: Guarded<Held>,
 }
 
 impl PyWorkerIdHolder {
@@ -269,15 +268,7 @@ impl PyWorkerIdHolder {
         py: Python<'_>,
         f: impl FnOnce(&mut Held) -> Result<R, Failure>,
     ) -> PyResult<R> {
-        guard(|| {
-            let mut held = self.inner.enter(py)?;
-            let r = f(&mut held);
-            drop(held);
-            match self.raised.take() {
-                Some(e) => Err(e),
-                None => r.map_err(failure_err),
-            }
-        })
+        self.inner.run(py, f)
     }
 }
 
@@ -324,8 +315,7 @@ impl PyWorkerIdHolder {
         }
         let _ = py;
         Ok(PyWorkerIdHolder {
-            inner: HandleCell::new("WorkerIdHolder", r.map_err(failure_err)?),
-            raised,
+            inner: Guarded::new("WorkerIdHolder", r.map_err(failure_err)?, raised),
         })
     }
 
@@ -378,11 +368,9 @@ impl PyWorkerIdHolder {
 
     /// Stops the generator, hands back its unused budget and deletes the claim. Idempotent.
     fn release(&self, py: Python<'_>) -> PyResult<()> {
-        guard(|| {
-            let mut held = self.inner.enter(py)?;
-            drop(held.release());
-            drop(held);
-            self.raised.take().map_or(Ok(()), Err)
+        self.with(py, |h| {
+            drop(h.release());
+            Ok(())
         })
     }
 }

@@ -104,37 +104,6 @@ fn bytes_value(b: &[u8]) -> Value {
     Value::String(shardline_core::protocol::payload::to_text(b))
 }
 
-pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (k, v) in map {
-                dict.set_item(k, to_py(py, v)?)?;
-            }
-            dict.into_any()
-        }
-    })
-}
-
 /// A core value's tree as Python objects; bytes become `bytes`.
 pub fn tree_to_py<'py>(py: Python<'py>, t: &Tree) -> PyResult<Bound<'py, PyAny>> {
     Ok(match t {

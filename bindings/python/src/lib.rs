@@ -35,7 +35,7 @@ fn decide<'py>(
     errors::guard(|| {
         let doc = json::document(vector)?;
         let out = shardline_core::conformance::decide(&doc, explain).map_err(errors::core_err)?;
-        json::to_py(py, &out)
+        json::ser_to_py(py, &out)
     })
 }
 
