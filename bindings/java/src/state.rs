@@ -3,15 +3,16 @@
 //!
 //! A Java `AllocationState` is either an owned map or a read-only view lent to a custom
 //! strategy's callback for the duration of that callback (the Java bridge invalidates it in a
-//! `finally`). An owned map is read-locked while a strategy decides on it, so a callback that
-//! tries to change it gets REENTRANT_CALL.
-
-use std::sync::{RwLock, RwLockReadGuard, TryLockError};
+//! `finally`). An owned map sits in the shared handle cell and is held read-only while a
+//! strategy decides on it: a callback that tries to change it gets REENTRANT_CALL, another
+//! thread changing it waits for the decision.
 
 use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
+use shardline_bind::handle::Read;
+use shardline_bind::HandleCell;
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, Region};
 use shardline_core::cluster::ClusterView;
@@ -24,22 +25,22 @@ use crate::convert::{member, opt_new_string, read_strings, string, string_array}
 // boxing the large variant would only add an indirection.
 #[allow(clippy::large_enum_variant)]
 pub enum StateCell {
-    Owned(RwLock<AllocationState>),
+    Owned(HandleCell<AllocationState>),
     /// Valid only while the decision that lent it is running.
     View(*const AllocationState),
 }
 
-pub enum Read<'a> {
-    Guard(RwLockReadGuard<'a, AllocationState>),
+pub enum StateRead<'a> {
+    Owned(Read<'a, AllocationState>),
     View(&'a AllocationState),
 }
 
-impl std::ops::Deref for Read<'_> {
+impl std::ops::Deref for StateRead<'_> {
     type Target = AllocationState;
     fn deref(&self) -> &AllocationState {
         match self {
-            Read::Guard(g) => g,
-            Read::View(s) => s,
+            StateRead::Owned(g) => g,
+            StateRead::View(s) => s,
         }
     }
 }
@@ -53,42 +54,22 @@ impl StateCell {
             .ok_or_else(|| Failure::invalid_state("the AllocationState is closed"))
     }
 
-    pub fn read(&self) -> Result<Read<'_>> {
+    pub fn read(&self) -> Result<StateRead<'_>> {
         match self {
-            StateCell::Owned(lock) => match lock.try_read() {
-                Ok(g) => Ok(Read::Guard(g)),
-                Err(TryLockError::WouldBlock) => Err(Failure::reentrant(
-                    "the AllocationState is being changed by another call in progress",
-                )),
-                Err(TryLockError::Poisoned(_)) => Err(poisoned()),
-            },
+            StateCell::Owned(cell) => Ok(StateRead::Owned(cell.read()?)),
             // SAFETY: a view exists only inside the callback that lent it (see module doc).
-            StateCell::View(p) => Ok(Read::View(unsafe { &**p })),
+            StateCell::View(p) => Ok(StateRead::View(unsafe { &**p })),
         }
     }
 
     fn write<R>(&self, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
         match self {
-            StateCell::Owned(lock) => match lock.try_write() {
-                Ok(mut g) => f(&mut g),
-                Err(TryLockError::WouldBlock) => Err(Failure::reentrant(
-                    "the AllocationState is in use by a decision in progress; it cannot change \
-                     until that call returns",
-                )),
-                Err(TryLockError::Poisoned(_)) => Err(poisoned()),
-            },
+            StateCell::Owned(cell) => f(&mut *cell.hold()?),
             StateCell::View(_) => Err(Failure::reentrant(
                 "the AllocationState passed to a callback is read-only while the strategy decides",
             )),
         }
     }
-}
-
-fn poisoned() -> Failure {
-    Failure::new(
-        crate::boundary::Status::Panic,
-        "an earlier call on this AllocationState panicked; close it",
-    )
 }
 
 unsafe fn read<R>(raw: jlong, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
@@ -116,7 +97,10 @@ pub extern "system" fn Java_org_shardline_AllocationState_nNew<'l>(
 ) -> jlong {
     entry(&mut env, 0, |env| {
         let a = Address::parse(&string(env, &self_address, "selfAddress")?)?;
-        let cell = StateCell::Owned(RwLock::new(AllocationState::new(ClusterView::new(a))));
+        let cell = StateCell::Owned(HandleCell::new(
+            "AllocationState",
+            AllocationState::new(ClusterView::new(a)),
+        ));
         Ok(Box::into_raw(Box::new(cell)) as jlong)
     })
 }

@@ -12,12 +12,12 @@ import java.util.Optional;
  * between equally good regions go to the earlier one, as in Pekko), each with its shards oldest
  * first, plus the cluster view (members, reachability) the strategies consult.
  *
- * <p>While a {@link Strategy} decides on this map it is read-locked: a {@link CustomStrategy}
+ * <p>While a {@link Strategy} decides on this map it is held read-only: a {@link CustomStrategy}
  * callback that tries to change it gets {@link Status#REENTRANT_CALL}. The map a callback
  * receives is a read-only view that is valid only during that callback, on its thread.
  *
- * <p>One thread at a time: concurrent use is refused with {@link Status#REENTRANT_CALL}, never
- * a data race.
+ * <p>Calls from several threads take turns (one waits for the call in progress), as for every
+ * shardline object; never a data race.
  */
 public final class AllocationState extends NativeHandle {
   static {
