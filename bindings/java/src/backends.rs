@@ -12,13 +12,10 @@ use shardline_core::protocol::FencingToken;
 use shardline_core::store::{InMemoryStore, Store, StoredState, WriteOutcome};
 
 use crate::boundary::{entry, Failure, Result};
-use crate::convert::{new_string, opt_long, string, string_array, to_json, unsigned};
-use crate::handle::{self, Handle};
-
-fn json<T: serde::de::DeserializeOwned>(env: &mut JNIEnv, s: &JString, what: &str) -> Result<T> {
-    let text = string(env, s, what)?;
-    serde_json::from_str(&text).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
-}
+use crate::convert::{
+    from_json as json, new_string, opt_long, string, string_array, to_json, unsigned,
+};
+use crate::handle::{self, free_native, Handle};
 
 /// A clone sharing the backend of the lease behind `h` (for a driver).
 pub fn lease(h: jlong) -> Result<InMemoryLease> {
@@ -165,18 +162,7 @@ pub extern "system" fn Java_org_shardline_InMemoryLease_nExpireNow<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_InMemoryLease_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<InMemoryLease>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_InMemoryLease_nFree, InMemoryLease);
 
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_InMemoryStore_nNew<'l>(
@@ -277,15 +263,4 @@ pub extern "system" fn Java_org_shardline_InMemoryStore_nHighestToken<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_InMemoryStore_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<InMemoryStore>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_InMemoryStore_nFree, InMemoryStore);

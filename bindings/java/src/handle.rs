@@ -63,3 +63,42 @@ pub unsafe fn with<T, R>(raw: jlong, f: impl FnOnce(&mut T) -> Result<R>) -> Res
     // SAFETY: forwarded contract.
     unsafe { Handle::<T>::get(raw) }?.with(f)
 }
+
+/// Runs `f` on the machine behind a step-API handle (`T`) or, when `driver` is set, on the one
+/// a driver handle (`D`) runs, reached through `inner`: the queries both Java classes share.
+///
+/// # Safety
+/// `raw` is a live handle of the kind `driver` names (see [`Handle::get`]).
+pub unsafe fn query<T, D, R>(
+    raw: jlong,
+    driver: jni::sys::jboolean,
+    inner: fn(&D) -> &T,
+    f: impl FnOnce(&T) -> Result<R>,
+) -> Result<R> {
+    if driver != jni::sys::JNI_FALSE {
+        // SAFETY: forwarded contract.
+        unsafe { with::<D, _>(raw, |d| f(inner(d))) }
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { with::<T, _>(raw, |t| f(t)) }
+    }
+}
+
+/// Exports a Java class's `static native void nFree(long h)` for handles of `$t`.
+macro_rules! free_native {
+    ($name:ident, $t:ty) => {
+        #[no_mangle]
+        pub extern "system" fn $name<'l>(
+            mut env: jni::JNIEnv<'l>,
+            _: jni::objects::JClass<'l>,
+            h: jni::sys::jlong,
+        ) {
+            $crate::boundary::entry(&mut env, (), |_| {
+                // SAFETY: Java frees a handle once, after its last call.
+                unsafe { $crate::handle::Handle::<$t>::free(h) };
+                Ok(())
+            })
+        }
+    };
+}
+pub(crate) use free_native;
