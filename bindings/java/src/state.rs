@@ -19,7 +19,7 @@ use shardline_core::cluster::ClusterView;
 use shardline_core::strategy::{rank, AkkaOptions};
 
 use crate::boundary::{entry, Failure, Result};
-use crate::convert::{member, opt_new_string, read_strings, string, string_array};
+use crate::convert::{member, opt_new_string, opt_string, read_strings, string, string_array};
 
 // Owned cells live in their own heap allocation and views are short-lived stack values, so
 // boxing the large variant would only add an indirection.
@@ -296,128 +296,6 @@ pub extern "system" fn Java_org_shardline_AllocationState_nCount<'l>(
 }
 
 #[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRegionIds<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let ids: Vec<String> =
-            unsafe { read(h, |s| Ok(s.regions().map(|r| r.id().to_string()).collect())) }?;
-        string_array(env, ids.iter())
-    })
-}
-
-/// {address, node (the self address for a local region), local, eligible} or null.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRegionInfo<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    id: JString<'l>,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let id = string(env, &id, "region id")?;
-        let info = unsafe {
-            read(h, |s| {
-                Ok(s.region(&id).map(|r| {
-                    [
-                        r.address().to_string(),
-                        s.node_of(r).to_string(),
-                        r.is_local().to_string(),
-                        r.is_eligible().to_string(),
-                    ]
-                }))
-            })
-        }?;
-        match info {
-            Some(f) => string_array(env, f.iter()),
-            None => Ok(std::ptr::null_mut()),
-        }
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRegionShards<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    id: JString<'l>,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let id = string(env, &id, "region id")?;
-        let shards: Vec<String> = unsafe {
-            read(h, |s| {
-                Ok(region(s, &id)?.shards().map(|x| x.to_string()).collect())
-            })
-        }?;
-        string_array(env, shards.iter())
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nSelfAddress<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let a = unsafe { read(h, |s| Ok(s.cluster().self_address().to_string())) }?;
-        crate::convert::new_string(env, &a)
-    })
-}
-
-/// {address, status, appVersion, dataCenter, upNumber} or null.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nMember<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    address: JString<'l>,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let a = string(env, &address, "address")?;
-        let m = unsafe {
-            read(h, |s| {
-                Ok(s.cluster().member(&a).map(|m| {
-                    [
-                        m.address.to_string(),
-                        m.status.to_string(),
-                        m.app_version.to_string(),
-                        m.data_center.clone(),
-                        m.up_number.to_string(),
-                    ]
-                }))
-            })
-        }?;
-        match m {
-            Some(f) => string_array(env, f.iter()),
-            None => Ok(std::ptr::null_mut()),
-        }
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nMemberAddresses<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let mut all: Vec<String> = unsafe {
-            read(h, |s| {
-                Ok(s.cluster()
-                    .members()
-                    .map(|m| m.address.to_string())
-                    .collect())
-            })
-        }?;
-        all.sort();
-        string_array(env, all.iter())
-    })
-}
-
-#[no_mangle]
 pub extern "system" fn Java_org_shardline_AllocationState_nIsUnreachable<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
@@ -431,18 +309,69 @@ pub extern "system" fn Java_org_shardline_AllocationState_nIsUnreachable<'l>(
     })
 }
 
-/// Regions with a known member in Pekko's ShardSuitabilityOrdering; null when Pekko's sort
-/// would throw on the inconsistent comparator.
+/// What = 0: region ids in map order; 1: region `arg` {address, node (the self address for a
+/// local region), local, eligible}; 2: shards of region `arg`; 3: member `arg` {address, status,
+/// appVersion, dataCenter, upNumber}; 4: member addresses, sorted; 5: regions with a known
+/// member in Pekko's ShardSuitabilityOrdering (null when Pekko's sort would throw on the
+/// inconsistent comparator); 6: {self address}. Null for a region or member that is not there.
 #[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRank<'l>(
+pub extern "system" fn Java_org_shardline_AllocationState_nList<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
     h: jlong,
+    what: jint,
+    arg: JString<'l>,
 ) -> jobjectArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
-        let order = unsafe { read(h, |s| Ok(rank(s, AkkaOptions::default()))) }?;
-        match order {
-            Some(o) => string_array(env, o.iter().map(|r| &**r)),
+        let arg = opt_string(env, &arg)?;
+        let arg = |name: &str| arg.as_deref().ok_or_else(|| Failure::null(name));
+        let list: Option<Vec<String>> = unsafe {
+            read(h, |s| {
+                Ok(match what {
+                    0 => Some(s.regions().map(|r| r.id().to_string()).collect()),
+                    1 => s.region(arg("region id")?).map(|r| {
+                        vec![
+                            r.address().to_string(),
+                            s.node_of(r).to_string(),
+                            r.is_local().to_string(),
+                            r.is_eligible().to_string(),
+                        ]
+                    }),
+                    2 => Some(
+                        region(s, arg("region id")?)?
+                            .shards()
+                            .map(|x| x.to_string())
+                            .collect(),
+                    ),
+                    3 => s.cluster().member(arg("address")?).map(|m| {
+                        vec![
+                            m.address.to_string(),
+                            m.status.to_string(),
+                            m.app_version.to_string(),
+                            m.data_center.clone(),
+                            m.up_number.to_string(),
+                        ]
+                    }),
+                    4 => {
+                        let mut all: Vec<String> = s
+                            .cluster()
+                            .members()
+                            .map(|m| m.address.to_string())
+                            .collect();
+                        all.sort();
+                        Some(all)
+                    }
+                    5 => rank(s, AkkaOptions::default())
+                        .map(|o| o.iter().map(|r| r.to_string()).collect()),
+                    6 => Some(vec![s.cluster().self_address().to_string()]),
+                    other => {
+                        return Err(Failure::invalid_argument(format!("unknown list {other}")))
+                    }
+                })
+            })
+        }?;
+        match list {
+            Some(l) => string_array(env, l.iter()),
             None => Ok(std::ptr::null_mut()),
         }
     })

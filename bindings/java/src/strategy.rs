@@ -257,6 +257,8 @@ pub unsafe fn decide<R>(
     state: jlong,
     f: impl FnOnce(&mut Strategy, &AllocationState) -> Result<R>,
 ) -> Result<R> {
+    // The strategy first: it is the object callers share, and a thread that holds nothing
+    // waits for it; the state (usually the caller's own) is then taken while holding it.
     // SAFETY: forwarded contract.
     unsafe { handle::with::<Strategy, _>(h, |s| f(s, &*StateCell::get(state)?.read()?)) }
 }
