@@ -5,7 +5,7 @@
 //! as they go.
 
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
-use jni::sys::{jlong, jobjectArray, jstring};
+use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
 use shardline_core::address::Address;
@@ -208,6 +208,20 @@ pub fn bytes(env: &mut JNIEnv, array: &JByteArray, what: &str) -> Result<Vec<u8>
 pub fn unsigned(value: jlong, what: &str) -> Result<u64> {
     u64::try_from(value)
         .map_err(|_| Failure::invalid_argument(format!("{what} is negative: {value}")))
+}
+
+pub fn long_array(env: &mut JNIEnv, values: &[jlong]) -> Result<jlongArray> {
+    let a = env.new_long_array(values.len() as i32)?;
+    env.set_long_array_region(&a, 0, values)?;
+    Ok(a.into_raw())
+}
+
+/// A session or lease TTL, which must be positive.
+pub fn ttl_ms(value: jlong) -> Result<u64> {
+    match unsigned(value, "ttlMs")? {
+        0 => Err(Failure::invalid_argument("ttlMs must be > 0")),
+        ttl => Ok(ttl),
+    }
 }
 
 /// Optional u64 results cross as `long`, with -1 for "none" (every real value fits in 63 bits).

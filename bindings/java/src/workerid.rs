@@ -16,7 +16,7 @@ use shardline_core::workerid::{Identity, InMemoryRegistry, InMemorySession};
 
 use crate::boundary::{entry, Failure, Result};
 use crate::callback::{call, JavaObject, Refusal};
-use crate::convert::{opt_long, string, string_array, unsigned};
+use crate::convert::{long_array, opt_long, string, string_array, ttl_ms, unsigned};
 use crate::handle::{self, free_native, Handle};
 
 fn layout(t: jint, w: jint, s: jint, epoch: jlong) -> Result<Layout> {
@@ -35,12 +35,6 @@ fn longs(env: &mut JNIEnv, a: &JLongArray, what: &str) -> Result<Vec<u64>> {
     let mut v = vec![0; env.get_array_length(a)? as usize];
     env.get_long_array_region(a, 0, &mut v)?;
     v.iter().map(|x| unsigned(*x, what)).collect()
-}
-
-fn long_array(env: &mut JNIEnv, values: &[jlong]) -> Result<jlongArray> {
-    let a = env.new_long_array(values.len() as i32)?;
-    env.set_long_array_region(&a, 0, values)?;
-    Ok(a.into_raw())
 }
 
 // ---- Snowflake -----------------------------------------------------------------------------
@@ -207,10 +201,7 @@ pub extern "system" fn Java_org_shardline_InMemoryRegistry_nSession<'l>(
     ttl: jlong,
 ) -> jlong {
     entry(&mut env, 0, |_| {
-        let ttl = unsigned(ttl, "ttlMs")?;
-        if ttl == 0 {
-            return Err(Failure::invalid_argument("ttlMs must be > 0"));
-        }
+        let ttl = ttl_ms(ttl)?;
         let s = unsafe { handle::with::<InMemoryRegistry, _>(h, |r| Ok(r.session(ttl))) }?;
         Ok(Handle::into_raw("InMemorySession", s))
     })
