@@ -16,6 +16,7 @@ pub mod ids;
 pub mod status;
 pub mod strategy;
 pub mod tree;
+pub mod workerid_fields;
 
 pub use handle::HandleCell;
 pub use status::{Failure, Status};

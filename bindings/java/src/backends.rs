@@ -11,14 +11,12 @@ use shardline_core::lease::{InMemoryLease, Lease};
 use shardline_core::protocol::FencingToken;
 use shardline_core::store::{InMemoryStore, Store, StoredState, WriteOutcome};
 
-use crate::boundary::{entry, Failure, Result};
-use crate::convert::{new_string, opt_long, string, string_array, to_json, unsigned};
-use crate::handle::{self, Handle};
-
-fn json<T: serde::de::DeserializeOwned>(env: &mut JNIEnv, s: &JString, what: &str) -> Result<T> {
-    let text = string(env, s, what)?;
-    serde_json::from_str(&text).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
-}
+use crate::boundary::{entry, Result};
+use crate::convert::{
+    from_json as json, long_array, new_string, opt_long, string, string_array, to_json, ttl_ms,
+    unsigned,
+};
+use crate::handle::{self, free_native, Handle};
 
 /// A clone sharing the backend of the lease behind `h` (for a driver).
 pub fn lease(h: jlong) -> Result<InMemoryLease> {
@@ -38,10 +36,7 @@ pub extern "system" fn Java_org_shardline_InMemoryLease_nNew<'l>(
 ) -> jlong {
     entry(&mut env, 0, |env| {
         let owner = string(env, &owner, "owner")?;
-        let ttl = unsigned(ttl, "ttlMs")?;
-        if ttl == 0 {
-            return Err(Failure::invalid_argument("ttlMs must be > 0"));
-        }
+        let ttl = ttl_ms(ttl)?;
         Ok(Handle::into_raw("lease", InMemoryLease::new(&owner, ttl)))
     })
 }
@@ -91,15 +86,10 @@ pub extern "system" fn Java_org_shardline_InMemoryLease_nAcquire<'l>(
         let now = unsigned(now, "nowMs")?;
         match unsafe { handle::with::<InMemoryLease, _>(h, |l| Ok(l.acquire(now)?)) }? {
             None => Ok(std::ptr::null_mut()),
-            Some(g) => {
-                let a = env.new_long_array(2)?;
-                env.set_long_array_region(
-                    &a,
-                    0,
-                    &[opt_long(Some(g.token.0)), opt_long(Some(g.valid_until_ms))],
-                )?;
-                Ok(a.into_raw())
-            }
+            Some(g) => long_array(
+                env,
+                &[opt_long(Some(g.token.0)), opt_long(Some(g.valid_until_ms))],
+            ),
         }
     })
 }
@@ -165,18 +155,7 @@ pub extern "system" fn Java_org_shardline_InMemoryLease_nExpireNow<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_InMemoryLease_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<InMemoryLease>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_InMemoryLease_nFree, InMemoryLease);
 
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_InMemoryStore_nNew<'l>(
@@ -277,15 +256,4 @@ pub extern "system" fn Java_org_shardline_InMemoryStore_nHighestToken<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_InMemoryStore_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<InMemoryStore>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_InMemoryStore_nFree, InMemoryStore);

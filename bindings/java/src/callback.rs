@@ -27,6 +27,15 @@ pub enum Refusal {
     Invalid(String),
 }
 
+impl From<crate::boundary::Failure> for Refusal {
+    fn from(f: crate::boundary::Failure) -> Refusal {
+        match f {
+            crate::boundary::Failure::Java => Refusal::Threw,
+            crate::boundary::Failure::Status(_, m) => Refusal::Invalid(m),
+        }
+    }
+}
+
 impl From<jni::errors::Error> for Refusal {
     fn from(e: jni::errors::Error) -> Refusal {
         match e {

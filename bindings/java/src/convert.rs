@@ -5,7 +5,7 @@
 //! as they go.
 
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
-use jni::sys::{jlong, jobjectArray, jstring};
+use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
 use shardline_core::address::Address;
@@ -116,6 +116,21 @@ pub fn opt_new_string(env: &mut JNIEnv, s: Option<&str>) -> Result<jstring> {
     }
 }
 
+/// A local `String` (null for `None`), for an argument of a call into Java.
+pub fn local_opt_string<'a>(env: &mut JNIEnv, s: Option<&str>) -> Result<JObject<'a>> {
+    // SAFETY: a fresh local reference (or null), owned by the caller's frame.
+    Ok(unsafe { JObject::from_raw(opt_new_string(env, s)?) })
+}
+
+/// A local `String[]`, for an argument of a call into Java.
+pub fn local_string_array<'a, S: AsRef<str>>(
+    env: &mut JNIEnv,
+    items: impl ExactSizeIterator<Item = S>,
+) -> Result<JObject<'a>> {
+    // SAFETY: a fresh local reference, owned by the caller's frame.
+    Ok(unsafe { JObject::from_raw(string_array(env, items)?) })
+}
+
 pub fn string_array<S: AsRef<str>>(
     env: &mut JNIEnv,
     items: impl ExactSizeIterator<Item = S>,
@@ -141,6 +156,20 @@ pub fn string_array<S: AsRef<str>>(
                     env.delete_local_ref(js)?;
                 }
             }
+        }
+    }
+    Ok(array.into_raw())
+}
+
+/// A `String[]` with nulls where `items` has `None`.
+pub fn opt_string_array(env: &mut JNIEnv, items: &[Option<String>]) -> Result<jobjectArray> {
+    let class = crate::classes::STRING.get(env)?;
+    let array = env.new_object_array(items.len() as i32, class, JObject::null())?;
+    for (i, v) in (0..).zip(items.iter()) {
+        if let Some(v) = v {
+            let s = env.new_string(v)?;
+            env.set_object_array_element(&array, i, &s)?;
+            env.delete_local_ref(s)?;
         }
     }
     Ok(array.into_raw())
@@ -179,6 +208,20 @@ pub fn bytes(env: &mut JNIEnv, array: &JByteArray, what: &str) -> Result<Vec<u8>
 pub fn unsigned(value: jlong, what: &str) -> Result<u64> {
     u64::try_from(value)
         .map_err(|_| Failure::invalid_argument(format!("{what} is negative: {value}")))
+}
+
+pub fn long_array(env: &mut JNIEnv, values: &[jlong]) -> Result<jlongArray> {
+    let a = env.new_long_array(values.len() as i32)?;
+    env.set_long_array_region(&a, 0, values)?;
+    Ok(a.into_raw())
+}
+
+/// A session or lease TTL, which must be positive.
+pub fn ttl_ms(value: jlong) -> Result<u64> {
+    match unsigned(value, "ttlMs")? {
+        0 => Err(Failure::invalid_argument("ttlMs must be > 0")),
+        ttl => Ok(ttl),
+    }
 }
 
 /// Optional u64 results cross as `long`, with -1 for "none" (every real value fits in 63 bits).
@@ -220,10 +263,30 @@ pub fn envelope(
 ) -> Result<Envelope> {
     let from = endpoint(opt_string(env, from)?);
     let to = endpoint(opt_string(env, to)?);
-    let text = string(env, message, "message")?;
-    let message: Message = serde_json::from_str(&text)
-        .map_err(|e| Failure::invalid_argument(format!("message: {e}")))?;
+    let message: Message = from_json(env, message, "message")?;
     Ok(Envelope { from, to, message })
+}
+
+/// A JSON `String` argument read as `T`; `what` names it in errors.
+pub fn from_json<T: serde::de::DeserializeOwned>(
+    env: &mut JNIEnv,
+    s: &JString,
+    what: &str,
+) -> Result<T> {
+    let text = string(env, s, what)?;
+    serde_json::from_str(&text).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
+}
+
+/// A JSON `String` argument that may be null.
+pub fn opt_from_json<T: serde::de::DeserializeOwned>(
+    env: &mut JNIEnv,
+    s: &JString,
+    what: &str,
+) -> Result<Option<T>> {
+    if s.is_null() {
+        return Ok(None);
+    }
+    from_json(env, s, what).map(Some)
 }
 
 pub fn to_json<T: serde::Serialize>(value: &T) -> String {

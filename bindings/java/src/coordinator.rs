@@ -11,26 +11,20 @@ use shardline_core::driver::CoordinatorDriver;
 use shardline_core::lease::LeaseGrant;
 use shardline_core::protocol::FencingToken;
 use shardline_core::step_json;
-use shardline_core::store::StoredState;
 
 use crate::boundary::{entry, Failure, Result};
 use crate::convert::{
-    envelope, member, new_string, opt_long, opt_new_string, opt_string, string, string_array,
-    unsigned,
+    envelope, from_json, member, new_string, opt_from_json, opt_long, opt_new_string, opt_string,
+    string, string_array, unsigned,
 };
-use crate::handle::{self, Handle};
+use crate::handle::{self, free_native, Handle};
 use crate::outputs::coordinator_outputs;
 use crate::strategy::Strategy;
 
 pub fn config(env: &mut JNIEnv, json: &JString) -> Result<CoordinatorConfig> {
-    match opt_string(env, json)? {
+    match opt_from_json(env, json, "coordinator config")? {
         None => Ok(CoordinatorConfig::default()),
-        Some(text) => {
-            let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                Failure::invalid_argument(format!("coordinator config: not valid JSON: {e}"))
-            })?;
-            Ok(CoordinatorConfig::from_json(&value)?)
-        }
+        Some(value) => Ok(CoordinatorConfig::from_json(&value)?),
     }
 }
 
@@ -53,18 +47,7 @@ pub extern "system" fn Java_org_shardline_Coordinator_nNew<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Coordinator_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<Coordinator>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_Coordinator_nFree, Coordinator);
 
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_Coordinator_nStart<'l>(
@@ -153,12 +136,7 @@ pub extern "system" fn Java_org_shardline_Coordinator_nInput<'l>(
             },
             7 => Input::LeaseRenewFailed { token: token(x)? },
             8 => Input::LeaseLost { token: token(x)? },
-            9 => {
-                let text = string(env, &c, "stored state JSON")?;
-                let state: StoredState = serde_json::from_str(&text)
-                    .map_err(|e| Failure::invalid_argument(format!("stored state: {e}")))?;
-                Input::StateLoaded(state)
-            }
+            9 => Input::StateLoaded(from_json(env, &c, "stored state")?),
             10 => Input::StateLoadFailed { fenced: x != 0 },
             11 => Input::StoreFailed { fenced: x != 0 },
             12 => Input::PreparingForShutdown,
@@ -197,13 +175,8 @@ unsafe fn query<R>(
     driver: jboolean,
     f: impl FnOnce(&Coordinator) -> Result<R>,
 ) -> Result<R> {
-    if driver != JNI_FALSE {
-        // SAFETY: Java passes a live handle of the kind it says.
-        unsafe { handle::with::<CoordinatorDriver, _>(h, |d| f(d.coordinator())) }
-    } else {
-        // SAFETY: as above.
-        unsafe { handle::with::<Coordinator, _>(h, |c| f(c)) }
-    }
+    // SAFETY: Java passes a live handle of the kind it says.
+    unsafe { handle::query(h, driver, CoordinatorDriver::coordinator, f) }
 }
 
 #[no_mangle]

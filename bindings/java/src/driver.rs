@@ -18,27 +18,13 @@ use shardline_core::store::{Store, StoredState, WriteOutcome};
 use crate::backends;
 use crate::boundary::{entry, Failure, Result};
 use crate::callback::{call, JavaObject, Refusal, BRIDGE};
-use crate::convert::{bytes, endpoint_id, envelope, member, opt_long, string, to_json};
-use crate::handle::{self, Handle};
+use crate::convert::{
+    bytes, endpoint_id, envelope, local_opt_string, local_string_array, member, opt_long, string,
+    to_json,
+};
+use crate::handle::{self, free_native, Handle};
 use crate::outputs::{coordinator_notices, region_notices};
 use crate::region::region_input;
-
-fn jstr<'a>(env: &mut JNIEnv<'a>, s: Option<&str>) -> jni::errors::Result<JObject<'a>> {
-    Ok(match s {
-        Some(s) => env.new_string(s)?.into(),
-        None => JObject::null(),
-    })
-}
-
-fn strings<'a>(env: &mut JNIEnv<'a>, items: &[String]) -> jni::errors::Result<JObject<'a>> {
-    let array = env.new_object_array(items.len() as i32, "java/lang/String", JObject::null())?;
-    for (i, s) in (0..).zip(items) {
-        let js = env.new_string(s)?;
-        env.set_object_array_element(&array, i, &js)?;
-        env.delete_local_ref(js)?;
-    }
-    Ok(array.into())
-}
 
 fn non_negative(v: jlong, what: &str) -> Result<u64, Refusal> {
     u64::try_from(v).map_err(|_| Refusal::Invalid(format!("{what} is negative: {v}")))
@@ -50,8 +36,8 @@ impl Transport for JavaTransport {
     fn send(&mut self, e: Envelope) -> shardline_core::Result<()> {
         let target = &self.0.obj;
         call("Transport.send", |env| {
-            let from = jstr(env, endpoint_id(&e.from))?;
-            let to = jstr(env, endpoint_id(&e.to))?;
+            let from = local_opt_string(env, endpoint_id(&e.from))?;
+            let to = local_opt_string(env, endpoint_id(&e.to))?;
             let message = env.new_string(to_json(&e.message))?;
             env.call_static_method(
                 BRIDGE,
@@ -244,7 +230,7 @@ impl JavaHost {
         let target = &self.0.obj;
         call(&format!("EntityHost.{method}"), |env| {
             let shard = env.new_string(shard)?;
-            let entities = strings(env, entities)?;
+            let entities = local_string_array(env, entities.iter())?;
             env.call_static_method(
                 BRIDGE,
                 method,
@@ -381,18 +367,10 @@ pub extern "system" fn Java_org_shardline_CoordinatorDriver_nNew<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_CoordinatorDriver_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<CoordinatorDriver>::free(h) };
-        Ok(())
-    })
-}
+free_native!(
+    Java_org_shardline_CoordinatorDriver_nFree,
+    CoordinatorDriver
+);
 
 /// Kind 0: start; 1: receive(a, b, c); 2: memberRemoved(a); 3: reachability(a, flag);
 /// 4: regionTerminated(a); 5: leaseLost; 6: preparingForShutdown; 7: stop.
@@ -506,18 +484,7 @@ pub extern "system" fn Java_org_shardline_RegionDriver_nNew<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_RegionDriver_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<RegionDriver>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_RegionDriver_nFree, RegionDriver);
 
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_RegionDriver_nStart<'l>(

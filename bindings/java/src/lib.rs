@@ -13,6 +13,10 @@
 #![allow(non_snake_case)]
 
 mod backends;
+// Benchmark entry points (module shardline-bench), kept next to the benchmarks and out of the
+// published library: only builds with the `bench` feature have them.
+#[cfg(feature = "bench")]
+#[path = "../shardline-bench/native/inprocess.rs"]
 mod bench;
 mod boundary;
 mod callback;

@@ -2,7 +2,7 @@
 //! `RegionDriver` (`org.shardline.RegionQueries`).
 
 use jni::objects::{JByteArray, JClass, JString};
-use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
+use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_TRUE};
 use jni::JNIEnv;
 
 use shardline_core::driver::RegionDriver;
@@ -10,20 +10,16 @@ use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
 
 use crate::boundary::{entry, Failure, Result};
 use crate::convert::{
-    bytes, envelope, opt_long, opt_new_string, opt_string, string, string_array, unsigned,
+    bytes, envelope, opt_from_json, opt_long, opt_new_string, opt_string, string, string_array,
+    unsigned,
 };
-use crate::handle::{self, Handle};
+use crate::handle::{self, free_native, Handle};
 use crate::outputs::region_outputs;
 
 pub fn config(env: &mut JNIEnv, json: &JString) -> Result<RegionConfig> {
-    match opt_string(env, json)? {
+    match opt_from_json(env, json, "region config")? {
         None => Ok(RegionConfig::default()),
-        Some(text) => {
-            let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                Failure::invalid_argument(format!("region config: not valid JSON: {e}"))
-            })?;
-            Ok(RegionConfig::from_json(&value)?)
-        }
+        Some(value) => Ok(RegionConfig::from_json(&value)?),
     }
 }
 
@@ -66,18 +62,7 @@ pub extern "system" fn Java_org_shardline_Region_nNew<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Region_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<Region>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_Region_nFree, Region);
 
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_Region_nStart<'l>(
@@ -212,13 +197,8 @@ pub extern "system" fn Java_org_shardline_Region_nDrain<'l>(
 // ---- queries shared by Region and RegionDriver ----------------------------------------------
 
 unsafe fn query<R>(h: jlong, driver: jboolean, f: impl FnOnce(&Region) -> Result<R>) -> Result<R> {
-    if driver != JNI_FALSE {
-        // SAFETY: Java passes a live handle of the kind it says.
-        unsafe { handle::with::<RegionDriver, _>(h, |d| f(d.region())) }
-    } else {
-        // SAFETY: as above.
-        unsafe { handle::with::<Region, _>(h, |r| f(r)) }
-    }
+    // SAFETY: Java passes a live handle of the kind it says.
+    unsafe { handle::query(h, driver, RegionDriver::region, f) }
 }
 
 /// What = 0: id; 1: home of shard `arg`; 2: shard of entity `arg`.

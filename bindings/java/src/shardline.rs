@@ -93,22 +93,13 @@ pub extern "system" fn Java_org_shardline_Shardline_nParseEnvelope<'l>(
     json: JString<'l>,
 ) -> jni::sys::jobjectArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
-        let text = string(env, &json, "envelope JSON")?;
-        let e: shardline_core::protocol::Envelope = serde_json::from_str(&text)
-            .map_err(|e| Failure::invalid_argument(format!("envelope: {e}")))?;
+        let e: shardline_core::protocol::Envelope =
+            crate::convert::from_json(env, &json, "envelope")?;
         let parts = [
             crate::convert::endpoint_id(&e.from).map(str::to_owned),
             crate::convert::endpoint_id(&e.to).map(str::to_owned),
             Some(crate::convert::to_json(&e.message)),
         ];
-        let array = env.new_object_array(3, "java/lang/String", jni::objects::JObject::null())?;
-        for (i, p) in (0..).zip(parts.iter()) {
-            if let Some(p) = p {
-                let s = env.new_string(p)?;
-                env.set_object_array_element(&array, i, &s)?;
-                env.delete_local_ref(s)?;
-            }
-        }
-        Ok(array.into_raw())
+        crate::convert::opt_string_array(env, &parts)
     })
 }

@@ -3,43 +3,44 @@
 //!
 //! A Java `AllocationState` is either an owned map or a read-only view lent to a custom
 //! strategy's callback for the duration of that callback (the Java bridge invalidates it in a
-//! `finally`). An owned map is read-locked while a strategy decides on it, so a callback that
-//! tries to change it gets REENTRANT_CALL.
-
-use std::sync::{RwLock, RwLockReadGuard, TryLockError};
+//! `finally`). An owned map sits in the shared handle cell and is held read-only while a
+//! strategy decides on it: a callback that tries to change it gets REENTRANT_CALL, another
+//! thread changing it waits for the decision.
 
 use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
+use shardline_bind::handle::Read;
+use shardline_bind::HandleCell;
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, Region};
 use shardline_core::cluster::ClusterView;
 use shardline_core::strategy::{rank, AkkaOptions};
 
 use crate::boundary::{entry, Failure, Result};
-use crate::convert::{member, opt_new_string, read_strings, string, string_array};
+use crate::convert::{member, opt_new_string, opt_string, read_strings, string, string_array};
 
 // Owned cells live in their own heap allocation and views are short-lived stack values, so
 // boxing the large variant would only add an indirection.
 #[allow(clippy::large_enum_variant)]
 pub enum StateCell {
-    Owned(RwLock<AllocationState>),
+    Owned(HandleCell<AllocationState>),
     /// Valid only while the decision that lent it is running.
     View(*const AllocationState),
 }
 
-pub enum Read<'a> {
-    Guard(RwLockReadGuard<'a, AllocationState>),
+pub enum StateRead<'a> {
+    Owned(Read<'a, AllocationState>),
     View(&'a AllocationState),
 }
 
-impl std::ops::Deref for Read<'_> {
+impl std::ops::Deref for StateRead<'_> {
     type Target = AllocationState;
     fn deref(&self) -> &AllocationState {
         match self {
-            Read::Guard(g) => g,
-            Read::View(s) => s,
+            StateRead::Owned(g) => g,
+            StateRead::View(s) => s,
         }
     }
 }
@@ -53,42 +54,22 @@ impl StateCell {
             .ok_or_else(|| Failure::invalid_state("the AllocationState is closed"))
     }
 
-    pub fn read(&self) -> Result<Read<'_>> {
+    pub fn read(&self) -> Result<StateRead<'_>> {
         match self {
-            StateCell::Owned(lock) => match lock.try_read() {
-                Ok(g) => Ok(Read::Guard(g)),
-                Err(TryLockError::WouldBlock) => Err(Failure::reentrant(
-                    "the AllocationState is being changed by another call in progress",
-                )),
-                Err(TryLockError::Poisoned(_)) => Err(poisoned()),
-            },
+            StateCell::Owned(cell) => Ok(StateRead::Owned(cell.read()?)),
             // SAFETY: a view exists only inside the callback that lent it (see module doc).
-            StateCell::View(p) => Ok(Read::View(unsafe { &**p })),
+            StateCell::View(p) => Ok(StateRead::View(unsafe { &**p })),
         }
     }
 
     fn write<R>(&self, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
         match self {
-            StateCell::Owned(lock) => match lock.try_write() {
-                Ok(mut g) => f(&mut g),
-                Err(TryLockError::WouldBlock) => Err(Failure::reentrant(
-                    "the AllocationState is in use by a decision in progress; it cannot change \
-                     until that call returns",
-                )),
-                Err(TryLockError::Poisoned(_)) => Err(poisoned()),
-            },
+            StateCell::Owned(cell) => f(&mut *cell.hold()?),
             StateCell::View(_) => Err(Failure::reentrant(
                 "the AllocationState passed to a callback is read-only while the strategy decides",
             )),
         }
     }
-}
-
-fn poisoned() -> Failure {
-    Failure::new(
-        crate::boundary::Status::Panic,
-        "an earlier call on this AllocationState panicked; close it",
-    )
 }
 
 unsafe fn read<R>(raw: jlong, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
@@ -116,7 +97,10 @@ pub extern "system" fn Java_org_shardline_AllocationState_nNew<'l>(
 ) -> jlong {
     entry(&mut env, 0, |env| {
         let a = Address::parse(&string(env, &self_address, "selfAddress")?)?;
-        let cell = StateCell::Owned(RwLock::new(AllocationState::new(ClusterView::new(a))));
+        let cell = StateCell::Owned(HandleCell::new(
+            "AllocationState",
+            AllocationState::new(ClusterView::new(a)),
+        ));
         Ok(Box::into_raw(Box::new(cell)) as jlong)
     })
 }
@@ -312,128 +296,6 @@ pub extern "system" fn Java_org_shardline_AllocationState_nCount<'l>(
 }
 
 #[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRegionIds<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let ids: Vec<String> =
-            unsafe { read(h, |s| Ok(s.regions().map(|r| r.id().to_string()).collect())) }?;
-        string_array(env, ids.iter())
-    })
-}
-
-/// {address, node (the self address for a local region), local, eligible} or null.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRegionInfo<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    id: JString<'l>,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let id = string(env, &id, "region id")?;
-        let info = unsafe {
-            read(h, |s| {
-                Ok(s.region(&id).map(|r| {
-                    [
-                        r.address().to_string(),
-                        s.node_of(r).to_string(),
-                        r.is_local().to_string(),
-                        r.is_eligible().to_string(),
-                    ]
-                }))
-            })
-        }?;
-        match info {
-            Some(f) => string_array(env, f.iter()),
-            None => Ok(std::ptr::null_mut()),
-        }
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRegionShards<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    id: JString<'l>,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let id = string(env, &id, "region id")?;
-        let shards: Vec<String> = unsafe {
-            read(h, |s| {
-                Ok(region(s, &id)?.shards().map(|x| x.to_string()).collect())
-            })
-        }?;
-        string_array(env, shards.iter())
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nSelfAddress<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let a = unsafe { read(h, |s| Ok(s.cluster().self_address().to_string())) }?;
-        crate::convert::new_string(env, &a)
-    })
-}
-
-/// {address, status, appVersion, dataCenter, upNumber} or null.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nMember<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    address: JString<'l>,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let a = string(env, &address, "address")?;
-        let m = unsafe {
-            read(h, |s| {
-                Ok(s.cluster().member(&a).map(|m| {
-                    [
-                        m.address.to_string(),
-                        m.status.to_string(),
-                        m.app_version.to_string(),
-                        m.data_center.clone(),
-                        m.up_number.to_string(),
-                    ]
-                }))
-            })
-        }?;
-        match m {
-            Some(f) => string_array(env, f.iter()),
-            None => Ok(std::ptr::null_mut()),
-        }
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nMemberAddresses<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let mut all: Vec<String> = unsafe {
-            read(h, |s| {
-                Ok(s.cluster()
-                    .members()
-                    .map(|m| m.address.to_string())
-                    .collect())
-            })
-        }?;
-        all.sort();
-        string_array(env, all.iter())
-    })
-}
-
-#[no_mangle]
 pub extern "system" fn Java_org_shardline_AllocationState_nIsUnreachable<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
@@ -447,18 +309,69 @@ pub extern "system" fn Java_org_shardline_AllocationState_nIsUnreachable<'l>(
     })
 }
 
-/// Regions with a known member in Pekko's ShardSuitabilityOrdering; null when Pekko's sort
-/// would throw on the inconsistent comparator.
+/// What = 0: region ids in map order; 1: region `arg` {address, node (the self address for a
+/// local region), local, eligible}; 2: shards of region `arg`; 3: member `arg` {address, status,
+/// appVersion, dataCenter, upNumber}; 4: member addresses, sorted; 5: regions with a known
+/// member in Pekko's ShardSuitabilityOrdering (null when Pekko's sort would throw on the
+/// inconsistent comparator); 6: {self address}. Null for a region or member that is not there.
 #[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRank<'l>(
+pub extern "system" fn Java_org_shardline_AllocationState_nList<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
     h: jlong,
+    what: jint,
+    arg: JString<'l>,
 ) -> jobjectArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
-        let order = unsafe { read(h, |s| Ok(rank(s, AkkaOptions::default()))) }?;
-        match order {
-            Some(o) => string_array(env, o.iter().map(|r| &**r)),
+        let arg = opt_string(env, &arg)?;
+        let arg = |name: &str| arg.as_deref().ok_or_else(|| Failure::null(name));
+        let list: Option<Vec<String>> = unsafe {
+            read(h, |s| {
+                Ok(match what {
+                    0 => Some(s.regions().map(|r| r.id().to_string()).collect()),
+                    1 => s.region(arg("region id")?).map(|r| {
+                        vec![
+                            r.address().to_string(),
+                            s.node_of(r).to_string(),
+                            r.is_local().to_string(),
+                            r.is_eligible().to_string(),
+                        ]
+                    }),
+                    2 => Some(
+                        region(s, arg("region id")?)?
+                            .shards()
+                            .map(|x| x.to_string())
+                            .collect(),
+                    ),
+                    3 => s.cluster().member(arg("address")?).map(|m| {
+                        vec![
+                            m.address.to_string(),
+                            m.status.to_string(),
+                            m.app_version.to_string(),
+                            m.data_center.clone(),
+                            m.up_number.to_string(),
+                        ]
+                    }),
+                    4 => {
+                        let mut all: Vec<String> = s
+                            .cluster()
+                            .members()
+                            .map(|m| m.address.to_string())
+                            .collect();
+                        all.sort();
+                        Some(all)
+                    }
+                    5 => rank(s, AkkaOptions::default())
+                        .map(|o| o.iter().map(|r| r.to_string()).collect()),
+                    6 => Some(vec![s.cluster().self_address().to_string()]),
+                    other => {
+                        return Err(Failure::invalid_argument(format!("unknown list {other}")))
+                    }
+                })
+            })
+        }?;
+        match list {
+            Some(l) => string_array(env, l.iter()),
             None => Ok(std::ptr::null_mut()),
         }
     })

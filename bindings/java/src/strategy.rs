@@ -15,12 +15,13 @@ use shardline_core::strategy::{
     StrategyConfig,
 };
 
-use crate::boundary::{entry, keep_failure, Failure, Result};
+use crate::boundary::{entry, keep_failure, Result};
 use crate::callback::{call, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
-    new_string, opt_string, read_strings, string, string_array, with_opt_str, with_str,
+    from_json, local_opt_string, local_string_array, new_string, opt_string, opt_string_array,
+    read_strings, string_array, with_opt_str, with_str,
 };
-use crate::handle::{self, Handle};
+use crate::handle::{self, free_native, Handle};
 use crate::state::StateCell;
 
 pub type Strategy = Box<dyn AllocationStrategy>;
@@ -38,13 +39,6 @@ fn kept(e: shardline_core::Error) -> BindFailure {
     BindFailure::callback_failed(format!("failed: {}", e.message()))
 }
 
-fn opt_jstring<'a>(env: &mut JNIEnv<'a>, s: Option<&str>) -> jni::errors::Result<JObject<'a>> {
-    Ok(match s {
-        Some(s) => env.new_string(s)?.into(),
-        None => JObject::null(),
-    })
-}
-
 fn read_opt_string(env: &mut JNIEnv, o: JObject) -> Result<Option<String>, Refusal> {
     if o.is_null() {
         return Ok(None);
@@ -60,12 +54,7 @@ fn read_string_array(
     if o.is_null() {
         return Ok(None);
     }
-    read_strings(env, &JObjectArray::from(o), what)
-        .map(Some)
-        .map_err(|f| match f {
-            Failure::Java => Refusal::Threw,
-            Failure::Status(_, m) => Refusal::Invalid(m),
-        })
+    Ok(Some(read_strings(env, &JObjectArray::from(o), what)?))
 }
 
 impl StrategyHost for JavaHost {
@@ -79,7 +68,7 @@ impl StrategyHost for JavaHost {
         let view_handle = &view as *const StateCell as jlong;
         let target = &self.target;
         call("allocate", |env| {
-            let requester = opt_jstring(env, requester)?;
+            let requester = local_opt_string(env, requester)?;
             let shard = env.new_string(shard)?;
             let r = env
                 .call_static_method(
@@ -108,17 +97,7 @@ impl StrategyHost for JavaHost {
         let view_handle = &view as *const StateCell as jlong;
         let target = &self.target;
         call("rebalance", |env| {
-            let array = JObjectArray::from(
-                // SAFETY: string_array returns a fresh local reference owned by this frame.
-                unsafe {
-                    JObject::from_raw(string_array(env, in_progress.iter()).map_err(
-                        |f| match f {
-                            Failure::Java => Refusal::Threw,
-                            Failure::Status(_, m) => Refusal::Invalid(m),
-                        },
-                    )?)
-                },
-            );
+            let array = local_string_array(env, in_progress.iter())?;
             let r = env
                 .call_static_method(
                     BRIDGE,
@@ -219,9 +198,7 @@ pub extern "system" fn Java_org_shardline_Strategy_nFromJson<'l>(
     json: JString<'l>,
 ) -> jlong {
     entry(&mut env, 0, |env| {
-        let text = string(env, &json, "strategy JSON")?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| Failure::invalid_argument(format!("strategy: not valid JSON: {e}")))?;
+        let value: serde_json::Value = from_json(env, &json, "strategy")?;
         Ok(into_handle(StrategyConfig::from_json(&value)?.build()?))
     })
 }
@@ -257,18 +234,7 @@ pub extern "system" fn Java_org_shardline_Strategy_nExternalSource<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    // SAFETY: Java frees a handle once, after its last call.
-    entry(&mut env, (), |_| {
-        unsafe { Handle::<Strategy>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_Strategy_nFree, Strategy);
 
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_Strategy_nName<'l>(
@@ -280,6 +246,21 @@ pub extern "system" fn Java_org_shardline_Strategy_nName<'l>(
         let name = unsafe { handle::with::<Strategy, _>(h, |s| Ok(s.name().to_owned())) }?;
         new_string(env, &name)
     })
+}
+
+/// Runs `f` on the strategy behind `h` and the state behind `state`, both held for the call.
+///
+/// # Safety
+/// Both are live handles (Java keeps them alive for the call, see NativeHandle).
+pub unsafe fn decide<R>(
+    h: jlong,
+    state: jlong,
+    f: impl FnOnce(&mut Strategy, &AllocationState) -> Result<R>,
+) -> Result<R> {
+    // The strategy first: it is the object callers share, and a thread that holds nothing
+    // waits for it; the state (usually the caller's own) is then taken while holding it.
+    // SAFETY: forwarded contract.
+    unsafe { handle::with::<Strategy, _>(h, |s| f(s, &*StateCell::get(state)?.read()?)) }
 }
 
 fn explanation_json(e: Option<Explanation>) -> Option<String> {
@@ -321,7 +302,7 @@ pub extern "system" fn Java_org_shardline_Strategy_nExplainAllocate<'l>(
             Allocation::Pending => None,
         };
         let out = [region, explanation_json(Some(explanation))];
-        string_array_opt(env, &out)
+        opt_string_array(env, &out)
     })
 }
 
@@ -338,28 +319,12 @@ fn allocate(
         with_str(env, shard, "shard", |shard| {
             // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
             unsafe {
-                handle::with::<Strategy, _>(h, |s| {
-                    let cell = StateCell::get(state)?;
-                    let st = cell.read()?;
-                    Ok(s.allocate(&st, requester, shard, explanation)?)
+                decide(h, state, |s, st| {
+                    Ok(s.allocate(st, requester, shard, explanation)?)
                 })
             }
         })
     })
-}
-
-/// A `String[]` with nulls where `items` has `None`.
-fn string_array_opt(env: &mut JNIEnv, items: &[Option<String>]) -> Result<jobjectArray> {
-    let class = crate::classes::STRING.get(env)?;
-    let array = env.new_object_array(items.len() as i32, class, JObject::null())?;
-    for (i, v) in (0..).zip(items.iter()) {
-        if let Some(v) = v {
-            let s = env.new_string(v)?;
-            env.set_object_array_element(&array, i, &s)?;
-            env.delete_local_ref(s)?;
-        }
-    }
-    Ok(array.into_raw())
 }
 
 fn rebalance(
@@ -375,10 +340,8 @@ fn rebalance(
         .collect();
     // SAFETY: as above.
     unsafe {
-        handle::with::<Strategy, _>(h, |s| {
-            let cell = StateCell::get(state)?;
-            let st = cell.read()?;
-            Ok(s.rebalance(&st, &in_progress, explanation)?)
+        decide(h, state, |s, st| {
+            Ok(s.rebalance(st, &in_progress, explanation)?)
         })
     }
 }

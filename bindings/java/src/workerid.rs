@@ -4,39 +4,37 @@
 //! The holder waits (backoff, sequence overflow) through the host's `IdClock`, called back on
 //! the calling thread like every other callback.
 
-use jni::objects::{JClass, JObject, JString, JValue};
+use jni::objects::{JClass, JLongArray, JObject, JString, JValue};
 use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
 use shardline_bind::ids::{HolderOptions, HostClock};
+use shardline_bind::workerid_fields;
 use shardline_bind::Failure as BindFailure;
 use shardline_core::snowflake::{Layout, Next, Snowflake};
-use shardline_core::workerid::{
-    Backoff, Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
-};
+use shardline_core::workerid::{Identity, InMemoryRegistry, InMemorySession};
 
 use crate::boundary::{entry, Failure, Result};
 use crate::callback::{call, JavaObject, Refusal};
-use crate::convert::{opt_long, string, string_array, unsigned};
-use crate::handle::{self, Handle};
+use crate::convert::{long_array, opt_long, string, string_array, ttl_ms, unsigned};
+use crate::handle::{self, free_native, Handle};
 
 fn layout(t: jint, w: jint, s: jint, epoch: jlong) -> Result<Layout> {
-    let bits = |v: jint, what: &str| {
-        u8::try_from(v)
-            .map_err(|_| Failure::invalid_argument(format!("{what} bits out of range: {v}")))
-    };
-    Ok(Layout::new(
-        bits(t, "timestamp")?,
-        bits(w, "worker")?,
-        bits(s, "sequence")?,
-        unsigned(epoch, "epochMs")?,
-    )?)
+    let v = [t.into(), w.into(), s.into(), epoch];
+    let v: Vec<u64> = (v.iter().zip(workerid_fields::LAYOUT))
+        .map(|(x, name)| unsigned(*x, name))
+        .collect::<Result<_>>()?;
+    Ok(workerid_fields::layout(&v)?)
 }
 
-fn long_array(env: &mut JNIEnv, values: &[jlong]) -> Result<jlongArray> {
-    let a = env.new_long_array(values.len() as i32)?;
-    env.set_long_array_region(&a, 0, values)?;
-    Ok(a.into_raw())
+/// A `long[]` of options as unsigned numbers; `what` names it.
+fn longs(env: &mut JNIEnv, a: &JLongArray, what: &str) -> Result<Vec<u64>> {
+    if a.is_null() {
+        return Err(Failure::null(what));
+    }
+    let mut v = vec![0; env.get_array_length(a)? as usize];
+    env.get_long_array_region(a, 0, &mut v)?;
+    v.iter().map(|x| unsigned(*x, what)).collect()
 }
 
 // ---- Snowflake -----------------------------------------------------------------------------
@@ -66,18 +64,7 @@ pub extern "system" fn Java_org_shardline_Snowflake_nNew<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Snowflake_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    entry(&mut env, (), |_| {
-        // SAFETY: Java frees a handle once, after its last call.
-        unsafe { Handle::<Snowflake>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_Snowflake_nFree, Snowflake);
 
 /// {0, id} or {1, wait until (wall ms)}.
 #[no_mangle]
@@ -204,18 +191,7 @@ pub extern "system" fn Java_org_shardline_InMemoryRegistry_nNew<'l>(
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_InMemoryRegistry_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) {
-    entry(&mut env, (), |_| {
-        // SAFETY: Java frees a handle once, after its last call.
-        unsafe { Handle::<InMemoryRegistry>::free(h) };
-        Ok(())
-    })
-}
+free_native!(Java_org_shardline_InMemoryRegistry_nFree, InMemoryRegistry);
 
 #[no_mangle]
 pub extern "system" fn Java_org_shardline_InMemoryRegistry_nSession<'l>(
@@ -225,10 +201,7 @@ pub extern "system" fn Java_org_shardline_InMemoryRegistry_nSession<'l>(
     ttl: jlong,
 ) -> jlong {
     entry(&mut env, 0, |_| {
-        let ttl = unsigned(ttl, "ttlMs")?;
-        if ttl == 0 {
-            return Err(Failure::invalid_argument("ttlMs must be > 0"));
-        }
+        let ttl = ttl_ms(ttl)?;
         let s = unsafe { handle::with::<InMemoryRegistry, _>(h, |r| Ok(r.session(ttl))) }?;
         Ok(Handle::into_raw("InMemorySession", s))
     })
@@ -384,68 +357,18 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nAcquire<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
     session: jlong,
-    config: jni::objects::JLongArray<'l>,
-    tenure: jni::objects::JLongArray<'l>,
-    layout_fields: jni::objects::JLongArray<'l>,
+    config: JLongArray<'l>,
+    tenure: JLongArray<'l>,
+    layout_fields: JLongArray<'l>,
     owner: JString<'l>,
     incarnation: jlong,
     seed: jlong,
     clock: JObject<'l>,
 ) -> jlong {
     entry(&mut env, 0, |env| {
-        let read = |env: &mut JNIEnv,
-                    a: &jni::objects::JLongArray,
-                    n: usize,
-                    what: &str|
-         -> Result<Vec<u64>> {
-            let mut v = vec![0i64; n];
-            if a.is_null() || env.get_array_length(a)? as usize != n {
-                return Err(Failure::invalid_argument(format!(
-                    "{what}: expected {n} values"
-                )));
-            }
-            env.get_long_array_region(a, 0, &mut v)?;
-            v.iter().map(|x| unsigned(*x, what)).collect()
-        };
-        let c = read(env, &config, 5, "reserve config")?;
-        let t = read(env, &tenure, 5, "tenure config")?;
-        let l = read(env, &layout_fields, 4, "layout")?;
-        let narrow = |v: u64, what: &str| {
-            u8::try_from(v)
-                .map_err(|_| Failure::invalid_argument(format!("{what} out of range: {v}")))
-        };
-        let reserve = ReserveConfig {
-            worker_bits: narrow(c[0], "workerBits")?,
-            policy: if c[1] == 0 {
-                Policy::Lowest
-            } else {
-                Policy::Spread {
-                    window: u32::try_from(c[1])
-                        .map_err(|_| Failure::invalid_argument("spread window out of range"))?,
-                }
-            },
-            backoff: Backoff {
-                base_ms: c[2],
-                max_ms: c[3],
-            },
-            max_failures: u32::try_from(c[4])
-                .map_err(|_| Failure::invalid_argument("maxFailures out of range"))?,
-        };
-        reserve.validate()?;
-        let tenure = TenureConfig {
-            ttl_ms: t[0],
-            renew_every_ms: t[1],
-            lookahead_ms: t[2],
-            margin_ms: t[3],
-            drift_ppm: t[4],
-        };
-        tenure.validate()?;
-        let layout = Layout::new(
-            narrow(l[0], "timestampBits")?,
-            narrow(l[1], "workerBits")?,
-            narrow(l[2], "sequenceBits")?,
-            l[3],
-        )?;
+        let reserve = workerid_fields::reserve_config(&longs(env, &config, "reserve config")?)?;
+        let tenure = workerid_fields::tenure_config(&longs(env, &tenure, "tenure config")?)?;
+        let layout = workerid_fields::layout(&longs(env, &layout_fields, "layout")?)?;
         let me = Identity {
             owner: string(env, &owner, "owner")?,
             incarnation: unsigned(incarnation, "incarnation")?,
@@ -566,39 +489,9 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nDefaults<'l>(
 ) -> jlongArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
         let v: Vec<u64> = match kind {
-            0 => {
-                let c = ReserveConfig::default();
-                let window = match c.policy {
-                    Policy::Lowest => 0,
-                    Policy::Spread { window } => u64::from(window),
-                };
-                vec![
-                    u64::from(c.worker_bits),
-                    window,
-                    c.backoff.base_ms,
-                    c.backoff.max_ms,
-                    u64::from(c.max_failures),
-                ]
-            }
-            1 => {
-                let t = TenureConfig::for_ttl(unsigned(arg, "ttlMs")?);
-                vec![
-                    t.ttl_ms,
-                    t.renew_every_ms,
-                    t.lookahead_ms,
-                    t.margin_ms,
-                    t.drift_ppm,
-                ]
-            }
-            _ => {
-                let l = Layout::default();
-                vec![
-                    u64::from(l.timestamp_bits()),
-                    u64::from(l.worker_bits()),
-                    u64::from(l.sequence_bits()),
-                    l.epoch_ms(),
-                ]
-            }
+            0 => workerid_fields::default_reserve().into(),
+            1 => workerid_fields::default_tenure(unsigned(arg, "ttlMs")?).into(),
+            _ => workerid_fields::default_layout().into(),
         };
         let v: Vec<jlong> = v.into_iter().map(|x| opt_long(Some(x))).collect();
         long_array(env, &v)

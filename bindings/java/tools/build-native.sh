@@ -6,6 +6,8 @@
 #
 #   build-native.sh <debug|release> <out-dir> [<cli-dir>]
 #
+# SHARDLINE_CARGO_FEATURES: features of shardline-java to turn on (comma-separated), e.g. bench.
+#
 # Run by Maven in the compile phase of bindings/java/shardline. Honours CARGO_TARGET_DIR
 # (cargo reports where it put the library, so this script never guesses the path).
 set -euo pipefail
@@ -27,6 +29,9 @@ case "$(uname -m)" in
 esac
 
 args=(build -p shardline-java ${cli_dir:+-p shardline-cli} --manifest-path "$crate_dir/Cargo.toml" --message-format=json-render-diagnostics)
+for feature in ${SHARDLINE_CARGO_FEATURES//,/ }; do
+  args+=(--features "shardline-java/$feature")
+done
 case "$profile" in
   debug) ;;
   release) args+=(--release) ;;

@@ -12,12 +12,12 @@ import java.util.Optional;
  * between equally good regions go to the earlier one, as in Pekko), each with its shards oldest
  * first, plus the cluster view (members, reachability) the strategies consult.
  *
- * <p>While a {@link Strategy} decides on this map it is read-locked: a {@link CustomStrategy}
+ * <p>While a {@link Strategy} decides on this map it is held read-only: a {@link CustomStrategy}
  * callback that tries to change it gets {@link Status#REENTRANT_CALL}. The map a callback
  * receives is a read-only view that is valid only during that callback, on its thread.
  *
- * <p>One thread at a time: concurrent use is refused with {@link Status#REENTRANT_CALL}, never
- * a data race.
+ * <p>Calls from several threads take turns (one waits for the call in progress), as for every
+ * shardline object; never a data race.
  */
 public final class AllocationState extends NativeHandle {
   static {
@@ -70,7 +70,7 @@ public final class AllocationState extends NativeHandle {
   }
 
   public Optional<Member> member(String address) {
-    String[] f = call(h -> nMember(h, address));
+    String[] f = call(h -> nList(h, 3, address));
     if (f == null) return Optional.empty();
     return Optional.of(
         new Member(f[0], MemberStatus.fromPekkoName(f[1]), f[2], f[3], Integer.parseInt(f[4])));
@@ -78,7 +78,7 @@ public final class AllocationState extends NativeHandle {
 
   /** Member addresses, sorted. */
   public List<String> memberAddresses() {
-    return List.of(call(AllocationState::nMemberAddresses));
+    return List.of(call(h -> nList(h, 4, null)));
   }
 
   public boolean isUnreachable(String address) {
@@ -86,7 +86,7 @@ public final class AllocationState extends NativeHandle {
   }
 
   public String selfAddress() {
-    return call(AllocationState::nSelfAddress);
+    return call(h -> nList(h, 6, null))[0];
   }
 
   // ---- regions and shards -------------------------------------------------------------------
@@ -140,15 +140,15 @@ public final class AllocationState extends NativeHandle {
 
   /** Region ids in map order. */
   public List<String> regionIds() {
-    return List.of(call(AllocationState::nRegionIds));
+    return List.of(call(h -> nList(h, 0, null)));
   }
 
   public Optional<RegionInfo> region(String id) {
     return call(
         h -> {
-          String[] f = nRegionInfo(h, id);
+          String[] f = nList(h, 1, id);
           if (f == null) return Optional.empty();
-          List<String> shards = List.of(nRegionShards(h, id));
+          List<String> shards = List.of(nList(h, 2, id));
           return Optional.of(
               new RegionInfo(
                   id, f[0], f[1], Boolean.parseBoolean(f[2]), Boolean.parseBoolean(f[3]), shards));
@@ -167,7 +167,7 @@ public final class AllocationState extends NativeHandle {
    * when Pekko's own sort would throw on its comparator's inconsistency.
    */
   public Optional<List<String>> pekkoRanking() {
-    String[] r = call(AllocationState::nRank);
+    String[] r = call(h -> nList(h, 5, null));
     return r == null ? Optional.empty() : Optional.of(Arrays.asList(r));
   }
 
@@ -196,19 +196,8 @@ public final class AllocationState extends NativeHandle {
 
   private static native int nCount(long h, int what);
 
-  private static native String[] nRegionIds(long h);
-
-  private static native String[] nRegionInfo(long h, String id);
-
-  private static native String[] nRegionShards(long h, String id);
-
-  private static native String nSelfAddress(long h);
-
-  private static native String[] nMember(long h, String address);
-
-  private static native String[] nMemberAddresses(long h);
-
   private static native boolean nIsUnreachable(long h, String address);
 
-  private static native String[] nRank(long h);
+  /** What: see the native side (state.rs); null for a region or member that is not there. */
+  private static native String[] nList(long h, int what, String arg);
 }

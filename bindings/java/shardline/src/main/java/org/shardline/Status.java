@@ -21,7 +21,8 @@ public enum Status {
   CALLBACK_FAILED(5),
   /**
    * A callback called back into the object running it, tried to change the state being decided
-   * on, or two threads used one object at the same time.
+   * on, or (on a thread inside a callback) used an object another thread is using; a thread
+   * outside any call waits for the object instead.
    */
   REENTRANT_CALL(6),
   /** shardline panicked (a bug); close the objects involved. */

@@ -2,16 +2,19 @@ package org.shardline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -288,32 +291,92 @@ class StrategyTest {
   }
 
   @Test
-  void anotherThreadUsingABusyStrategyIsRefusedNotBlocked() throws Exception {
+  void anotherThreadWaitsForTheCallInProgress() throws Exception {
     AtomicReference<Strategy> self = new AtomicReference<>();
     AtomicReference<Throwable> fromOtherThread = new AtomicReference<>();
-    CustomStrategy waits =
+    List<String> order = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch otherStarted = new CountDownLatch(1);
+    AtomicReference<Thread> other = new AtomicReference<>();
+    CustomStrategy slow =
         (state, r, shard) -> {
-          Thread t =
-              new Thread(
-                  () -> {
-                    try (AllocationState other = threeRegions()) {
-                      self.get().allocate(other, null, "x");
-                    } catch (Throwable e) {
-                      fromOtherThread.set(e);
-                    }
-                  });
-          t.start();
+          order.add("begin " + shard);
+          if (shard.equals("first")) {
+            Thread t =
+                new Thread(
+                    () -> {
+                      otherStarted.countDown();
+                      try (AllocationState s2 = threeRegions()) {
+                        self.get().allocate(s2, null, "second");
+                      } catch (Throwable e) {
+                        fromOtherThread.set(e);
+                      }
+                    });
+            other.set(t);
+            t.start();
+            try {
+              otherStarted.await();
+              // Gives the other thread time to reach the strategy while this call holds it.
+              Thread.sleep(50);
+            } catch (InterruptedException e) {
+              throw new IllegalStateException(e);
+            }
+          }
+          order.add("end " + shard);
+          return Allocation.pending();
+        };
+    try (AllocationState s = threeRegions(); Strategy st = Strategy.custom(slow)) {
+      self.set(st);
+      st.allocate(s, null, "first");
+      other.get().join();
+      assertNull(fromOtherThread.get());
+      assertEquals(List.of("begin first", "end first", "begin second", "end second"), order);
+    }
+  }
+
+  @Test
+  void aThreadInsideACallbackDoesNotWaitForAHandleBusyElsewhere() throws Exception {
+    CountDownLatch bInside = new CountDownLatch(1);
+    CountDownLatch bGo = new CountDownLatch(1);
+    AtomicReference<Throwable> seen = new AtomicReference<>();
+    CustomStrategy b =
+        (state, r, shard) -> {
+          bInside.countDown();
           try {
-            t.join();
+            bGo.await();
           } catch (InterruptedException e) {
             throw new IllegalStateException(e);
           }
           return Allocation.pending();
         };
-    try (AllocationState s = threeRegions(); Strategy st = Strategy.custom(waits)) {
-      self.set(st);
-      st.allocate(s, null, "9");
-      assertEquals(Status.REENTRANT_CALL, ((ShardlineException) fromOtherThread.get()).status());
+    try (Strategy sb = Strategy.custom(b);
+        AllocationState sa = threeRegions();
+        AllocationState sbState = threeRegions()) {
+      CustomStrategy a =
+          (state, r, shard) -> {
+            try {
+              bInside.await();
+              sb.allocate(sbState, null, "from-a");
+            } catch (Throwable e) {
+              seen.set(e);
+            } finally {
+              bGo.countDown();
+            }
+            return Allocation.pending();
+          };
+      Thread tb =
+          new Thread(
+              () -> {
+                try (AllocationState x = threeRegions()) {
+                  sb.allocate(x, null, "b");
+                }
+              });
+      tb.start();
+      try (Strategy sta = Strategy.custom(a)) {
+        sta.allocate(sa, null, "a");
+      }
+      tb.join();
+      assertEquals(Status.REENTRANT_CALL, ((ShardlineException) seen.get()).status());
+      assertTrue(seen.get().getMessage().contains("another thread"), seen.get().getMessage());
     }
   }
 

@@ -10,9 +10,10 @@ import org.shardline.Strategy;
 
 /**
  * The Rust core deciding inside this JVM without crossing JNI per decision (native side:
- * bindings/java/src/bench.rs). One call runs {@code iterations} decisions in a Rust loop, with
- * the strategy and the state looked up and locked once, and returns the elapsed nanoseconds
- * (measured in the binding) and the last decision. Per decision this is what the core costs a
+ * bindings/java/shardline-bench/native/inprocess.rs, built with the library's {@code bench}
+ * feature). One call runs {@code iterations} decisions in a Rust loop, with the strategy and
+ * the state looked up and locked once, and returns the elapsed nanoseconds (measured in the
+ * binding) and the last decision. Per decision this is what the core costs a
  * host that keeps its allocation state in Rust; the JNI rows add one native call with its
  * argument and result conversions per decision on top.
  */

@@ -6,8 +6,9 @@
 //! What a loop measures: the strategy's `allocate` / `rebalance` on the caller's
 //! `AllocationState`, with both handles looked up and locked once for the whole loop (as a
 //! Rust host holding its state would do); no argument conversion, no result conversion per
-//! decision. The clock (`std::time::Instant`) lives here, in the binding; the core stays
-//! clock-free. Not part of the public API: nothing outside the bench module calls these.
+//! decision. The clock (`std::time::Instant`) lives here, with the benchmarks; the core stays
+//! clock-free. Not part of the public API: compiled into the JNI library only with the crate's
+//! `bench` feature (every Maven build but -Prelease).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -21,9 +22,7 @@ use shardline_core::strategy::{Allocation, InProgress};
 
 use crate::boundary::{entry, Failure, Result};
 use crate::convert::{opt_string, read_strings, string, string_array};
-use crate::handle;
-use crate::state::StateCell;
-use crate::strategy::Strategy;
+use crate::strategy::decide;
 
 fn iterations(n: jint) -> Result<u32> {
     u32::try_from(n)
@@ -64,14 +63,12 @@ pub extern "system" fn Java_org_shardline_bench_InProcess_nAllocate<'l>(
         let shard = string(env, &shard, "shard")?;
         // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
         let (elapsed, last) = unsafe {
-            handle::with::<Strategy, _>(strategy, |s| {
-                let cell = StateCell::get(state)?;
-                let st = cell.read()?;
+            decide(strategy, state, |s, st| {
                 let mut last = Allocation::Pending;
                 let start = Instant::now();
                 for _ in 0..n {
                     last = black_box(s.allocate(
-                        black_box(&st),
+                        black_box(st),
                         black_box(requester.as_deref()),
                         black_box(&shard),
                         None,
@@ -109,13 +106,11 @@ pub extern "system" fn Java_org_shardline_bench_InProcess_nRebalance<'l>(
             .collect();
         // SAFETY: as above.
         let (elapsed, last) = unsafe {
-            handle::with::<Strategy, _>(strategy, |s| {
-                let cell = StateCell::get(state)?;
-                let st = cell.read()?;
+            decide(strategy, state, |s, st| {
                 let mut last = Vec::new();
                 let start = Instant::now();
                 for _ in 0..n {
-                    last = black_box(s.rebalance(black_box(&st), black_box(&in_progress), None)?);
+                    last = black_box(s.rebalance(black_box(st), black_box(&in_progress), None)?);
                 }
                 Ok((start.elapsed(), last))
             })
