@@ -45,12 +45,6 @@ impl Fail {
     pub fn state(message: impl Into<String>) -> Fail {
         Fail::new(Code::InvalidState, message)
     }
-    pub fn reentrant(what: &str) -> Fail {
-        Fail::new(
-            Code::ReentrantCall,
-            format!("{what} was called again from one of its own callbacks (or while a call on it is under way)"),
-        )
-    }
     pub fn closed(what: &str) -> Fail {
         Fail::state(format!("{what} is closed"))
     }

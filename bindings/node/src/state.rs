@@ -4,12 +4,13 @@
 //! Custom strategies receive a read-only view of the state being decided on; the view is
 //! valid only while their callback runs.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::ptr::NonNull;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::HandleCell;
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState as CoreState, Region};
 use shardline_core::cluster::{ClusterView, Member, MemberStatus};
@@ -24,7 +25,7 @@ use crate::js::{Js, V};
 // short-lived, so boxing the state would only add an indirection.
 #[allow(clippy::large_enum_variant)]
 enum Access {
-    Owned(RefCell<CoreState>),
+    Owned(HandleCell<CoreState>),
     /// The state a custom strategy is deciding on, lent for the duration of its callback.
     View(Cell<Option<NonNull<CoreState>>>),
 }
@@ -90,7 +91,7 @@ fn region_js(js: Js, state: &CoreState, r: &Region) -> R<V> {
 impl AllocationState {
     pub fn owned(state: CoreState) -> AllocationState {
         AllocationState {
-            access: Access::Owned(RefCell::new(state)),
+            access: Access::Owned(HandleCell::new("AllocationState", state)),
         }
     }
 
@@ -110,9 +111,7 @@ impl AllocationState {
     pub fn read<T>(&self, f: impl FnOnce(&CoreState) -> R<T>) -> R<T> {
         match &self.access {
             Access::Owned(cell) => {
-                let s = cell
-                    .try_borrow()
-                    .map_err(|_| Fail::reentrant("this AllocationState"))?;
+                let s = cell.read()?;
                 f(&s)
             }
             Access::View(p) => match p.get() {
@@ -129,12 +128,7 @@ impl AllocationState {
     fn write<T>(&self, f: impl FnOnce(&mut CoreState) -> R<T>) -> R<T> {
         match &self.access {
             Access::Owned(cell) => {
-                let mut s = cell.try_borrow_mut().map_err(|_| {
-                    Fail::new(
-                        Code::ReentrantCall,
-                        "this AllocationState is being decided on by a call in progress and cannot change now",
-                    )
-                })?;
+                let mut s = cell.hold()?;
                 f(&mut s)
             }
             Access::View(_) => Err(Fail::new(

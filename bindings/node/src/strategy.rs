@@ -1,14 +1,13 @@
 //! `Strategy`: a built-in allocation strategy made from its configuration, or a custom one
 //! written in JavaScript, both deciding through the core's `AllocationStrategy` trait.
 
-use std::cell::RefCell;
 use std::ffi::CStr;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
-use shardline_bind::{CustomStrategy, Failure};
+use shardline_bind::{CustomStrategy, Failure, HandleCell};
 use shardline_core::allocation::{AllocationState as CoreState, ShardId};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
@@ -189,7 +188,7 @@ impl Spec {
 pub struct Strategy {
     config: Option<StrategyConfig>,
     name: String,
-    inner: RefCell<Box<dyn AllocationStrategy>>,
+    inner: HandleCell<Box<dyn AllocationStrategy>>,
 }
 
 /// The `AllocationState` instance behind an argument.
@@ -221,10 +220,7 @@ impl Strategy {
             None => holder_of(js, this.object.raw()).ok().flatten(),
         };
         boundary(env, holder, |js| {
-            let mut inner = self
-                .inner
-                .try_borrow_mut()
-                .map_err(|_| Fail::reentrant("this Strategy"))?;
+            let mut inner = self.inner.hold()?;
             f(js, &mut **inner)
         })
     }
@@ -267,7 +263,7 @@ impl Strategy {
             Ok(Strategy {
                 config,
                 name,
-                inner: RefCell::new(inner),
+                inner: HandleCell::new("Strategy", inner),
             })
         })
     }
