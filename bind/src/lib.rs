@@ -10,6 +10,7 @@
 
 pub mod handle;
 pub mod ids;
+pub mod objects;
 pub mod status;
 pub mod strategy;
 pub mod tree;

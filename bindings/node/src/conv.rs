@@ -193,12 +193,43 @@ pub fn bytes(js: Js, v: V, name: &str) -> R<Vec<u8>> {
 /// A plain value as JSON would see it: undefined and function properties are left out,
 /// byte arrays become base64 text (the JSON form of a payload), bigints numbers.
 pub fn json(js: Js, v: V, at: &str) -> R<Value> {
-    json_depth(js, v, at, 0)
+    let mut path = Vec::new();
+    json_at(js, v, &mut path).map_err(|why| {
+        let mut place = at.to_owned();
+        for step in &path {
+            match step {
+                Step::Key(k) => place = format!("{place}.{k}"),
+                Step::Index(i) => place = format!("{place}[{i}]"),
+            }
+        }
+        match why {
+            Why::Fail(f) => f,
+            Why::Bad(what) => Fail::invalid(format!("{place}: {what}")),
+        }
+    })
 }
 
-fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
-    if depth > 64 {
-        return Err(Fail::invalid(format!("{at}: nested too deeply (a cycle?)")));
+/// Where in the value the walk is; turned into text only when something is wrong, since a
+/// step input is converted on every call.
+enum Step {
+    Key(String),
+    Index(u32),
+}
+
+enum Why {
+    Fail(Fail),
+    Bad(String),
+}
+
+impl From<Fail> for Why {
+    fn from(f: Fail) -> Why {
+        Why::Fail(f)
+    }
+}
+
+fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
+    if path.len() > 64 {
+        return Err(Why::Bad("nested too deeply (a cycle?)".into()));
     }
     Ok(match js.type_of(v)? {
         Type::Undefined | Type::Null => Value::Null,
@@ -208,15 +239,16 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
             if n.fract() == 0.0 && n.abs() <= MAX_SAFE {
                 Value::Number(Number::from(n as i64))
             } else {
-                Number::from_f64(n)
-                    .map(Value::Number)
-                    .ok_or_else(|| Fail::invalid(format!("{at}: {n} is not a finite number")))?
+                Value::Number(
+                    Number::from_f64(n)
+                        .ok_or_else(|| Why::Bad(format!("{n} is not a finite number")))?,
+                )
             }
         }
         Type::String => Value::String(js.str_of(v)?),
         Type::BigInt => Value::Number(Number::from(
             js.bigint_u64_of(v)?
-                .ok_or_else(|| Fail::invalid(format!("{at}: bigint out of range")))?,
+                .ok_or_else(|| Why::Bad("bigint out of range".into()))?,
         )),
         Type::Object => {
             if let Some(b) = js.bytes_of(v)? {
@@ -225,12 +257,9 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
                 let n = js.array_len(v)?;
                 let mut out = Vec::with_capacity(n as usize);
                 for i in 0..n {
-                    out.push(json_depth(
-                        js,
-                        js.index(v, i)?,
-                        &format!("{at}[{i}]"),
-                        depth + 1,
-                    )?);
+                    path.push(Step::Index(i));
+                    out.push(json_at(js, js.index(v, i)?, path)?);
+                    path.pop();
                 }
                 Value::Array(out)
             } else {
@@ -240,16 +269,19 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
                     if matches!(js.type_of(item)?, Type::Undefined | Type::Function) {
                         continue;
                     }
-                    let path = format!("{at}.{k}");
-                    out.insert(k, json_depth(js, item, &path, depth + 1)?);
+                    path.push(Step::Key(k));
+                    let value = json_at(js, item, path)?;
+                    if let Some(Step::Key(k)) = path.pop() {
+                        out.insert(k, value);
+                    }
                 }
                 Value::Object(out)
             }
         }
-        Type::Function | Type::Symbol | Type::External => {
-            return Err(Fail::invalid(format!(
-                "{at}: {} cannot be converted to data",
-                js.type_of(v)?.name()
+        t @ (Type::Function | Type::Symbol | Type::External) => {
+            return Err(Why::Bad(format!(
+                "{} cannot be converted to data",
+                t.name()
             )))
         }
     })
@@ -286,7 +318,11 @@ fn tree_to_js(js: Js, t: &Tree) -> R<V> {
         Tree::Map(entries) => {
             let o = js.object()?;
             for (k, item) in entries {
-                js.set(o, &tree::key_text(k)?, tree_to_js(js, item)?)?;
+                let item = tree_to_js(js, item)?;
+                match k {
+                    Tree::Text(k) => js.set(o, k, item)?,
+                    k => js.set(o, &tree::key_text(k)?, item)?,
+                }
             }
             Ok(o)
         }

@@ -49,6 +49,14 @@ impl Fail {
         Fail::state(format!("{what} is closed"))
     }
 
+    /// A callback's answer that could not be used: the callback failed, whatever the reason.
+    pub fn into_callback_failure(self) -> Fail {
+        match self {
+            Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
+            t => t,
+        }
+    }
+
     /// A description for the core, which carries only its own error type.
     pub fn to_core(&self) -> shardline_core::Error {
         match self {

@@ -12,6 +12,18 @@ use crate::error::{boundary, Fail, R};
 use crate::js::{Js, V};
 use crate::strategy::{holder_of, HOLDER};
 
+/// Keeps the JavaScript objects a native object's callbacks live on, out of sight on `this`.
+pub fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let h = js.object()?;
+    for (k, v) in entries {
+        js.set(h, k, *v)?;
+    }
+    js.define_hidden(this, HOLDER, h)
+}
+
 pub struct Handle<T> {
     what: &'static str,
     cell: HandleCell<Option<T>>,
@@ -66,7 +78,6 @@ impl<T> Handle<T> {
             drop(old);
             let this = this.object.raw();
             if holder_of(js, this)?.is_some() {
-                let _ = HOLDER;
                 js.delete(this, "__shardline")?;
             }
             Ok(())

@@ -6,8 +6,9 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_bind::ids::{self, HolderOptions, HostClock, SystemClock};
+use shardline_bind::objects::{LayoutSpec, SnowflakeParts};
 use shardline_bind::Failure;
-use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
+use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake};
 use shardline_core::workerid::{
     Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
 };
@@ -21,40 +22,15 @@ use crate::strategy::HOLDER;
 
 /// `{timestampBits = 41, workerBits = 10, sequenceBits = 12, epochMs = 2024-01-01}`.
 fn layout(js: Js, v: Option<V>) -> R<Layout> {
-    let Some(v) = v else {
-        return Ok(Layout::default());
+    let spec = match v {
+        Some(v) => conv::de::<LayoutSpec>(js, v, "layout")?,
+        None => LayoutSpec::default(),
     };
-    let v = conv::object(js, v, "layout")?;
-    let bits = |key: &str, default: u8| -> R<u8> {
-        match conv::field(js, v, key)? {
-            Some(b) => u8::try_from(conv::uint(js, b, &format!("layout.{key}"))?)
-                .map_err(|_| Fail::invalid(format!("layout.{key} is out of range"))),
-            None => Ok(default),
-        }
-    };
-    let epoch = match conv::field(js, v, "epochMs")? {
-        Some(e) => conv::uint(js, e, "layout.epochMs")?,
-        None => DEFAULT_EPOCH_MS,
-    };
-    Ok(Layout::new(
-        bits("timestampBits", 41)?,
-        bits("workerBits", 10)?,
-        bits("sequenceBits", 12)?,
-        epoch,
-    )?)
+    Ok(spec.build()?)
 }
 
 fn layout_js(js: Js, l: &Layout) -> R<V> {
-    let o = js.object()?;
-    js.set(
-        o,
-        "timestampBits",
-        js.number(f64::from(l.timestamp_bits()))?,
-    )?;
-    js.set(o, "workerBits", js.number(f64::from(l.worker_bits()))?)?;
-    js.set(o, "sequenceBits", js.number(f64::from(l.sequence_bits()))?)?;
-    js.set(o, "epochMs", js.number(l.epoch_ms() as f64)?)?;
-    Ok(o)
+    conv::ser(js, &LayoutSpec::from(l))
 }
 
 fn id_arg(js: Js, v: V) -> R<u64> {
@@ -81,12 +57,8 @@ pub fn decompose_snowflake<'a>(
             js,
             (!js.is_nullish(layout_v.raw())?).then_some(layout_v.raw()),
         )?;
-        let p = l.decompose(id_arg(js, id.raw())?);
-        let o = js.object()?;
-        js.set(o, "unixMs", js.number(p.unix_ms as f64)?)?;
-        js.set(o, "worker", js.number(p.worker as f64)?)?;
-        js.set(o, "sequence", js.number(p.sequence as f64)?)?;
-        Ok(unknown(js, o))
+        let p = SnowflakeParts::from(l.decompose(id_arg(js, id.raw())?));
+        Ok(unknown(js, conv::ser(js, &p)?))
     })
 }
 
