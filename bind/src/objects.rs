@@ -8,12 +8,14 @@
 
 use serde::{Deserialize, Serialize};
 use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, Region};
+use shardline_core::allocation::{AllocationState, Region, ShardId};
 use shardline_core::cluster::{Member, MemberStatus};
 use shardline_core::coordinator::PersistentState;
 use shardline_core::region::ShardExtractor;
 use shardline_core::snowflake::{Layout, Parts};
+use shardline_core::strategy::{Allocation, Explanation};
 use shardline_core::version::Version;
+use shardline_core::workerid::Claim;
 use shardline_core::Result;
 
 /// An address argument; `name` says which one in the error.
@@ -137,6 +139,43 @@ impl RegionAssignment<'_> {
     }
 }
 
+/// An allocation with its explanation: `{region, explanation}`, the region null when the
+/// strategy decides later.
+#[derive(Debug, Serialize)]
+pub struct ExplainedAllocation<'a> {
+    pub region: Option<&'a str>,
+    pub explanation: &'a Explanation,
+}
+
+impl<'a> ExplainedAllocation<'a> {
+    pub fn new(a: &'a Allocation, explanation: &'a Explanation) -> Self {
+        let region = match a {
+            Allocation::Region(r) => Some(&**r),
+            Allocation::Pending => None,
+        };
+        ExplainedAllocation {
+            region,
+            explanation,
+        }
+    }
+}
+
+/// A rebalance with its explanation: `{shards, explanation}`, shards in decision order.
+#[derive(Debug, Serialize)]
+pub struct ExplainedRebalance<'a> {
+    pub shards: Vec<&'a str>,
+    pub explanation: &'a Explanation,
+}
+
+impl<'a> ExplainedRebalance<'a> {
+    pub fn new(shards: &'a [ShardId], explanation: &'a Explanation) -> Self {
+        ExplainedRebalance {
+            shards: shards.iter().map(|s| &**s).collect(),
+            explanation,
+        }
+    }
+}
+
 /// A built-in entity-to-shard extractor: `{kind: "pekko", numberOfShards}` or
 /// `{kind: "actor-ts", numShards}`.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -212,6 +251,24 @@ impl From<Parts> for SnowflakeParts {
             worker: p.worker,
             sequence: p.sequence,
         }
+    }
+}
+
+/// A live worker-id claim: `{workerId, owner, incarnation, epoch}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerClaim {
+    pub worker_id: u32,
+    #[serde(flatten)]
+    pub claim: Claim,
+}
+
+impl WorkerClaim {
+    pub fn all(claims: Vec<(u32, Claim)>) -> Vec<WorkerClaim> {
+        claims
+            .into_iter()
+            .map(|(worker_id, claim)| WorkerClaim { worker_id, claim })
+            .collect()
     }
 }
 

@@ -31,18 +31,21 @@ fn failed(role: &str) -> shardline_core::Error {
 fn method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
     match js.type_of(target)? {
         Type::Function => Ok((js.undefined()?, target)),
-        Type::Object => {
-            let f = js.get(target, name)?;
-            if js.type_of(f)? != Type::Function {
-                return Err(Fail::new(
-                    Code::CallbackFailed,
-                    format!("the {role} has no {name} function"),
-                ));
-            }
-            Ok((target, f))
-        }
+        Type::Object => own_method(js, target, role, name),
         _ => Err(Fail::new(Code::CallbackFailed, format!("no {role} is set"))),
     }
+}
+
+/// `target[name]`, which must be a function.
+pub fn own_method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
+    let f = js.get(target, name)?;
+    if js.type_of(f)? != Type::Function {
+        return Err(Fail::new(
+            Code::CallbackFailed,
+            format!("the {role} has no {name} function"),
+        ));
+    }
+    Ok((target, f))
 }
 
 /// Like [`method`], for optional methods: `None` when absent.
@@ -51,7 +54,7 @@ fn optional_method(js: Js, target: V, name: &str) -> R<Option<(V, V)>> {
     Ok((js.type_of(f)? == Type::Function).then_some((target, f)))
 }
 
-fn call(js: Js, recv_f: (V, V), args: &[V]) -> R<V> {
+pub fn call(js: Js, recv_f: (V, V), args: &[V]) -> R<V> {
     Ok(js.call(recv_f.0, recv_f.1, args)?)
 }
 
