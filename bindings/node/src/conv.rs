@@ -287,24 +287,6 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
     })
 }
 
-/// A JSON value as a JavaScript value.
-pub fn to_js(js: Js, v: &Value) -> R<V> {
-    match v {
-        Value::Null => js.null(),
-        Value::Bool(b) => js.boolean(*b),
-        Value::Number(n) => js.number(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => js.string(s),
-        Value::Array(items) => js.array_of(items, |i| to_js(js, i)),
-        Value::Object(map) => {
-            let o = js.object()?;
-            for (k, item) in map {
-                js.set(o, k, to_js(js, item)?)?;
-            }
-            Ok(o)
-        }
-    }
-}
-
 /// A core value's tree as a JavaScript value; bytes become Buffers.
 fn tree_to_js(js: Js, t: &Tree) -> R<V> {
     match t {
