@@ -13,6 +13,7 @@ pub mod driver_host;
 pub mod handle;
 pub mod host_state;
 pub mod ids;
+pub mod objects;
 pub mod status;
 pub mod strategy;
 pub mod tree;

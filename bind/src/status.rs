@@ -121,6 +121,17 @@ impl Failure {
         Self::new(Status::Internal, message)
     }
 
+    /// A panic caught at a boundary (a bug): PANIC with what it said, worded the same in
+    /// every language.
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Failure {
+        let what = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
+        Self::new(Status::Panic, format!("shardline panicked (a bug): {what}"))
+    }
+
     /// What the core sees of a failure it cannot carry itself (its errors have no
     /// callback or re-entry kinds); the binding reports the full failure to its caller.
     pub fn to_core(&self) -> shardline_core::Error {
@@ -147,6 +158,14 @@ impl std::fmt::Display for Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_keeps_what_it_said() {
+        let p = std::panic::catch_unwind(|| panic!("bad {}", 7)).unwrap_err();
+        let f = Failure::from_panic(&*p);
+        assert_eq!(f.status, Status::Panic);
+        assert!(f.message.ends_with("bad 7"), "{}", f.message);
+    }
 
     #[test]
     fn codes_round_trip_and_names_are_distinct() {

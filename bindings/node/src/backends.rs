@@ -10,6 +10,7 @@ use std::time::Instant;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::objects::{LeaseHolder, LeaseOptions};
 use shardline_core::coordinator::{Record, Snapshot};
 use shardline_core::driver::{Clock, EntityHost, ManualClock as CoreClock, Transport};
 use shardline_core::lease::{InMemoryLease as CoreLease, Lease, LeaseGrant};
@@ -30,18 +31,21 @@ fn failed(role: &str) -> shardline_core::Error {
 fn method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
     match js.type_of(target)? {
         Type::Function => Ok((js.undefined()?, target)),
-        Type::Object => {
-            let f = js.get(target, name)?;
-            if js.type_of(f)? != Type::Function {
-                return Err(Fail::new(
-                    Code::CallbackFailed,
-                    format!("the {role} has no {name} function"),
-                ));
-            }
-            Ok((target, f))
-        }
+        Type::Object => own_method(js, target, role, name),
         _ => Err(Fail::new(Code::CallbackFailed, format!("no {role} is set"))),
     }
+}
+
+/// `target[name]`, which must be a function.
+pub fn own_method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
+    let f = js.get(target, name)?;
+    if js.type_of(f)? != Type::Function {
+        return Err(Fail::new(
+            Code::CallbackFailed,
+            format!("the {role} has no {name} function"),
+        ));
+    }
+    Ok((target, f))
 }
 
 /// Like [`method`], for optional methods: `None` when absent.
@@ -50,7 +54,7 @@ fn optional_method(js: Js, target: V, name: &str) -> R<Option<(V, V)>> {
     Ok((js.type_of(f)? == Type::Function).then_some((target, f)))
 }
 
-fn call(js: Js, recv_f: (V, V), args: &[V]) -> R<V> {
+pub fn call(js: Js, recv_f: (V, V), args: &[V]) -> R<V> {
     Ok(js.call(recv_f.0, recv_f.1, args)?)
 }
 
@@ -105,10 +109,7 @@ impl Clock for JsClock {
         let now = error::callback("clock", |js, c| {
             let m = method(js, c, "clock", "nowMs")?;
             let v = call(js, m, &[])?;
-            conv::uint(js, v, "the clock's time").map_err(|e| match e {
-                Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
-                t => t,
-            })
+            conv::uint(js, v, "the clock's time").map_err(Fail::into_callback_failure)
         });
         match now {
             Some(n) => {
@@ -135,13 +136,6 @@ impl Clock for Monotonic {
     }
 }
 
-fn callback_shape(e: Fail) -> Fail {
-    match e {
-        Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
-        t => t,
-    }
-}
-
 pub struct JsLease;
 
 impl Lease for JsLease {
@@ -157,7 +151,7 @@ impl Lease for JsLease {
             }
             conv::de::<LeaseGrant>(js, v, "the lease's grant")
                 .map(Some)
-                .map_err(callback_shape)
+                .map_err(Fail::into_callback_failure)
         })
         .ok_or_else(|| failed("lease acquire"))
     }
@@ -171,7 +165,7 @@ impl Lease for JsLease {
             }
             conv::uint(js, v, "the lease's renewed deadline")
                 .map(Some)
-                .map_err(callback_shape)
+                .map_err(Fail::into_callback_failure)
         })
         .ok_or_else(|| failed("lease renew"))
     }
@@ -193,7 +187,7 @@ fn outcome(js: Js, v: V) -> R<WriteOutcome> {
     if js.is_nullish(v)? || js.type_of(v)? == Type::Boolean && js.bool_of(v)? {
         return Ok(WriteOutcome::Written);
     }
-    conv::de(js, v, "the store's answer").map_err(callback_shape)
+    conv::de(js, v, "the store's answer").map_err(Fail::into_callback_failure)
 }
 
 pub struct JsStore;
@@ -238,7 +232,7 @@ impl Store for JsStore {
             }
             conv::de::<StoredState>(js, v, "the stored state")
                 .map(Some)
-                .map_err(callback_shape)
+                .map_err(Fail::into_callback_failure)
         })
         .ok_or_else(|| failed("store load"))
     }
@@ -459,18 +453,13 @@ impl InMemoryLease {
             let owner = conv::string(js, owner.raw(), "owner")?;
             let ttl = conv::uint(js, ttl_ms.raw(), "ttlMs")?;
             let mut l = CoreLease::new(&owner, ttl);
-            let margin = conv::field_opt(js, options.raw(), "marginMs")?;
-            let drift = conv::field_opt(js, options.raw(), "driftPpm")?;
-            if margin.is_some() || drift.is_some() {
-                let m = match margin {
-                    Some(v) => conv::uint(js, v, "options.marginMs")?,
-                    None => (ttl / 10).min(1_000),
-                };
-                let d = match drift {
-                    Some(v) => conv::uint(js, v, "options.driftPpm")?,
-                    None => 1_000,
-                };
-                l = l.with_safety(m, d);
+            let opts = if js.is_nullish(options.raw())? {
+                LeaseOptions::default()
+            } else {
+                conv::de::<LeaseOptions>(js, options.raw(), "options")?
+            };
+            if let Some((margin, drift)) = opts.safety(ttl) {
+                l = l.with_safety(margin, drift);
             }
             Ok(InMemoryLease { inner: l })
         })
@@ -495,16 +484,11 @@ impl InMemoryLease {
     pub fn holder<'a>(&self, env: &'a Env, now_ms: Unknown) -> Result<Unknown<'a>> {
         boundary(env, None, |js| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let v = match self.inner.holder(now) {
-                Some((o, t)) => {
-                    let v = js.object()?;
-                    js.set(v, "owner", js.string(&o)?)?;
-                    js.set(v, "token", js.number(t.0 as f64)?)?;
-                    v
-                }
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
+            let h = self
+                .inner
+                .holder(now)
+                .map(|(owner, t)| LeaseHolder { owner, token: t.0 });
+            Ok(unknown(js, conv::ser(js, &h)?))
         })
     }
 

@@ -193,12 +193,43 @@ pub fn bytes(js: Js, v: V, name: &str) -> R<Vec<u8>> {
 /// A plain value as JSON would see it: undefined and function properties are left out,
 /// byte arrays become base64 text (the JSON form of a payload), bigints numbers.
 pub fn json(js: Js, v: V, at: &str) -> R<Value> {
-    json_depth(js, v, at, 0)
+    let mut path = Vec::new();
+    json_at(js, v, &mut path).map_err(|why| {
+        let mut place = at.to_owned();
+        for step in &path {
+            match step {
+                Step::Key(k) => place = format!("{place}.{k}"),
+                Step::Index(i) => place = format!("{place}[{i}]"),
+            }
+        }
+        match why {
+            Why::Fail(f) => f,
+            Why::Bad(what) => Fail::invalid(format!("{place}: {what}")),
+        }
+    })
 }
 
-fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
-    if depth > 64 {
-        return Err(Fail::invalid(format!("{at}: nested too deeply (a cycle?)")));
+/// Where in the value the walk is; turned into text only when something is wrong, since a
+/// step input is converted on every call.
+enum Step {
+    Key(String),
+    Index(u32),
+}
+
+enum Why {
+    Fail(Fail),
+    Bad(String),
+}
+
+impl From<Fail> for Why {
+    fn from(f: Fail) -> Why {
+        Why::Fail(f)
+    }
+}
+
+fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
+    if path.len() > 64 {
+        return Err(Why::Bad("nested too deeply (a cycle?)".into()));
     }
     Ok(match js.type_of(v)? {
         Type::Undefined | Type::Null => Value::Null,
@@ -208,15 +239,16 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
             if n.fract() == 0.0 && n.abs() <= MAX_SAFE {
                 Value::Number(Number::from(n as i64))
             } else {
-                Number::from_f64(n)
-                    .map(Value::Number)
-                    .ok_or_else(|| Fail::invalid(format!("{at}: {n} is not a finite number")))?
+                Value::Number(
+                    Number::from_f64(n)
+                        .ok_or_else(|| Why::Bad(format!("{n} is not a finite number")))?,
+                )
             }
         }
         Type::String => Value::String(js.str_of(v)?),
         Type::BigInt => Value::Number(Number::from(
             js.bigint_u64_of(v)?
-                .ok_or_else(|| Fail::invalid(format!("{at}: bigint out of range")))?,
+                .ok_or_else(|| Why::Bad("bigint out of range".into()))?,
         )),
         Type::Object => {
             if let Some(b) = js.bytes_of(v)? {
@@ -225,12 +257,9 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
                 let n = js.array_len(v)?;
                 let mut out = Vec::with_capacity(n as usize);
                 for i in 0..n {
-                    out.push(json_depth(
-                        js,
-                        js.index(v, i)?,
-                        &format!("{at}[{i}]"),
-                        depth + 1,
-                    )?);
+                    path.push(Step::Index(i));
+                    out.push(json_at(js, js.index(v, i)?, path)?);
+                    path.pop();
                 }
                 Value::Array(out)
             } else {
@@ -240,37 +269,22 @@ fn json_depth(js: Js, v: V, at: &str, depth: u32) -> R<Value> {
                     if matches!(js.type_of(item)?, Type::Undefined | Type::Function) {
                         continue;
                     }
-                    let path = format!("{at}.{k}");
-                    out.insert(k, json_depth(js, item, &path, depth + 1)?);
+                    path.push(Step::Key(k));
+                    let value = json_at(js, item, path)?;
+                    if let Some(Step::Key(k)) = path.pop() {
+                        out.insert(k, value);
+                    }
                 }
                 Value::Object(out)
             }
         }
-        Type::Function | Type::Symbol | Type::External => {
-            return Err(Fail::invalid(format!(
-                "{at}: {} cannot be converted to data",
-                js.type_of(v)?.name()
+        t @ (Type::Function | Type::Symbol | Type::External) => {
+            return Err(Why::Bad(format!(
+                "{} cannot be converted to data",
+                t.name()
             )))
         }
     })
-}
-
-/// A JSON value as a JavaScript value.
-pub fn to_js(js: Js, v: &Value) -> R<V> {
-    match v {
-        Value::Null => js.null(),
-        Value::Bool(b) => js.boolean(*b),
-        Value::Number(n) => js.number(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => js.string(s),
-        Value::Array(items) => js.array_of(items, |i| to_js(js, i)),
-        Value::Object(map) => {
-            let o = js.object()?;
-            for (k, item) in map {
-                js.set(o, k, to_js(js, item)?)?;
-            }
-            Ok(o)
-        }
-    }
 }
 
 /// A core value's tree as a JavaScript value; bytes become Buffers.
@@ -286,7 +300,11 @@ fn tree_to_js(js: Js, t: &Tree) -> R<V> {
         Tree::Map(entries) => {
             let o = js.object()?;
             for (k, item) in entries {
-                js.set(o, &tree::key_text(k)?, tree_to_js(js, item)?)?;
+                let item = tree_to_js(js, item)?;
+                match k {
+                    Tree::Text(k) => js.set(o, k, item)?,
+                    k => js.set(o, &tree::key_text(k)?, item)?,
+                }
             }
             Ok(o)
         }
@@ -298,8 +316,30 @@ fn tree_to_js(js: Js, t: &Tree) -> R<V> {
     }
 }
 
+/// A core value as a JavaScript value. Without bytes in it, the value's JSON text goes
+/// through `JSON.parse`, which builds objects far faster than setting their properties one
+/// call at a time (a step's outputs are converted on every call); with bytes, the tree is
+/// walked so that they become Buffers.
 pub fn ser<T: Serialize>(js: Js, v: &T) -> R<V> {
-    tree_to_js(js, &tree::to_tree(v)?)
+    let t = tree::to_tree(v)?;
+    if has_bytes(&t) {
+        return tree_to_js(js, &t);
+    }
+    let text = serde_json::to_string(v)
+        .map_err(|e| Fail::new(Code::Internal, format!("serializing: {e}")))?;
+    let json = js.get(global(js)?, "JSON")?;
+    let parse = js.get(json, "parse")?;
+    Ok(js.call(json, parse, &[js.string(&text)?])?)
+}
+
+fn has_bytes(t: &Tree) -> bool {
+    match t {
+        Tree::Bytes(_) => true,
+        Tree::Array(items) => items.iter().any(has_bytes),
+        Tree::Map(entries) => entries.iter().any(|(k, v)| has_bytes(k) || has_bytes(v)),
+        Tree::Tag(_, inner) => has_bytes(inner),
+        _ => false,
+    }
 }
 
 pub fn de<T: DeserializeOwned>(js: Js, v: V, what: &str) -> R<T> {

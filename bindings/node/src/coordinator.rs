@@ -7,14 +7,16 @@ use napi_derive::napi;
 use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig, Notice};
 use shardline_core::driver::CoordinatorDriver as CoreDriver;
 
+use shardline_bind::objects::RegionAssignment;
+
 use crate::backends;
 use crate::conv;
 use crate::error::R;
-use crate::handle::Handle;
+use crate::handle::{install, Handle};
 use crate::js::{Js, V};
 use crate::proto;
 use crate::state::{self, unknown};
-use crate::strategy::{Spec, HOLDER};
+use crate::strategy::Spec;
 
 struct Common {
     coordinator: CoreCoordinator,
@@ -42,30 +44,12 @@ fn common(js: Js, options: V) -> R<Common> {
     })
 }
 
-fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<()> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let h = js.object()?;
-    for (k, v) in entries {
-        js.set(h, k, *v)?;
-    }
-    js.define_hidden(this, HOLDER, h)
-}
-
 fn notices_js(js: Js, notices: &[Notice]) -> R<V> {
     js.array_of(notices, |n| conv::ser(js, n))
 }
 
 fn regions_js(js: Js, c: &CoreCoordinator) -> R<V> {
-    let regions: Vec<_> = c.state().regions().collect();
-    js.array_of(&regions, |(id, node, shards)| {
-        let o = js.object()?;
-        js.set(o, "region", js.string(id)?)?;
-        js.set(o, "node", js.string(node)?)?;
-        js.set(o, "shards", js.strings(shards)?)?;
-        Ok(o)
-    })
+    conv::ser(js, &RegionAssignment::all(c.state()))
 }
 
 #[napi]

@@ -45,14 +45,16 @@ impl Fail {
     pub fn state(message: impl Into<String>) -> Fail {
         Fail::new(Code::InvalidState, message)
     }
-    pub fn reentrant(what: &str) -> Fail {
-        Fail::new(
-            Code::ReentrantCall,
-            format!("{what} was called again from one of its own callbacks (or while a call on it is under way)"),
-        )
-    }
     pub fn closed(what: &str) -> Fail {
         Fail::state(format!("{what} is closed"))
+    }
+
+    /// A callback's answer that could not be used: the callback failed, whatever the reason.
+    pub fn into_callback_failure(self) -> Fail {
+        match self {
+            Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
+            t => t,
+        }
     }
 
     /// A description for the core, which carries only its own error type.
@@ -115,16 +117,6 @@ impl Drop for Pop {
     }
 }
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".into()
-    }
-}
-
 /// Runs one exported call: pushes its frame, catches panics, and throws whichever failure
 /// comes first (a callback's, then the call's own).
 pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) -> napi::Result<T> {
@@ -141,10 +133,7 @@ pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) 
     let pop = Pop { depth };
     let result = match catch_unwind(AssertUnwindSafe(|| body(js))) {
         Ok(r) => r,
-        Err(p) => Err(Fail::new(
-            Code::Panic,
-            format!("shardline panicked (a bug): {}", panic_message(p)),
-        )),
+        Err(p) => Err(shardline_bind::Failure::from_panic(&*p).into()),
     };
     let first = FRAMES.with(|f| {
         f.borrow_mut()

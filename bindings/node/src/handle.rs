@@ -1,33 +1,45 @@
 //! The cell every stateful native object keeps its core value in.
 //!
-//! A call takes the value mutably for its whole duration, so a callback that calls back into
-//! the same object (even a query) gets REENTRANT_CALL instead of aliasing it; `close()` drops
-//! the value and the object's callbacks, after which every call is INVALID_STATE.
-
-use std::cell::RefCell;
+//! It is the shared handle cell (`shardline_bind::handle`): a call takes the value for its whole
+//! duration, so a callback that calls back into the same object (even a query) gets
+//! REENTRANT_CALL instead of aliasing it; `close()` drops the value and the object's callbacks,
+//! after which every call is INVALID_STATE.
 
 use napi::bindgen_prelude::*;
+use shardline_bind::HandleCell;
 
 use crate::error::{boundary, Fail, R};
 use crate::js::{Js, V};
 use crate::strategy::{holder_of, HOLDER};
 
+/// Keeps the JavaScript objects a native object's callbacks live on, out of sight on `this`.
+pub fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let h = js.object()?;
+    for (k, v) in entries {
+        js.set(h, k, *v)?;
+    }
+    js.define_hidden(this, HOLDER, h)
+}
+
 pub struct Handle<T> {
     what: &'static str,
-    cell: RefCell<Option<T>>,
+    cell: HandleCell<Option<T>>,
 }
 
 impl<T> Handle<T> {
     pub fn new(what: &'static str, value: T) -> Handle<T> {
         Handle {
             what,
-            cell: RefCell::new(Some(value)),
+            cell: HandleCell::new(what, Some(value)),
         }
     }
 
     /// False once closed (a call in progress counts as open).
     pub fn is_open(&self) -> bool {
-        self.cell.try_borrow().map(|c| c.is_some()).unwrap_or(true)
+        self.cell.in_use() || self.cell.hold().is_ok_and(|c| c.is_some())
     }
 
     /// Runs `f` with the object's callbacks reachable (for calls that may call back).
@@ -49,10 +61,7 @@ impl<T> Handle<T> {
         f: impl FnOnce(Js, &mut T) -> R<U>,
     ) -> Result<U> {
         boundary(env, holder, |js| {
-            let mut g = self
-                .cell
-                .try_borrow_mut()
-                .map_err(|_| Fail::reentrant(&format!("this {}", self.what)))?;
+            let mut g = self.cell.hold()?;
             let v = g
                 .as_mut()
                 .ok_or_else(|| Fail::closed(&format!("this {}", self.what)))?;
@@ -63,16 +72,12 @@ impl<T> Handle<T> {
     /// Drops the core value and forgets the callbacks; idempotent.
     pub fn close(&self, env: &Env, this: &This) -> Result<()> {
         boundary(env, None, |js| {
-            let mut g = self
-                .cell
-                .try_borrow_mut()
-                .map_err(|_| Fail::reentrant(&format!("this {}", self.what)))?;
+            let mut g = self.cell.hold()?;
             let old = g.take();
             drop(g);
             drop(old);
             let this = this.object.raw();
             if holder_of(js, this)?.is_some() {
-                let _ = HOLDER;
                 js.delete(this, "__shardline")?;
             }
             Ok(())

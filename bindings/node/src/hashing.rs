@@ -66,7 +66,7 @@ pub fn decide<'a>(env: &'a Env, vector: Unknown, options: Unknown) -> Result<Unk
         };
         let input = conv::json(js, vector.raw(), "vector")?;
         let out = conformance::decide(&input, explain)?;
-        Ok(unknown(js, conv::to_js(js, &out)?))
+        Ok(unknown(js, conv::ser(js, &out)?))
     })
 }
 

@@ -6,12 +6,14 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_bind::ids::{self, HolderOptions, HostClock, SystemClock};
+use shardline_bind::objects::{LayoutSpec, SnowflakeParts, WorkerClaim};
 use shardline_bind::Failure;
-use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake, DEFAULT_EPOCH_MS};
+use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake};
 use shardline_core::workerid::{
     Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
 };
 
+use crate::backends;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::Handle;
@@ -21,40 +23,15 @@ use crate::strategy::HOLDER;
 
 /// `{timestampBits = 41, workerBits = 10, sequenceBits = 12, epochMs = 2024-01-01}`.
 fn layout(js: Js, v: Option<V>) -> R<Layout> {
-    let Some(v) = v else {
-        return Ok(Layout::default());
+    let spec = match v {
+        Some(v) => conv::de::<LayoutSpec>(js, v, "layout")?,
+        None => LayoutSpec::default(),
     };
-    let v = conv::object(js, v, "layout")?;
-    let bits = |key: &str, default: u8| -> R<u8> {
-        match conv::field(js, v, key)? {
-            Some(b) => u8::try_from(conv::uint(js, b, &format!("layout.{key}"))?)
-                .map_err(|_| Fail::invalid(format!("layout.{key} is out of range"))),
-            None => Ok(default),
-        }
-    };
-    let epoch = match conv::field(js, v, "epochMs")? {
-        Some(e) => conv::uint(js, e, "layout.epochMs")?,
-        None => DEFAULT_EPOCH_MS,
-    };
-    Ok(Layout::new(
-        bits("timestampBits", 41)?,
-        bits("workerBits", 10)?,
-        bits("sequenceBits", 12)?,
-        epoch,
-    )?)
+    Ok(spec.build()?)
 }
 
 fn layout_js(js: Js, l: &Layout) -> R<V> {
-    let o = js.object()?;
-    js.set(
-        o,
-        "timestampBits",
-        js.number(f64::from(l.timestamp_bits()))?,
-    )?;
-    js.set(o, "workerBits", js.number(f64::from(l.worker_bits()))?)?;
-    js.set(o, "sequenceBits", js.number(f64::from(l.sequence_bits()))?)?;
-    js.set(o, "epochMs", js.number(l.epoch_ms() as f64)?)?;
-    Ok(o)
+    conv::ser(js, &LayoutSpec::from(l))
 }
 
 fn id_arg(js: Js, v: V) -> R<u64> {
@@ -81,12 +58,8 @@ pub fn decompose_snowflake<'a>(
             js,
             (!js.is_nullish(layout_v.raw())?).then_some(layout_v.raw()),
         )?;
-        let p = l.decompose(id_arg(js, id.raw())?);
-        let o = js.object()?;
-        js.set(o, "unixMs", js.number(p.unix_ms as f64)?)?;
-        js.set(o, "worker", js.number(p.worker as f64)?)?;
-        js.set(o, "sequence", js.number(p.sequence as f64)?)?;
-        Ok(unknown(js, o))
+        let p = SnowflakeParts::from(l.decompose(id_arg(js, id.raw())?));
+        Ok(unknown(js, conv::ser(js, &p)?))
     })
 }
 
@@ -234,15 +207,8 @@ impl WorkerIdRegistry {
     )]
     pub fn live_claims<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         boundary(env, None, |js| {
-            let claims = self.inner.live_claims();
-            let v = js.array_of(&claims, |(id, c)| {
-                let o = js.object()?;
-                js.set(o, "workerId", js.number(f64::from(*id))?)?;
-                js.set(o, "owner", js.string(&c.owner)?)?;
-                js.set(o, "incarnation", js.number(c.incarnation as f64)?)?;
-                js.set(o, "epoch", js.number(c.epoch as f64)?)?;
-                Ok(o)
-            })?;
+            let claims = WorkerClaim::all(self.inner.live_claims());
+            let v = conv::ser(js, &claims)?;
             Ok(unknown(js, v))
         })
     }
@@ -256,16 +222,7 @@ impl WorkerIdRegistry {
         boundary(env, None, |js| {
             let id = u32::try_from(conv::uint(js, worker_id.raw(), "workerId")?)
                 .map_err(|_| Fail::invalid("workerId is out of range"))?;
-            let v = match self.inner.fence(id) {
-                Some(f) => {
-                    let o = js.object()?;
-                    js.set(o, "epoch", js.number(f.epoch as f64)?)?;
-                    js.set(o, "floorMs", js.number(f.floor_ms as f64)?)?;
-                    js.set(o, "hwmMs", js.number(f.hwm_ms as f64)?)?;
-                    o
-                }
-                None => js.null()?,
-            };
+            let v = conv::ser(js, &self.inner.fence(id))?;
             Ok(unknown(js, v))
         })
     }
@@ -285,14 +242,7 @@ type Host<T> = std::result::Result<T, Failure>;
 /// Calls `clock[method](...args)`; a failure is recorded in the frame and wins.
 fn call_clock<T>(method: &str, f: impl FnOnce(Js, V) -> R<T>) -> Host<T> {
     error::callback("clock", |js, c| {
-        let m = js.get(c, method)?;
-        if js.type_of(m)? != Type::Function {
-            return Err(Fail::new(
-                Code::CallbackFailed,
-                format!("the clock has no {method} function"),
-            ));
-        }
-        let v = js.call(c, m, &[])?;
+        let v = backends::call(js, backends::own_method(js, c, "clock", method)?, &[])?;
         f(js, v)
     })
     .ok_or_else(|| Failure::callback_failed(format!("the clock's {method} failed")))
@@ -328,14 +278,8 @@ impl HostClock for NodeClock {
         match self {
             NodeClock::System(c) => c.sleep_until(monotonic_ms),
             NodeClock::Js => error::callback("clock", |js, c| {
-                let f = js.get(c, "sleepUntil")?;
-                if js.type_of(f)? != Type::Function {
-                    return Err(Fail::new(
-                        Code::CallbackFailed,
-                        "the clock has no sleepUntil function",
-                    ));
-                }
-                js.call(c, f, &[js.number(monotonic_ms as f64)?])?;
+                let m = backends::own_method(js, c, "clock", "sleepUntil")?;
+                backends::call(js, m, &[js.number(monotonic_ms as f64)?])?;
                 Ok(())
             })
             .ok_or_else(|| Failure::callback_failed("the clock's sleepUntil failed")),
@@ -410,7 +354,7 @@ impl WorkerIdHolder {
             } else {
                 NodeClock::System(SystemClock::default())
             };
-            let registry = crate::backends::instance::<WorkerIdRegistry>(js, registry.raw())
+            let registry = backends::instance::<WorkerIdRegistry>(js, registry.raw())
                 .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
             let options = HolderOptions {
                 identity: Identity { owner, incarnation },

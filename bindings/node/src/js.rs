@@ -5,7 +5,7 @@
 //! that stay plain `napi_value`s while the core runs. Every helper here works on the JS thread
 //! that owns `env`, inside a native call.
 
-use std::ffi::{c_char, c_void, CString};
+use std::ffi::{c_char, c_void};
 use std::ptr;
 
 use napi::sys;
@@ -288,14 +288,9 @@ impl Js {
         ))
     }
 
+    // Keys go in as string values rather than C strings: no allocation per property.
     pub fn get(&self, obj: V, key: &str) -> R<V> {
-        let key = CString::new(key).map_err(|_| Fail::new(Code::Internal, "NUL in a key"))?;
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_get_named_property(self.env, obj, key.as_ptr(), &mut v) },
-            "get_named_property",
-        )?;
-        Ok(v)
+        self.get_value(obj, self.string(key)?)
     }
 
     pub fn get_value(&self, obj: V, key: V) -> R<V> {
@@ -308,10 +303,10 @@ impl Js {
     }
 
     pub fn set(&self, obj: V, key: &str, v: V) -> R<()> {
-        let key = CString::new(key).map_err(|_| Fail::new(Code::Internal, "NUL in a key"))?;
+        let key = self.string(key)?;
         ok(
-            unsafe { sys::napi_set_named_property(self.env, obj, key.as_ptr(), v) },
-            "set_named_property",
+            unsafe { sys::napi_set_property(self.env, obj, key, v) },
+            "set_property",
         )
     }
 
@@ -369,12 +364,28 @@ impl Js {
 
     /// The UTF-8 contents of a string value (the caller has checked the type).
     pub fn str_of(&self, v: V) -> R<String> {
+        // Most strings here (keys, ids, type tags) are short: one call into a stack buffer
+        // first, and a measured one only when it was filled.
+        let mut small = [0u8; 64];
+        let written = self.utf8_into(v, &mut small)?;
+        // A character that did not fit is left out whole (up to 4 bytes), so only a buffer
+        // with more room than that to spare held the entire string.
+        if written + 4 < small.len() {
+            return utf8(small[..written].to_vec());
+        }
         let mut len = 0usize;
         ok(
             unsafe { sys::napi_get_value_string_utf8(self.env, v, ptr::null_mut(), 0, &mut len) },
             "get_value_string_utf8",
         )?;
         let mut buf = vec![0u8; len + 1];
+        let written = self.utf8_into(v, &mut buf)?;
+        buf.truncate(written);
+        utf8(buf)
+    }
+
+    /// Copies the string's UTF-8 into `buf` (NUL-terminated); returns the bytes written.
+    fn utf8_into(&self, v: V, buf: &mut [u8]) -> R<usize> {
         let mut written = 0usize;
         ok(
             unsafe {
@@ -388,13 +399,7 @@ impl Js {
             },
             "get_value_string_utf8",
         )?;
-        buf.truncate(written);
-        String::from_utf8(buf).map_err(|_| {
-            Fail::new(
-                Code::InvalidArgument,
-                "a string is not valid UTF-16 (lone surrogate)",
-            )
-        })
+        Ok(written)
     }
 
     pub fn f64_of(&self, v: V) -> R<f64> {
@@ -497,4 +502,13 @@ impl Js {
     pub fn throw(&self, v: V) {
         unsafe { sys::napi_throw(self.env, v) };
     }
+}
+
+fn utf8(bytes: Vec<u8>) -> R<String> {
+    String::from_utf8(bytes).map_err(|_| {
+        Fail::new(
+            Code::InvalidArgument,
+            "a string is not valid UTF-16 (lone surrogate)",
+        )
+    })
 }

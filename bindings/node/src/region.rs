@@ -4,56 +4,26 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::objects::ExtractorSpec;
 use shardline_core::driver::RegionDriver as CoreDriver;
 use shardline_core::region::{Region as CoreRegion, RegionConfig, RegionNotice, ShardExtractor};
 
 use crate::backends;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
-use crate::handle::Handle;
+use crate::handle::{install, Handle};
 use crate::js::{Js, Type, V};
 use crate::proto;
 use crate::state::unknown;
-use crate::strategy::HOLDER;
 
 /// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
 /// function from entity id to shard id. `None` in the second place: native.
 fn extractor(js: Js, v: V) -> R<(ShardExtractor, Option<V>)> {
-    match js.type_of(v)? {
-        Type::Function => Ok((ShardExtractor::custom(|e| e.to_owned()), Some(v))),
-        Type::Object => {
-            let kind = conv::string(js, js.get(v, "kind")?, "options.extractor.kind")?;
-            let e = match kind.as_str() {
-                "pekko" => {
-                    let n = conv::int(
-                        js,
-                        js.get(v, "numberOfShards")?,
-                        "options.extractor.numberOfShards",
-                    )?;
-                    let n = i32::try_from(n).map_err(|_| {
-                        Fail::invalid(format!("numberOfShards {n} is out of range"))
-                    })?;
-                    ShardExtractor::pekko(n)?
-                }
-                "actor-ts" => {
-                    let n = conv::uint(js, js.get(v, "numShards")?, "options.extractor.numShards")?;
-                    let n = u32::try_from(n)
-                        .map_err(|_| Fail::invalid(format!("numShards {n} is out of range")))?;
-                    ShardExtractor::actor_ts(n)?
-                }
-                k => {
-                    return Err(Fail::invalid(format!(
-                        "options.extractor.kind: expected \"pekko\" or \"actor-ts\", got {k:?}"
-                    )))
-                }
-            };
-            Ok((e, None))
-        }
-        Type::Undefined | Type::Null => Err(conv::missing("options.extractor")),
-        _ => Err(Fail::invalid(
-            "options.extractor: expected an object or a function",
-        )),
+    if js.type_of(v)? == Type::Function {
+        return Ok((ShardExtractor::custom(|e| e.to_owned()), Some(v)));
     }
+    let spec: ExtractorSpec = conv::de(js, v, "options.extractor")?;
+    Ok((spec.build()?, None))
 }
 
 struct Common {
@@ -77,17 +47,6 @@ fn common(js: Js, o: V) -> R<Common> {
     })
 }
 
-fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<()> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let h = js.object()?;
-    for (k, v) in entries {
-        js.set(h, k, *v)?;
-    }
-    js.define_hidden(this, HOLDER, h)
-}
-
 /// The shard of `entity`, from the JavaScript extractor when there is one.
 fn shard_of(js: Js, js_extractor: bool, region: &CoreRegion, entity: &str) -> R<String> {
     if !js_extractor {
@@ -96,10 +55,7 @@ fn shard_of(js: Js, js_extractor: bool, region: &CoreRegion, entity: &str) -> R<
     let _ = js;
     error::callback("extractor", |js, f| {
         let v = js.call(js.undefined()?, f, &[js.string(entity)?])?;
-        conv::shard(js, v, "the extractor's shard id").map_err(|e| match e {
-            Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
-            t => t,
-        })
+        conv::shard(js, v, "the extractor's shard id").map_err(Fail::into_callback_failure)
     })
     .ok_or_else(|| Fail::new(Code::CallbackFailed, "the extractor failed"))
 }

@@ -17,6 +17,6 @@ pub fn replay<'a>(env: &'a Env, text: Unknown) -> Result<Unknown<'a>> {
     boundary(env, None, |js| {
         let text = conv::string(js, text.raw(), "text")?;
         let out = shardline_core::replay::replay_value(&text)?;
-        Ok(unknown(js, conv::to_js(js, &out)?))
+        Ok(unknown(js, conv::ser(js, &out)?))
     })
 }

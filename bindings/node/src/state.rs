@@ -4,17 +4,18 @@
 //! Custom strategies receive a read-only view of the state being decided on; the view is
 //! valid only while their callback runs.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::ptr::NonNull;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::objects::{self, MemberInit, RegionInfo};
+use shardline_bind::HandleCell;
 use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState as CoreState, Region};
-use shardline_core::cluster::{ClusterView, Member, MemberStatus};
+use shardline_core::allocation::AllocationState as CoreState;
+use shardline_core::cluster::{ClusterView, Member};
 use shardline_core::conformance::{StateDoc, StateRegion};
-use shardline_core::version::Version;
 
 use crate::conv;
 use crate::error::{boundary, Code, Fail, R};
@@ -24,7 +25,7 @@ use crate::js::{Js, V};
 // short-lived, so boxing the state would only add an indirection.
 #[allow(clippy::large_enum_variant)]
 enum Access {
-    Owned(RefCell<CoreState>),
+    Owned(HandleCell<CoreState>),
     /// The state a custom strategy is deciding on, lent for the duration of its callback.
     View(Cell<Option<NonNull<CoreState>>>),
 }
@@ -35,62 +36,18 @@ pub struct AllocationState {
 }
 
 pub fn address(s: &str, name: &str) -> R<Address> {
-    Address::parse(s).map_err(|e| Fail::from(e.context(name)))
+    Ok(objects::address(s, name)?)
 }
 
 /// `{address, status?, appVersion?, dataCenter?, upNumber?}`.
 pub fn member(js: Js, v: V, name: &str) -> R<Member> {
-    let v = conv::object(js, v, name)?;
-    let addr = conv::string(js, js.get(v, "address")?, &format!("{name}.address"))?;
-    let mut m = Member::new(address(&addr, &format!("{name}.address"))?);
-    if let Some(s) = conv::field(js, v, "status")? {
-        let s = conv::string(js, s, &format!("{name}.status"))?;
-        m.status = s
-            .parse::<MemberStatus>()
-            .map_err(|e| Fail::from(e.context(format!("{name}.status"))))?;
-    }
-    if let Some(s) = conv::field(js, v, "appVersion")? {
-        let s = conv::string(js, s, &format!("{name}.appVersion"))?;
-        m.app_version =
-            Version::parse(&s).map_err(|e| Fail::from(e.context(format!("{name}.appVersion"))))?;
-    }
-    if let Some(s) = conv::field(js, v, "dataCenter")? {
-        m.data_center = conv::string(js, s, &format!("{name}.dataCenter"))?;
-    }
-    if let Some(n) = conv::field(js, v, "upNumber")? {
-        let n = conv::int(js, n, &format!("{name}.upNumber"))?;
-        m.up_number = i32::try_from(n)
-            .map_err(|_| Fail::invalid(format!("{name}.upNumber: {n} is out of range")))?;
-    }
-    Ok(m)
-}
-
-pub fn member_js(js: Js, m: &Member) -> R<V> {
-    let o = js.object()?;
-    js.set(o, "address", js.string(m.address.as_str())?)?;
-    js.set(o, "status", js.string(m.status.as_str())?)?;
-    js.set(o, "appVersion", js.string(m.app_version.as_str())?)?;
-    js.set(o, "dataCenter", js.string(&m.data_center)?)?;
-    js.set(o, "upNumber", js.number(f64::from(m.up_number))?)?;
-    Ok(o)
-}
-
-fn region_js(js: Js, state: &CoreState, r: &Region) -> R<V> {
-    let o = js.object()?;
-    js.set(o, "id", js.string(r.id())?)?;
-    js.set(o, "address", js.string(r.address().as_str())?)?;
-    js.set(o, "node", js.string(state.node_of(r).as_str())?)?;
-    js.set(o, "local", js.boolean(r.is_local())?)?;
-    js.set(o, "eligible", js.boolean(r.is_eligible())?)?;
-    let shards: Vec<&str> = r.shards().map(|s| &**s).collect();
-    js.set(o, "shards", js.strings(&shards)?)?;
-    Ok(o)
+    Ok(conv::de::<MemberInit>(js, v, name)?.build(name)?)
 }
 
 impl AllocationState {
     pub fn owned(state: CoreState) -> AllocationState {
         AllocationState {
-            access: Access::Owned(RefCell::new(state)),
+            access: Access::Owned(HandleCell::new("AllocationState", state)),
         }
     }
 
@@ -110,9 +67,7 @@ impl AllocationState {
     pub fn read<T>(&self, f: impl FnOnce(&CoreState) -> R<T>) -> R<T> {
         match &self.access {
             Access::Owned(cell) => {
-                let s = cell
-                    .try_borrow()
-                    .map_err(|_| Fail::reentrant("this AllocationState"))?;
+                let s = cell.read()?;
                 f(&s)
             }
             Access::View(p) => match p.get() {
@@ -129,12 +84,7 @@ impl AllocationState {
     fn write<T>(&self, f: impl FnOnce(&mut CoreState) -> R<T>) -> R<T> {
         match &self.access {
             Access::Owned(cell) => {
-                let mut s = cell.try_borrow_mut().map_err(|_| {
-                    Fail::new(
-                        Code::ReentrantCall,
-                        "this AllocationState is being decided on by a call in progress and cannot change now",
-                    )
-                })?;
+                let mut s = cell.hold()?;
                 f(&mut s)
             }
             Access::View(_) => Err(Fail::new(
@@ -268,12 +218,7 @@ impl AllocationState {
     #[napi(ts_return_type = "Member[]")]
     pub fn members(&self, env: &Env) -> Result<Unknown<'_>> {
         boundary(env, None, |js| {
-            self.read(|s| {
-                let mut ms: Vec<&Member> = s.cluster().members().collect();
-                ms.sort_by(|a, b| a.address.as_str().cmp(b.address.as_str()));
-                let v = js.array_of(&ms, |m| member_js(js, m))?;
-                Ok(unknown(js, v))
-            })
+            self.read(|s| Ok(unknown(js, conv::ser(js, &objects::members(s))?)))
         })
     }
 
@@ -344,11 +289,8 @@ impl AllocationState {
         boundary(env, None, |js| {
             let id = conv::string(js, id.raw(), "id")?;
             self.read(|s| {
-                let v = match s.region(&id) {
-                    Some(r) => region_js(js, s, r)?,
-                    None => js.null()?,
-                };
-                Ok(unknown(js, v))
+                let r = s.region(&id).map(|r| RegionInfo::of(s, r));
+                Ok(unknown(js, conv::ser(js, &r)?))
             })
         })
     }
@@ -357,11 +299,7 @@ impl AllocationState {
     #[napi(ts_return_type = "RegionInfo[]")]
     pub fn regions(&self, env: &Env) -> Result<Unknown<'_>> {
         boundary(env, None, |js| {
-            self.read(|s| {
-                let rs: Vec<&Region> = s.regions().collect();
-                let v = js.array_of(&rs, |r| region_js(js, s, r))?;
-                Ok(unknown(js, v))
-            })
+            self.read(|s| Ok(unknown(js, conv::ser(js, &RegionInfo::all(s))?)))
         })
     }
 }

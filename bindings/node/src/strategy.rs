@@ -1,21 +1,23 @@
 //! `Strategy`: a built-in allocation strategy made from its configuration, or a custom one
 //! written in JavaScript, both deciding through the core's `AllocationStrategy` trait.
 
-use std::cell::RefCell;
 use std::ffi::CStr;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::objects::{ExplainedAllocation, ExplainedRebalance};
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
-use shardline_bind::{CustomStrategy, Failure};
+use shardline_bind::{CustomStrategy, Failure, HandleCell};
 use shardline_core::allocation::{AllocationState as CoreState, ShardId};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };
 
+use crate::backends;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
+use crate::handle::install;
 use crate::js::{Js, Type, V};
 use crate::state::{unknown, AllocationState};
 
@@ -44,13 +46,7 @@ fn threw() -> Failure {
 
 /// Calls `imp[method](view, ...rest)` with `state` lent to a view for the duration.
 fn call_with_view(js: Js, imp: V, method: &str, state: &CoreState, rest: &[V]) -> R<V> {
-    let f = js.get(imp, method)?;
-    if !is_function(js, f)? {
-        return Err(Fail::new(
-            Code::CallbackFailed,
-            format!("the custom strategy has no {method} function"),
-        ));
-    }
+    let (imp, f) = backends::own_method(js, imp, "custom strategy", method)?;
     let env = Env::from_raw(js.env);
     let view = AllocationState::view()
         .into_instance(&env)
@@ -189,7 +185,7 @@ impl Spec {
 pub struct Strategy {
     config: Option<StrategyConfig>,
     name: String,
-    inner: RefCell<Box<dyn AllocationStrategy>>,
+    inner: HandleCell<Box<dyn AllocationStrategy>>,
 }
 
 /// The `AllocationState` instance behind an argument.
@@ -221,10 +217,7 @@ impl Strategy {
             None => holder_of(js, this.object.raw()).ok().flatten(),
         };
         boundary(env, holder, |js| {
-            let mut inner = self
-                .inner
-                .try_borrow_mut()
-                .map_err(|_| Fail::reentrant("this Strategy"))?;
+            let mut inner = self.inner.hold()?;
             f(js, &mut **inner)
         })
     }
@@ -258,16 +251,14 @@ impl Strategy {
             let (config, name) = match &spec {
                 Spec::Builtin(c) => (Some(c.clone()), inner.name().to_owned()),
                 Spec::Custom { name, imp } => {
-                    let h = js.object()?;
-                    js.set(h, "strategy", *imp)?;
-                    js.define_hidden(this_raw, HOLDER, h)?;
+                    install(js, this_raw, &[("strategy", *imp)])?;
                     (None, name.clone())
                 }
             };
             Ok(Strategy {
                 config,
                 name,
-                inner: RefCell::new(inner),
+                inner: HandleCell::new("Strategy", inner),
             })
         })
     }
@@ -350,10 +341,10 @@ impl Strategy {
             let mut e = Explanation::default();
             let a =
                 st.read(|cs| Ok(s.allocate(cs, requester.as_deref(), &shard, Some(&mut e))?))?;
-            let o = js.object()?;
-            js.set(o, "region", allocation_js(js, &a)?)?;
-            js.set(o, "explanation", conv::ser(js, &e)?)?;
-            Ok(unknown(js, o))
+            Ok(unknown(
+                js,
+                conv::ser(js, &ExplainedAllocation::new(&a, &e))?,
+            ))
         })
     }
 
@@ -374,11 +365,10 @@ impl Strategy {
             let ip = in_progress(js, in_prog.raw())?;
             let mut e = Explanation::default();
             let picked = st.read(|cs| Ok(s.rebalance(cs, &ip, Some(&mut e))?))?;
-            let o = js.object()?;
-            let names: Vec<&str> = picked.iter().map(|s| &**s).collect();
-            js.set(o, "shards", js.strings(&names)?)?;
-            js.set(o, "explanation", conv::ser(js, &e)?)?;
-            Ok(unknown(js, o))
+            Ok(unknown(
+                js,
+                conv::ser(js, &ExplainedRebalance::new(&picked, &e))?,
+            ))
         })
     }
 }

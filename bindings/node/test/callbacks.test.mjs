@@ -215,6 +215,8 @@ test('re-entrant calls are refused with REENTRANT_CALL', () => {
   })
   d.start()
   assert.equal(inner?.code, 'REENTRANT_CALL')
+  // The shared handle rule's wording, the same in every language: it names the object.
+  assert.match(inner.message, /RegionDriver was called from one of its own callbacks/)
   assert.equal(wire.length, 1)
 
   const state = twoRegions()
