@@ -7,7 +7,10 @@
 //!   handle are serialised, never interleaved.
 //! * **Never a deadlock:** a thread that is already inside a call on some handle (typically a
 //!   callback) does not wait for a handle another thread holds; it gets REENTRANT_CALL. Only
-//!   threads holding nothing wait, so waits can never form a cycle.
+//!   threads holding nothing wait, so waits can never form a cycle. A call that takes two
+//!   handles (a strategy deciding on a state) takes the strategy first in every language, so
+//!   the same race gives the same answer everywhere: a busy strategy is waited for, a state
+//!   busy on another thread after that is REENTRANT_CALL.
 //! * A call that panicked leaves the object unusable: later calls get PANIC.
 //!
 //! It replaces a `RefCell` (undefined behaviour when a C host shares a handle across

@@ -64,8 +64,8 @@ pub unsafe extern "C" fn shardline_allocate(
         let out_pending = Out::new(out_pending, "out_pending")?;
         let out_explanation = Out::nullable(out_explanation_json);
         let mut explanation = out_explanation.as_ref().map(|_| Explanation::default());
-        let answer = state.read(|st| {
-            strategy.decide(|s| s.allocate(st, requester, shard, explanation.as_mut()))
+        let answer = strategy.decide(state, |s, st| {
+            s.allocate(st, requester, shard, explanation.as_mut())
         })?;
         let region = match &answer {
             Allocation::Region(r) => Some(to_c(r)?),
@@ -127,8 +127,9 @@ pub unsafe extern "C" fn shardline_rebalance(
         let out = Out::new(out, "out")?;
         let out_explanation = Out::nullable(out_explanation_json);
         let mut explanation = out_explanation.as_ref().map(|_| Explanation::default());
-        let picked = state
-            .read(|st| strategy.decide(|s| s.rebalance(st, &in_progress, explanation.as_mut())))?;
+        let picked = strategy.decide(state, |s, st| {
+            s.rebalance(st, &in_progress, explanation.as_mut())
+        })?;
         let list = shardline_shard_list::new(picked.iter().map(|s| &**s))?;
         let explanation = explanation.as_ref().map(explanation_json).transpose()?;
         // SAFETY: caller's contract; nothing can fail past this point.

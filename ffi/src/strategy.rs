@@ -5,11 +5,13 @@ use std::ffi::c_char;
 
 use serde_json::Value;
 use shardline_bind::HandleCell;
+use shardline_core::allocation::AllocationState;
 use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};
 use crate::custom::{take_failure, HostStrategy};
+use crate::state::shardline_state;
 use crate::status::shardline_status;
 
 /// A placement policy. Made by shardline_strategy_new or shardline_strategy_new_custom,
@@ -30,22 +32,25 @@ impl shardline_strategy {
         }
     }
 
-    /// Runs one decision with exclusive use of the strategy. A custom strategy's callback that
-    /// calls back into this same strategy finds it borrowed and gets REENTRANT_CALL. When the
-    /// decision fails inside a callback, the callback's own status replaces the core error.
+    /// Runs one decision on `state` with exclusive use of the strategy. A custom strategy's
+    /// callback that calls back into this same strategy finds it borrowed and gets
+    /// REENTRANT_CALL. When the decision fails inside a callback, the callback's own status
+    /// replaces the core error. The strategy is taken before the state, the order every
+    /// language uses, so a second thread waits for a busy strategy the same way everywhere.
     pub fn decide<R>(
         &self,
-        f: impl FnOnce(&mut dyn AllocationStrategy) -> shardline_core::Result<R>,
+        state: &shardline_state,
+        f: impl FnOnce(&mut dyn AllocationStrategy, &AllocationState) -> shardline_core::Result<R>,
     ) -> Result<R> {
         let mut inner = self.inner.hold()?;
-        match &mut *inner {
-            Inner::BuiltIn(s) => f(&mut **s).map_err(Failure::from),
+        state.read(|st| match &mut *inner {
+            Inner::BuiltIn(s) => f(&mut **s, st).map_err(Failure::from),
             Inner::Custom(c) => {
-                let result = f(c);
+                let result = f(c, st);
                 let failure = take_failure(c);
                 result.map_err(|e| failure.unwrap_or_else(|| e.into()))
             }
-        }
+        })
     }
 
     pub(crate) fn in_use(&self) -> bool {
