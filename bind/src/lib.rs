@@ -8,7 +8,6 @@
 //! the core stays the sans-IO decision engine the CLI and the simulator use, and this crate
 //! only describes how a foreign host talks to it.
 
-pub mod driver_extractor;
 pub mod driver_host;
 pub mod handle;
 pub mod host_state;

@@ -11,7 +11,6 @@ use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, Region, ShardId};
 use shardline_core::cluster::{Member, MemberStatus};
 use shardline_core::coordinator::PersistentState;
-use shardline_core::region::ShardExtractor;
 use shardline_core::snowflake::{Layout, Parts};
 use shardline_core::strategy::{Allocation, Explanation};
 use shardline_core::version::Version;
@@ -172,26 +171,6 @@ impl<'a> ExplainedRebalance<'a> {
         ExplainedRebalance {
             shards: shards.iter().map(|s| &**s).collect(),
             explanation,
-        }
-    }
-}
-
-/// A built-in entity-to-shard extractor: `{kind: "pekko", numberOfShards}` or
-/// `{kind: "actor-ts", numShards}`.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(tag = "kind")]
-pub enum ExtractorSpec {
-    #[serde(rename = "pekko", rename_all = "camelCase")]
-    Pekko { number_of_shards: i32 },
-    #[serde(rename = "actor-ts", rename_all = "camelCase")]
-    ActorTs { num_shards: u32 },
-}
-
-impl ExtractorSpec {
-    pub fn build(self) -> Result<ShardExtractor> {
-        match self {
-            ExtractorSpec::Pekko { number_of_shards } => ShardExtractor::pekko(number_of_shards),
-            ExtractorSpec::ActorTs { num_shards } => ShardExtractor::actor_ts(num_shards),
         }
     }
 }

@@ -4,9 +4,10 @@
 
 use std::ffi::c_char;
 
-use serde::Deserialize;
 use shardline_core::address::Address;
-use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
+use shardline_core::region::{
+    ExtractorDoc, Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor,
+};
 use shardline_core::step_json;
 
 use crate::args::{self, Out};
@@ -61,16 +62,6 @@ impl shardline_region {
 pub(crate) const NO_EXTRACTOR: &str =
     "this region was made without an extractor: route with shardline_region_route_to_shard";
 
-/// The extractor document, as the Node binding's `extractor` object.
-#[derive(Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-enum ExtractorDoc {
-    #[serde(rename = "pekko", rename_all = "camelCase")]
-    Pekko { number_of_shards: i32 },
-    #[serde(rename = "actor-ts", rename_all = "camelCase")]
-    ActorTs { num_shards: u32 },
-}
-
 /// Creates a region; shardline_region_start makes it register with the coordinator.
 ///
 /// @param id names this incarnation of the region (a restarted process picks a new one, e.g.
@@ -110,13 +101,8 @@ pub unsafe extern "C" fn shardline_region_new(
         } else {
             let doc: ExtractorDoc = unsafe { json_arg(extractor_json, "extractor_json") }?;
             Some(
-                match doc {
-                    ExtractorDoc::Pekko { number_of_shards } => {
-                        ShardExtractor::pekko(number_of_shards)
-                    }
-                    ExtractorDoc::ActorTs { num_shards } => ShardExtractor::actor_ts(num_shards),
-                }
-                .map_err(|e| Failure::from(e.context("extractor_json")))?,
+                doc.build()
+                    .map_err(|e| Failure::from(e.context("extractor_json")))?,
             )
         };
         let config = if config_json.is_null() {

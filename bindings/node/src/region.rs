@@ -4,9 +4,10 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_bind::objects::ExtractorSpec;
 use shardline_core::driver::RegionDriver as CoreDriver;
-use shardline_core::region::{Region as CoreRegion, RegionConfig, RegionNotice, ShardExtractor};
+use shardline_core::region::{
+    ExtractorDoc, Region as CoreRegion, RegionConfig, RegionNotice, ShardExtractor,
+};
 
 use crate::backends;
 use crate::conv;
@@ -22,7 +23,7 @@ fn extractor(js: Js, v: V) -> R<(ShardExtractor, Option<V>)> {
     if js.type_of(v)? == Type::Function {
         return Ok((ShardExtractor::custom(|e| e.to_owned()), Some(v)));
     }
-    let spec: ExtractorSpec = conv::de(js, v, "options.extractor")?;
+    let spec: ExtractorDoc = conv::de(js, v, "options.extractor")?;
     Ok((spec.build()?, None))
 }
 

@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString};
 use shardline_core::protocol::Envelope;
 use shardline_core::region::{
-    Region, RegionConfig, RegionInput, RejectReason, Rejected, ShardExtractor,
+    ExtractorDoc, Region, RegionConfig, RegionInput, RejectReason, Rejected, ShardExtractor,
 };
 
 use crate::busy::Enter;
@@ -13,7 +13,6 @@ use crate::errors::{
 };
 use crate::json;
 use crate::outputs;
-use shardline_bind::driver_extractor::ExtractorDoc;
 use shardline_bind::HandleCell;
 
 /// A Python extractor, run before the core sees the message (so its exceptions reach the
@@ -35,7 +34,9 @@ pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)
     }
     let doc: ExtractorDoc = serde_json::from_value(json::config(Some(obj), None)?)
         .map_err(|e| invalid_argument(format!("shard extractor: {e}")))?;
-    let core = doc.build("shard extractor").map_err(failure_err)?;
+    let core = doc
+        .build()
+        .map_err(|e| failure_err(e.context("shard extractor").into()))?;
     Ok((core, Extractor { python: None }))
 }
 

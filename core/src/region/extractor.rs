@@ -2,9 +2,33 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 use crate::hashing::entity::{actor_ts_shard_id, pekko_shard_id};
 use crate::protocol::ShardId;
 use crate::{Error, Result};
+
+/// A built-in extractor as every configuration writes it: `{"kind": "pekko", "numberOfShards":
+/// n}` (Pekko's HashCodeMessageExtractor) or `{"kind": "actor-ts", "numShards": n}`. The C ABI,
+/// every binding and recorded traces read this one form, so ranges and messages are the same
+/// everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum ExtractorDoc {
+    #[serde(rename = "pekko", rename_all = "camelCase")]
+    Pekko { number_of_shards: i32 },
+    #[serde(rename = "actor-ts", rename_all = "camelCase")]
+    ActorTs { num_shards: u32 },
+}
+
+impl ExtractorDoc {
+    pub fn build(self) -> Result<ShardExtractor> {
+        match self {
+            ExtractorDoc::Pekko { number_of_shards } => ShardExtractor::pekko(number_of_shards),
+            ExtractorDoc::ActorTs { num_shards } => ShardExtractor::actor_ts(num_shards),
+        }
+    }
+}
 
 pub enum ShardExtractor {
     /// Pekko `HashCodeMessageExtractor`: `abs(entityId.hashCode % n)`.

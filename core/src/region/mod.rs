@@ -28,7 +28,7 @@ use crate::timers::Timers;
 use crate::{Error, Result};
 
 pub use buffer::Buffered;
-pub use extractor::ShardExtractor;
+pub use extractor::{ExtractorDoc, ShardExtractor};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]

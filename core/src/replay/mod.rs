@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use crate::address::Address;
 use crate::coordinator::{Coordinator, CoordinatorConfig};
-use crate::region::{Region, RegionConfig, ShardExtractor};
+use crate::region::{ExtractorDoc, Region, RegionConfig};
 use crate::strategy::StrategyConfig;
 use crate::{step_json, Error, Result};
 
@@ -41,25 +41,6 @@ pub(crate) enum MachineKind {
     Region,
 }
 
-/// How regions map entity ids to shards (the C ABI's and Node's extractor document).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-pub(crate) enum Extractor {
-    #[serde(rename = "pekko", rename_all = "camelCase")]
-    Pekko { number_of_shards: i32 },
-    #[serde(rename = "actor-ts", rename_all = "camelCase")]
-    ActorTs { num_shards: u32 },
-}
-
-impl Extractor {
-    fn build(self) -> Result<ShardExtractor> {
-        match self {
-            Extractor::Pekko { number_of_shards } => ShardExtractor::pekko(number_of_shards),
-            Extractor::ActorTs { num_shards } => ShardExtractor::actor_ts(num_shards),
-        }
-    }
-}
-
 /// The first line: everything needed to build fresh machines.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -69,7 +50,7 @@ pub(crate) struct Header {
     pub strategy: StrategyConfig,
     pub coordinator: CoordinatorConfig,
     pub region: RegionConfig,
-    pub extractor: Extractor,
+    pub extractor: ExtractorDoc,
     /// How the trace was made (the command line); replay ignores it.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub recorded_by: Value,
@@ -80,7 +61,7 @@ impl Header {
         strategy: StrategyConfig,
         coordinator: CoordinatorConfig,
         region: RegionConfig,
-        extractor: Extractor,
+        extractor: ExtractorDoc,
         recorded_by: Value,
     ) -> Header {
         Header {

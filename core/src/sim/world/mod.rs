@@ -28,8 +28,9 @@ use crate::driver::{CoordinatorDriver, RegionDriver};
 use crate::hashing::entity::pekko_shard_id;
 use crate::lease::InMemoryLease;
 use crate::protocol::{Envelope, ShardId};
+use crate::region::ExtractorDoc;
 use crate::region::{Region, RegionConfig, RegionInput};
-use crate::replay::{Extractor, Header, Recorder, RegionStep};
+use crate::replay::{Header, Recorder, RegionStep};
 use crate::store::InMemoryStore;
 use crate::strategy::StrategyConfig;
 use crate::version::Version;
@@ -352,7 +353,7 @@ impl World {
             self.cfg.strategy.clone(),
             self.cfg.coordinator.clone(),
             self.cfg.region.clone(),
-            Extractor::Pekko {
+            ExtractorDoc::Pekko {
                 number_of_shards: self.cfg.shards as i32,
             },
             recorded_by,
