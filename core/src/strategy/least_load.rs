@@ -795,7 +795,8 @@ impl LeastLoad {
                     // moving a weightless shard helps nobody
                     .filter(|x| x.0 > 0.0)
                     .collect();
-                v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                // listed oldest first, so a stable sort keeps the oldest first among equals
+                v.sort_by(|a, b| b.0.total_cmp(&a.0));
                 v
             });
             let excess = top - ceiling;
