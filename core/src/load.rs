@@ -315,13 +315,17 @@ impl ShardRule {
     }
 }
 
+/// A map keyed by shard id: rounds look shards up by the thousand, so a fast hash (keys are
+/// still seeded per map, so iteration order decides nothing).
+pub(crate) type ShardMap<V> = HashMap<Arc<str>, V, foldhash::fast::RandomState>;
+
 /// Loads, capacities and rules, kept by the allocation state.
 #[derive(Debug, Default)]
 pub(crate) struct LoadBook {
     pub(crate) dims: Dimensions,
     /// Loads other than the unit load.
-    pub(crate) shard_loads: HashMap<Arc<str>, LoadVec>,
-    pub(crate) rules: HashMap<Arc<str>, ShardRule>,
+    pub(crate) shard_loads: ShardMap<LoadVec>,
+    pub(crate) rules: ShardMap<ShardRule>,
     /// Regions whose profile is not the default.
     pub(crate) custom_regions: usize,
 }
@@ -411,6 +415,24 @@ impl ClassIndex {
             set.remove(old);
             set.insert(new);
         }
+    }
+    /// The same classes and entries with every id passed through `renumber`, which must keep
+    /// each class's order (ids only break ties between equal positions, which never occur).
+    pub(crate) fn renumbered(&self, mut renumber: impl FnMut(usize) -> usize) -> ClassIndex {
+        ClassIndex {
+            classes: self
+                .classes
+                .iter()
+                .map(|(k, set)| {
+                    let set = set.iter().map(|e| (e.0, e.1, e.2, renumber(e.3))).collect();
+                    (k.clone(), set)
+                })
+                .collect(),
+        }
+    }
+    /// Every class with its entries.
+    pub(crate) fn groups(&self) -> impl Iterator<Item = (&ClassKey, &BTreeSet<ClassEntry>)> {
+        self.classes.iter()
     }
     /// Per class whose tags cover `required`: its first id that `accepts`.
     pub(crate) fn heads<'a>(

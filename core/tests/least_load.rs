@@ -92,6 +92,25 @@ fn region_id(i: usize) -> String {
 /// `regions` regions with capacities from {1, 2, 4}, `per` shards per region dealt round
 /// robin (a count-balanced start), loads lognormal(0, sigma).
 fn instance(seed: u64, regions: usize, per: usize, sigma: f64) -> AllocationState {
+    instance_in(seed, regions, per, sigma, &Amount::Uniform)
+}
+
+/// The same numbers as one named dimension: one value per region and shard as before, but a
+/// named dimension keeps decisions off the class index and the searched move, on the plain
+/// scans.
+fn named_instance(seed: u64, regions: usize, per: usize, sigma: f64) -> AllocationState {
+    instance_in(seed, regions, per, sigma, &|v| {
+        Amount::PerDimension(BTreeMap::from([("cpu".to_string(), v)]))
+    })
+}
+
+fn instance_in(
+    seed: u64,
+    regions: usize,
+    per: usize,
+    sigma: f64,
+    amount: &dyn Fn(f64) -> Amount,
+) -> AllocationState {
     let mut rng = Rng(seed);
     let first = Address::parse("pekko://sys@10.0.0.0:2552").unwrap();
     let mut state = AllocationState::new(ClusterView::new(first));
@@ -101,13 +120,13 @@ fn instance(seed: u64, regions: usize, per: usize, sigma: f64) -> AllocationStat
         state.add_region(&region_id(i), a, false).unwrap();
         let cap = [1.0, 2.0, 4.0][rng.below(3)];
         state
-            .set_region_capacity(&region_id(i), &Amount::Uniform(cap))
+            .set_region_capacity(&region_id(i), &amount(cap))
             .unwrap();
     }
     for s in 0..regions * per {
         let id = format!("s{s:06}");
         state
-            .set_shard_load(&id, &Amount::Uniform(rng.lognormal(sigma)))
+            .set_shard_load(&id, &amount(rng.lognormal(sigma)))
             .unwrap();
         state.add_shard(&region_id(s % regions), &id).unwrap();
     }
@@ -236,6 +255,23 @@ proptest! {
         // Deterministic: the same start plans the same rounds.
         let mut again = start;
         prop_assert_eq!(plan(&mut make(), &mut again), rounds);
+    }
+
+    /// The indexed, searched path plans exactly as the plain scans over every region and every
+    /// movable shard, round for round, under any move limit and load budget.
+    #[test]
+    fn the_indexed_path_plans_as_the_plain_scan(
+        seed in any::<u64>(),
+        regions in 2usize..16,
+        per in 1usize..30,
+        sigma in 0.1f64..2.0,
+        limit in prop_oneof![Just(i32::MAX), 1i32..20],
+        budget in prop::option::of(1.0f64..20.0),
+    ) {
+        let make = || LeastLoad::new(limit, 1.0, BAND, budget.map(Amount::Uniform)).unwrap();
+        let mut fast = instance(seed, regions, per, sigma);
+        let mut plain = named_instance(seed, regions, per, sigma);
+        prop_assert_eq!(plan(&mut make(), &mut fast), plan(&mut make(), &mut plain));
     }
 
     /// Rules: a round never moves a shard to where it breaks a rule, never breaks a rule a

@@ -24,7 +24,7 @@ use super::{
 use crate::allocation::{AllocationState, Region, RegionId, ShardId};
 use crate::load::{
     check_budget, utilisation, Amount, CapVec, ClassEntry, ClassIndex, ClassKey, LoadVec, Ordered,
-    ShardRule,
+    ShardMap, ShardRule,
 };
 use crate::{Error, Result};
 
@@ -40,7 +40,7 @@ pub struct LeastLoad {
     max_load_moved: Option<Amount>,
     /// Destinations the last rebalance planned, by shard: (source, destination). Pekko's
     /// rebalance only names shards; allocate places them after the hand-off.
-    planned: HashMap<ShardId, (RegionId, RegionId)>,
+    planned: ShardMap<(RegionId, RegionId)>,
 }
 
 impl LeastLoad {
@@ -65,7 +65,7 @@ impl LeastLoad {
             akka: AkkaOptions::default(),
             band,
             max_load_moved,
-            planned: HashMap::new(),
+            planned: ShardMap::default(),
         })
     }
 
@@ -406,7 +406,6 @@ impl AllocationStrategy for LeastLoad {
                     class: None,
                 })
                 .collect(),
-            index: HashMap::new(),
             fixed: HashSet::new(),
             moves: Vec::new(),
             moves_left: limit,
@@ -420,27 +419,25 @@ impl AllocationStrategy for LeastLoad {
             classes: None,
         };
         if self.indexed(state) {
-            let mut ix = ClassIndex::default();
-            for (i, s) in round.slots.iter_mut().enumerate() {
-                let r = s.region;
-                let (Some((leaving, version)), true, false) =
-                    (r.member_class(), r.is_eligible(), r.profile().draining)
-                else {
-                    continue;
-                };
-                let key = ClassKey::new(leaving, version, &r.profile().capacity, &r.profile().tags);
-                let entry = (Ordered(s.load.get(0)), s.count, r.map_position(), i);
-                ix.insert(key.clone(), entry);
-                s.class = Some((key, entry));
+            // The state keeps the same classes current; renumbering its index costs no key
+            // building, where a fresh index per round cost more than the moves.
+            let held = state.receiving_classes();
+            // the round's slot of each state slot the index holds
+            let mut at = Vec::new();
+            for (key, set) in held.groups() {
+                for e in set {
+                    let i = round
+                        .slot_of(state.region_in_slot(e.3))
+                        .expect("a receiving region has a member");
+                    round.slots[i].class = Some((key, (e.0, e.1, e.2, i)));
+                    if at.len() <= e.3 {
+                        at.resize(e.3 + 1, usize::MAX);
+                    }
+                    at[e.3] = i;
+                }
             }
-            round.classes = Some(ix);
+            round.classes = Some(held.renumbered(|id| at[id]));
         }
-        round.index = round
-            .slots
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (&**s.region.id(), i))
-            .collect();
         let fixed = self.fix_rules(&mut round);
         let (optimum, ceiling, stuck) = self.relieve(&mut round);
         for (shard, from, to) in &round.moves {
@@ -482,8 +479,8 @@ impl AllocationStrategy for LeastLoad {
 struct Round<'s> {
     state: &'s AllocationState,
     width: usize,
+    /// In map order.
     slots: Vec<Slot<'s>>,
-    index: HashMap<&'s str, usize>,
     /// Shards moved to fix a rule, before any source's list of movable shards is built (a
     /// band move leaves that list itself).
     fixed: HashSet<ShardId>,
@@ -503,7 +500,7 @@ struct Slot<'s> {
     region: &'s Region,
     load: LoadVec,
     count: usize,
-    class: Option<(ClassKey, ClassEntry)>,
+    class: Option<(&'s ClassKey, ClassEntry)>,
 }
 
 impl<'s> Round<'s> {
@@ -516,27 +513,34 @@ impl<'s> Round<'s> {
         rejected: Option<&mut Vec<Rejection>>,
     ) -> Option<(usize, f64)> {
         let fit = match (&self.classes, rejected) {
-            (Some(ix), None) => {
-                let pin = ask.rule.and_then(|r| r.pin.as_deref());
-                let views: Vec<View> = match pin {
-                    Some(pin) => self
-                        .index
-                        .get(pin)
-                        .map(|&i| self.view(i))
-                        .into_iter()
-                        .collect(),
-                    None => {
-                        let required = ask.rule.map_or(&[][..], |r| &r.tags[..]);
-                        ix.heads(required, |i| refusal(&self.view(i), ask).is_none())
-                            .map(|i| self.view(i))
-                            .collect()
-                    }
-                };
-                strategy.best(self.state, views.into_iter(), ask, None)
-            }
+            (Some(ix), None) => match ask.rule.and_then(|r| r.pin.as_deref()) {
+                Some(pin) => {
+                    let pinned = self.state.region(pin).and_then(|r| self.slot_of(r));
+                    strategy.best(
+                        self.state,
+                        pinned.map(|i| self.view(i)).into_iter(),
+                        ask,
+                        None,
+                    )
+                }
+                None => {
+                    let required = ask.rule.map_or(&[][..], |r| &r.tags[..]);
+                    let heads = ix
+                        .heads(required, |i| refusal(&self.view(i), ask).is_none())
+                        .map(|i| self.view(i));
+                    strategy.best(self.state, heads, ask, None)
+                }
+            },
             (_, rejected) => strategy.best(self.state, self.views(), ask, rejected),
         };
-        fit.map(|f| (self.index[&**f.region.id()], f.after))
+        fit.map(|f| (self.slot_of(f.region).expect("a slot's region"), f.after))
+    }
+
+    /// The slot of a region with a known member.
+    fn slot_of(&self, r: &Region) -> Option<usize> {
+        self.slots
+            .binary_search_by_key(&r.map_position(), |s| s.region.map_position())
+            .ok()
     }
 
     fn view(&self, i: usize) -> View<'_> {
@@ -655,7 +659,7 @@ impl LeastLoad {
             let Some(home) = state.home_of(sh) else {
                 continue;
             };
-            let Some(&i) = round.index.get(&**home.id()) else {
+            let Some(i) = round.slot_of(home) else {
                 continue;
             };
             if listed.contains(&**sh) {
@@ -760,7 +764,7 @@ impl LeastLoad {
         let mut busiest: BTreeSet<(Reverse<Util>, u64, usize)> =
             live.iter().map(|&i| key(round, i)).collect();
         // per source slot: (size on it, sequence, shard), largest first, then oldest
-        let mut lists: HashMap<usize, Vec<(f64, u64, ShardId)>> = HashMap::new();
+        let mut lists: HashMap<usize, Vec<Movable>> = HashMap::new();
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
@@ -774,7 +778,7 @@ impl LeastLoad {
             let cap = &round.slots[s].region.profile().capacity;
             let list = lists.entry(s).or_insert_with(|| {
                 let region = round.slots[s].region;
-                let mut v: Vec<(f64, u64, ShardId)> = region
+                let mut v: Vec<Movable> = region
                     .shards_with_sequence()
                     .filter(|(_, sh)| round.fixed.is_empty() || !round.fixed.contains(*sh))
                     .filter(|(_, sh)| {
@@ -785,16 +789,14 @@ impl LeastLoad {
                                 .is_none_or(|p| **p != **region.id())
                     })
                     .map(|(q, sh)| {
-                        (
-                            utilisation(state.shard_load(sh), None, cap, width),
-                            q,
-                            sh.clone(),
-                        )
+                        let load = state.shard_load(sh);
+                        (utilisation(load, None, cap, width), q, sh, load)
                     })
                     // moving a weightless shard helps nobody
                     .filter(|x| x.0 > 0.0)
                     .collect();
-                v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                // listed oldest first, so a stable sort keeps the oldest first among equals
+                v.sort_by(|a, b| b.0.total_cmp(&a.0));
                 v
             });
             let excess = top - ceiling;
@@ -816,8 +818,7 @@ impl LeastLoad {
             // A move helps when both ends finish below `top`; `None` when it does not fit the
             // budget.
             let helps = |k: usize| -> Option<Option<usize>> {
-                let shard = &list[k].2;
-                let load = state.shard_load(shard);
+                let (_, _, shard, load) = list[k];
                 if !round.fits(load) {
                     return None;
                 }
@@ -889,16 +890,19 @@ impl LeastLoad {
                 stuck = !over_budget;
                 break;
             };
-            let (_, _, shard) = list.remove(k);
+            let (_, _, shard, load) = list.remove(k);
             busiest.remove(&key(round, s));
             busiest.remove(&key(round, d));
-            round.apply(shard.clone(), state.shard_load(&shard), s, d, "band");
+            round.apply(shard.clone(), load, s, d, "band");
             busiest.insert(key(round, s));
             busiest.insert(key(round, d));
         }
         (Some(optimum), Some(ceiling), stuck)
     }
 }
+
+/// A shard a region may give away: (utilisation it adds there, allocation sequence, id, load).
+type Movable<'s> = (f64, u64, &'s ShardId, &'s LoadVec);
 
 fn seq(state: &AllocationState, shard: &str) -> u64 {
     state.shard_sequence(shard).expect("allocated shard")
