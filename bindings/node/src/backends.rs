@@ -1,125 +1,24 @@
-//! Host services for the callback drivers: the in-memory backends (usable directly too) and
-//! adapters that carry the core's calls to JavaScript objects.
-//!
-//! Each adapter finds its object through the frame of the native call under way (see
-//! `error.rs`), so the adapters hold no JavaScript value and are `Send` as the core requires.
+//! Host services for the callback drivers: the in-memory backends (usable directly too), and
+//! the choice between them and JavaScript objects (see `host.rs`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::driver_host as adapt;
 use shardline_bind::objects::{LeaseHolder, LeaseOptions};
 use shardline_core::coordinator::{Record, Snapshot};
-use shardline_core::driver::{Clock, EntityHost, ManualClock as CoreClock, Transport};
+use shardline_core::driver::{Clock, ManualClock as CoreClock};
 use shardline_core::lease::{InMemoryLease as CoreLease, Lease, LeaseGrant};
-use shardline_core::protocol::{EntityId, Envelope, FencingToken, Payload};
-use shardline_core::store::{InMemoryStore as CoreStore, Store, StoredState, WriteOutcome};
+use shardline_core::protocol::FencingToken;
+use shardline_core::store::{InMemoryStore as CoreStore, Store};
 
 use crate::conv;
-use crate::error::{self, boundary, Code, Fail, R};
-use crate::js::{Js, Type, V};
-use crate::proto;
+use crate::error::{boundary, R};
+use crate::host;
+use crate::js::{Js, V};
 use crate::state::unknown;
-
-fn failed(role: &str) -> shardline_core::Error {
-    shardline_core::Error::invalid_state(format!("the {role} callback failed"))
-}
-
-/// `target` itself when it is a function, else its method `name`.
-fn method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
-    match js.type_of(target)? {
-        Type::Function => Ok((js.undefined()?, target)),
-        Type::Object => own_method(js, target, role, name),
-        _ => Err(Fail::new(Code::CallbackFailed, format!("no {role} is set"))),
-    }
-}
-
-/// `target[name]`, which must be a function.
-pub fn own_method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
-    let f = js.get(target, name)?;
-    if js.type_of(f)? != Type::Function {
-        return Err(Fail::new(
-            Code::CallbackFailed,
-            format!("the {role} has no {name} function"),
-        ));
-    }
-    Ok((target, f))
-}
-
-/// Like [`method`], for optional methods: `None` when absent.
-fn optional_method(js: Js, target: V, name: &str) -> R<Option<(V, V)>> {
-    let f = js.get(target, name)?;
-    Ok((js.type_of(f)? == Type::Function).then_some((target, f)))
-}
-
-pub fn call(js: Js, recv_f: (V, V), args: &[V]) -> R<V> {
-    Ok(js.call(recv_f.0, recv_f.1, args)?)
-}
-
-/// Checks that an option meant as a callback object has the methods the core will call.
-pub fn require_methods(js: Js, v: V, what: &str, names: &[&str], function_ok: bool) -> R<()> {
-    match js.type_of(v)? {
-        Type::Function if function_ok => Ok(()),
-        Type::Object => {
-            for n in names {
-                if js.type_of(js.get(v, n)?)? != Type::Function {
-                    return Err(Fail::invalid(format!("{what}.{n}: expected a function")));
-                }
-            }
-            Ok(())
-        }
-        Type::Undefined | Type::Null => Err(conv::missing(what)),
-        _ => Err(Fail::invalid(format!(
-            "{what}: expected {}",
-            if function_ok {
-                "a function or an object"
-            } else {
-                "an object"
-            }
-        ))),
-    }
-}
-
-// ---- adapters -------------------------------------------------------------------------------
-
-pub struct JsTransport;
-
-impl Transport for JsTransport {
-    fn send(&mut self, envelope: Envelope) -> shardline_core::Result<()> {
-        error::callback("transport", |js, t| {
-            let m = method(js, t, "transport", "send")?;
-            call(js, m, &[proto::envelope_js(js, &envelope)?])?;
-            Ok(())
-        })
-        .ok_or_else(|| failed("transport"))
-    }
-}
-
-/// A clock read from JavaScript; a failed read repeats the last good time (and the call
-/// rethrows the failure).
-#[derive(Default)]
-pub struct JsClock {
-    last: AtomicU64,
-}
-
-impl Clock for JsClock {
-    fn now_ms(&self) -> u64 {
-        let now = error::callback("clock", |js, c| {
-            let m = method(js, c, "clock", "nowMs")?;
-            let v = call(js, m, &[])?;
-            conv::uint(js, v, "the clock's time").map_err(Fail::into_callback_failure)
-        });
-        match now {
-            Some(n) => {
-                self.last.fetch_max(n, Ordering::SeqCst);
-                n
-            }
-            None => self.last.load(Ordering::SeqCst),
-        }
-    }
-}
 
 /// Milliseconds since the clock was made, from the OS monotonic clock.
 pub struct Monotonic(Instant);
@@ -133,196 +32,6 @@ impl Monotonic {
 impl Clock for Monotonic {
     fn now_ms(&self) -> u64 {
         self.0.elapsed().as_millis() as u64
-    }
-}
-
-pub struct JsLease;
-
-impl Lease for JsLease {
-    fn acquire(&mut self, now_ms: u64) -> shardline_core::Result<Option<LeaseGrant>> {
-        error::callback("lease", |js, l| {
-            let v = call(
-                js,
-                method(js, l, "lease", "acquire")?,
-                &[js.number(now_ms as f64)?],
-            )?;
-            if js.is_nullish(v)? {
-                return Ok(None);
-            }
-            conv::de::<LeaseGrant>(js, v, "the lease's grant")
-                .map(Some)
-                .map_err(Fail::into_callback_failure)
-        })
-        .ok_or_else(|| failed("lease acquire"))
-    }
-
-    fn renew(&mut self, token: FencingToken, now_ms: u64) -> shardline_core::Result<Option<u64>> {
-        error::callback("lease", |js, l| {
-            let args = [js.number(token.0 as f64)?, js.number(now_ms as f64)?];
-            let v = call(js, method(js, l, "lease", "renew")?, &args)?;
-            if js.is_nullish(v)? {
-                return Ok(None);
-            }
-            conv::uint(js, v, "the lease's renewed deadline")
-                .map(Some)
-                .map_err(Fail::into_callback_failure)
-        })
-        .ok_or_else(|| failed("lease renew"))
-    }
-
-    fn release(&mut self, token: FencingToken) -> shardline_core::Result<()> {
-        error::callback("lease", |js, l| {
-            call(
-                js,
-                method(js, l, "lease", "release")?,
-                &[js.number(token.0 as f64)?],
-            )?;
-            Ok(())
-        })
-        .ok_or_else(|| failed("lease release"))
-    }
-}
-
-fn outcome(js: Js, v: V) -> R<WriteOutcome> {
-    if js.is_nullish(v)? || js.type_of(v)? == Type::Boolean && js.bool_of(v)? {
-        return Ok(WriteOutcome::Written);
-    }
-    conv::de(js, v, "the store's answer").map_err(Fail::into_callback_failure)
-}
-
-pub struct JsStore;
-
-impl Store for JsStore {
-    fn append(
-        &mut self,
-        token: FencingToken,
-        record: &Record,
-    ) -> shardline_core::Result<WriteOutcome> {
-        error::callback("store", |js, s| {
-            let args = [js.number(token.0 as f64)?, conv::ser(js, record)?];
-            outcome(js, call(js, method(js, s, "store", "append")?, &args)?)
-        })
-        .ok_or_else(|| failed("store append"))
-    }
-
-    fn save_snapshot(
-        &mut self,
-        token: FencingToken,
-        snapshot: &Snapshot,
-    ) -> shardline_core::Result<WriteOutcome> {
-        error::callback("store", |js, s| {
-            let args = [js.number(token.0 as f64)?, conv::ser(js, snapshot)?];
-            outcome(
-                js,
-                call(js, method(js, s, "store", "saveSnapshot")?, &args)?,
-            )
-        })
-        .ok_or_else(|| failed("store saveSnapshot"))
-    }
-
-    fn load(&mut self, token: FencingToken) -> shardline_core::Result<Option<StoredState>> {
-        error::callback("store", |js, s| {
-            let v = call(
-                js,
-                method(js, s, "store", "load")?,
-                &[js.number(token.0 as f64)?],
-            )?;
-            if js.is_nullish(v)? {
-                return Ok(None);
-            }
-            conv::de::<StoredState>(js, v, "the stored state")
-                .map(Some)
-                .map_err(Fail::into_callback_failure)
-        })
-        .ok_or_else(|| failed("store load"))
-    }
-}
-
-/// The entity host of a region driver: `startShard`, `deliver`, `stopShard` and the optional
-/// `startEntities`, `undeliverable`, `stopped`.
-pub struct JsHost;
-
-impl EntityHost for JsHost {
-    fn start_shard(&mut self, shard: &str, entities: &[EntityId]) -> shardline_core::Result<()> {
-        error::callback("host", |js, h| {
-            call(
-                js,
-                method(js, h, "host", "startShard")?,
-                &[js.string(shard)?, js.strings(entities)?],
-            )?;
-            Ok(())
-        })
-        .ok_or_else(|| failed("host startShard"))
-    }
-
-    fn start_entities(&mut self, shard: &str, entities: &[EntityId]) -> shardline_core::Result<()> {
-        error::callback("host", |js, h| {
-            let m = match optional_method(js, h, "startEntities")? {
-                Some(m) => m,
-                None => method(js, h, "host", "startShard")?,
-            };
-            call(js, m, &[js.string(shard)?, js.strings(entities)?])?;
-            Ok(())
-        })
-        .ok_or_else(|| failed("host startEntities"))
-    }
-
-    fn deliver(
-        &mut self,
-        shard: &str,
-        entity: &str,
-        payload: Payload,
-    ) -> shardline_core::Result<()> {
-        error::callback("host", |js, h| {
-            let args = [js.string(shard)?, js.string(entity)?, js.buffer(&payload)?];
-            call(js, method(js, h, "host", "deliver")?, &args)?;
-            Ok(())
-        })
-        .ok_or_else(|| failed("host deliver"))
-    }
-
-    fn stop_shard(&mut self, shard: &str) -> shardline_core::Result<bool> {
-        error::callback("host", |js, h| {
-            let v = call(
-                js,
-                method(js, h, "host", "stopShard")?,
-                &[js.string(shard)?],
-            )?;
-            Ok(js.type_of(v)? == Type::Boolean && js.bool_of(v)?)
-        })
-        .ok_or_else(|| failed("host stopShard"))
-    }
-
-    fn undeliverable(
-        &mut self,
-        shard: &str,
-        entity: &str,
-        payload: Payload,
-        reason: &str,
-    ) -> shardline_core::Result<()> {
-        error::callback("host", |js, h| {
-            if let Some(m) = optional_method(js, h, "undeliverable")? {
-                let args = [
-                    js.string(shard)?,
-                    js.string(entity)?,
-                    js.buffer(&payload)?,
-                    js.string(reason)?,
-                ];
-                call(js, m, &args)?;
-            }
-            Ok(())
-        })
-        .ok_or_else(|| failed("host undeliverable"))
-    }
-
-    fn stopped(&mut self) -> shardline_core::Result<()> {
-        error::callback("host", |js, h| {
-            if let Some(m) = optional_method(js, h, "stopped")? {
-                call(js, m, &[])?;
-            }
-            Ok(())
-        })
-        .ok_or_else(|| failed("host stopped"))
     }
 }
 
@@ -353,8 +62,8 @@ pub fn clock(js: Js, v: Option<V>) -> R<(Box<dyn Clock>, bool)> {
     if let Some(c) = instance::<ManualClock>(js, v) {
         return Ok((Box::new(c.inner.clone()), false));
     }
-    require_methods(js, v, "clock", &["nowMs"], true)?;
-    Ok((Box::<JsClock>::default(), true))
+    let c = host::object(js, v, "options.clock", "clock", &adapt::CLOCK)?;
+    Ok((adapt::clock(c), true))
 }
 
 pub fn lease(js: Js, v: Option<V>, owner: &str) -> R<(Box<dyn Lease>, bool)> {
@@ -364,8 +73,8 @@ pub fn lease(js: Js, v: Option<V>, owner: &str) -> R<(Box<dyn Lease>, bool)> {
     if let Some(l) = instance::<InMemoryLease>(js, v) {
         return Ok((Box::new(l.inner.clone()), false));
     }
-    require_methods(js, v, "lease", &["acquire", "renew", "release"], false)?;
-    Ok((Box::new(JsLease), true))
+    let l = host::object(js, v, "options.lease", "lease", &adapt::LEASE)?;
+    Ok((adapt::lease(l), true))
 }
 
 pub fn store(js: Js, v: Option<V>) -> R<(Box<dyn Store>, bool)> {
@@ -375,8 +84,8 @@ pub fn store(js: Js, v: Option<V>) -> R<(Box<dyn Store>, bool)> {
     if let Some(s) = instance::<InMemoryStore>(js, v) {
         return Ok((Box::new(s.inner.clone()), false));
     }
-    require_methods(js, v, "store", &["append", "saveSnapshot", "load"], false)?;
-    Ok((Box::new(JsStore), true))
+    let s = host::object(js, v, "options.store", "store", &adapt::STORE)?;
+    Ok((adapt::store(s), true))
 }
 
 // ---- native backends ------------------------------------------------------------------------

@@ -321,11 +321,15 @@ fn tree_to_js(js: Js, t: &Tree) -> R<V> {
 /// call at a time (a step's outputs are converted on every call); with bytes, the tree is
 /// walked so that they become Buffers.
 pub fn ser<T: Serialize>(js: Js, v: &T) -> R<V> {
-    let t = tree::to_tree(v)?;
-    if has_bytes(&t) {
-        return tree_to_js(js, &t);
+    tree_js(js, &tree::to_tree(v)?)
+}
+
+/// A tree as a JavaScript value (see [`ser`]).
+pub fn tree_js(js: Js, t: &Tree) -> R<V> {
+    if has_bytes(t) {
+        return tree_to_js(js, t);
     }
-    let text = serde_json::to_string(v)
+    let text = serde_json::to_string(t)
         .map_err(|e| Fail::new(Code::Internal, format!("serializing: {e}")))?;
     let json = js.get(global(js)?, "JSON")?;
     let parse = js.get(json, "parse")?;
@@ -340,6 +344,11 @@ fn has_bytes(t: &Tree) -> bool {
         Tree::Tag(_, inner) => has_bytes(inner),
         _ => false,
     }
+}
+
+/// A JavaScript value as a tree, as [`json`] reads it.
+pub fn tree_of(js: Js, v: V, at: &str) -> R<Tree> {
+    Ok(tree::to_tree(&json(js, v, at)?)?)
 }
 
 pub fn de<T: DeserializeOwned>(js: Js, v: V, what: &str) -> R<T> {

@@ -13,10 +13,12 @@ use crate::backends;
 use crate::conv;
 use crate::error::R;
 use crate::handle::{install, Handle};
+use crate::host;
 use crate::js::{Js, V};
 use crate::proto;
 use crate::state::{self, unknown};
 use crate::strategy::Spec;
+use shardline_bind::driver_host as adapt;
 
 struct Common {
     coordinator: CoreCoordinator,
@@ -198,9 +200,7 @@ impl CoordinatorDriver {
             if let Some(imp) = c.imp {
                 holder.push(("strategy", imp));
             }
-            let transport = js.get(o, "transport")?;
-            backends::require_methods(js, transport, "options.transport", &["send"], true)?;
-            holder.push(("transport", transport));
+            let transport = host::option(js, o, "transport", &adapt::TRANSPORT, &mut holder)?;
             let clock_v = conv::field(js, o, "clock")?;
             let (clock, js_clock) = backends::clock(js, clock_v)?;
             if js_clock {
@@ -220,7 +220,7 @@ impl CoordinatorDriver {
             install(js, this_raw, &holder)?;
             let d = CoreDriver::new(
                 c.coordinator,
-                Box::new(backends::JsTransport),
+                adapt::transport(transport),
                 clock,
                 lease,
                 store,

@@ -5,6 +5,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::driver_host::{self as adapt, Adapter};
 use shardline_bind::ids::{self, HolderOptions, HostClock, SystemClock};
 use shardline_bind::objects::{LayoutSpec, SnowflakeParts, WorkerClaim};
 use shardline_bind::Failure;
@@ -15,8 +16,9 @@ use shardline_core::workerid::{
 
 use crate::backends;
 use crate::conv;
-use crate::error::{self, boundary, Code, Fail, R};
+use crate::error::{self, boundary, Fail, R};
 use crate::handle::Handle;
+use crate::host::{self, JsObject};
 use crate::js::{Js, Type, V};
 use crate::state::unknown;
 use crate::strategy::HOLDER;
@@ -232,62 +234,34 @@ impl WorkerIdRegistry {
 /// (a simulation's), or the system clocks, which block the thread while sleeping. What a
 /// failure means is the shared rule (`IdClock`).
 enum NodeClock {
-    Js,
+    Js(Adapter<JsObject>),
     System(SystemClock),
 }
 
-/// What a host clock answers; napi's prelude shadows `Result`.
-type Host<T> = std::result::Result<T, Failure>;
-
-/// Calls `clock[method](...args)`; a failure is recorded in the frame and wins.
-fn call_clock<T>(method: &str, f: impl FnOnce(Js, V) -> R<T>) -> Host<T> {
-    error::callback("clock", |js, c| {
-        let v = backends::call(js, backends::own_method(js, c, "clock", method)?, &[])?;
-        f(js, v)
-    })
-    .ok_or_else(|| Failure::callback_failed(format!("the clock's {method} failed")))
-}
-
-fn read(method: &str) -> Host<u64> {
-    call_clock(method, |js, v| {
-        conv::uint(js, v, method).map_err(|_| {
-            Fail::new(
-                Code::CallbackFailed,
-                format!("the clock's {method}() is not a non-negative integer"),
-            )
-        })
-    })
+impl NodeClock {
+    fn host(&mut self) -> &mut dyn HostClock {
+        match self {
+            NodeClock::Js(c) => c,
+            NodeClock::System(c) => c,
+        }
+    }
 }
 
 impl HostClock for NodeClock {
-    fn wall_ms(&mut self) -> Host<u64> {
-        match self {
-            NodeClock::System(c) => c.wall_ms(),
-            NodeClock::Js => read("wallMs"),
-        }
+    fn wall_ms(&mut self) -> std::result::Result<u64, Failure> {
+        self.host().wall_ms()
     }
 
-    fn monotonic_ms(&mut self) -> Host<u64> {
-        match self {
-            NodeClock::System(c) => c.monotonic_ms(),
-            NodeClock::Js => read("monotonicMs"),
-        }
+    fn monotonic_ms(&mut self) -> std::result::Result<u64, Failure> {
+        self.host().monotonic_ms()
     }
 
-    fn sleep_until(&mut self, monotonic_ms: u64) -> Host<()> {
-        match self {
-            NodeClock::System(c) => c.sleep_until(monotonic_ms),
-            NodeClock::Js => error::callback("clock", |js, c| {
-                let m = backends::own_method(js, c, "clock", "sleepUntil")?;
-                backends::call(js, m, &[js.number(monotonic_ms as f64)?])?;
-                Ok(())
-            })
-            .ok_or_else(|| Failure::callback_failed("the clock's sleepUntil failed")),
-        }
+    fn sleep_until(&mut self, monotonic_ms: u64) -> std::result::Result<(), Failure> {
+        self.host().sleep_until(monotonic_ms)
     }
 
     fn keep(&mut self, failure: Failure) {
-        error::record(failure.into());
+        self.host().keep(failure)
     }
 }
 
@@ -349,10 +323,15 @@ impl WorkerIdHolder {
                 Some(v) => conv::uint(js, v, "options.seed")?,
                 None => 0,
             };
-            let clock = if holder_obj.is_some() {
-                NodeClock::Js
-            } else {
-                NodeClock::System(SystemClock::default())
+            let clock = match conv::field(js, o, "clock")? {
+                Some(c) => NodeClock::Js(adapt::id_clock(host::object(
+                    js,
+                    c,
+                    "options.clock",
+                    "clock",
+                    &adapt::ID_CLOCK,
+                )?)),
+                None => NodeClock::System(SystemClock::default()),
             };
             let registry = backends::instance::<WorkerIdRegistry>(js, registry.raw())
                 .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;

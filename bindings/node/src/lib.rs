@@ -10,6 +10,7 @@ mod coordinator;
 mod error;
 mod handle;
 mod hashing;
+mod host;
 mod ids;
 mod js;
 mod proto;

@@ -15,10 +15,6 @@ pub fn envelope(js: Js, v: V, what: &str) -> R<Envelope> {
     conv::de(js, v, what)
 }
 
-pub fn envelope_js(js: Js, e: &Envelope) -> R<V> {
-    conv::ser(js, e)
-}
-
 /// The input as a JSON value; undefined or null is a missing argument.
 fn input_json(js: Js, v: V) -> R<serde_json::Value> {
     if js.is_nullish(v)? {

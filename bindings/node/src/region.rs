@@ -13,9 +13,11 @@ use crate::backends;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::{install, Handle};
+use crate::host;
 use crate::js::{Js, Type, V};
 use crate::proto;
 use crate::state::unknown;
+use shardline_bind::driver_host as adapt;
 
 /// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
 /// function from entity id to shard id. `None` in the second place: native.
@@ -279,18 +281,8 @@ impl RegionDriver {
             if let Some(f) = c.js_extractor {
                 holder.push(("extractor", f));
             }
-            let transport = js.get(o, "transport")?;
-            backends::require_methods(js, transport, "options.transport", &["send"], true)?;
-            holder.push(("transport", transport));
-            let host = js.get(o, "host")?;
-            backends::require_methods(
-                js,
-                host,
-                "options.host",
-                &["startShard", "deliver", "stopShard"],
-                false,
-            )?;
-            holder.push(("host", host));
+            let transport = host::option(js, o, "transport", &adapt::TRANSPORT, &mut holder)?;
+            let entity_host = host::option(js, o, "host", &adapt::ENTITY_HOST, &mut holder)?;
             let clock_v = conv::field(js, o, "clock")?;
             let (clock, js_clock) = backends::clock(js, clock_v)?;
             if js_clock {
@@ -299,9 +291,9 @@ impl RegionDriver {
             install(js, this_raw, &holder)?;
             let driver = CoreDriver::new(
                 c.region,
-                Box::new(backends::JsTransport),
+                adapt::transport(transport),
                 clock,
-                Box::new(backends::JsHost),
+                adapt::entity_host(entity_host),
             );
             Ok(RegionDriver {
                 inner: Handle::new(

@@ -14,7 +14,6 @@ use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };
 
-use crate::backends;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::install;
@@ -44,9 +43,21 @@ fn threw() -> Failure {
     Failure::callback_failed("threw")
 }
 
+/// `target[name]`, which must be a function.
+pub fn own_method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
+    let f = js.get(target, name)?;
+    if js.type_of(f)? != Type::Function {
+        return Err(Fail::new(
+            Code::CallbackFailed,
+            format!("the {role} has no {name} function"),
+        ));
+    }
+    Ok((target, f))
+}
+
 /// Calls `imp[method](view, ...rest)` with `state` lent to a view for the duration.
 fn call_with_view(js: Js, imp: V, method: &str, state: &CoreState, rest: &[V]) -> R<V> {
-    let (imp, f) = backends::own_method(js, imp, "custom strategy", method)?;
+    let (imp, f) = own_method(js, imp, "custom strategy", method)?;
     let env = Env::from_raw(js.env);
     let view = AllocationState::view()
         .into_instance(&env)

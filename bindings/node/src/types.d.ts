@@ -373,7 +373,7 @@ export interface EntityHost {
   startShard(shard: string, entities: string[]): void
   startEntities?(shard: string, entities: string[]): void
   deliver(shard: string, entity: string, payload: Buffer): void
-  /** true: already stopped; otherwise call `shardStopped(shard)` when it is. */
+  /** true or nothing: already stopped; false: call `shardStopped(shard)` when it is. */
   stopShard(shard: string): boolean | void
   undeliverable?(shard: string, entity: string, payload: Buffer, reason: string): void
   stopped?(): void

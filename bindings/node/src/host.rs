@@ -1,0 +1,130 @@
+//! JavaScript objects as the driver's host objects. `shardline_bind::driver_host` decides
+//! what each role needs and how answers are read; this module only calls JavaScript.
+//!
+//! A [`JsObject`] holds no JavaScript value: it finds its object under its key in the
+//! callback holder of the native call under way (see `error.rs`), so it is `Send` as the core
+//! requires. A value a callback throws is kept in that call's frame and thrown again when the
+//! call returns; the core meanwhile sees a failed callback and carries on as it documents.
+
+use shardline_bind::driver_host::{HostObject, Role};
+use shardline_bind::tree::Tree;
+use shardline_bind::Failure;
+
+use crate::conv;
+use crate::error::{self, Fail, R};
+use crate::js::{Js, Type, V};
+
+/// The object under `key` in the callback holder; a plain function serves a one-method role
+/// (`send`, `nowMs`).
+pub struct JsObject {
+    key: &'static str,
+    callable: bool,
+}
+
+/// The JavaScript name of a method: the shared snake_case one in camelCase.
+fn camel(method: &str) -> String {
+    let mut out = String::with_capacity(method.len());
+    let mut upper = false;
+    for c in method.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.push(c.to_ascii_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn has_method(js: Js, target: V, method: &str) -> R<bool> {
+    let f = js.get(target, &camel(method))?;
+    Ok(js.type_of(f)? == Type::Function)
+}
+
+impl JsObject {
+    /// Runs `f` on this object, in its own handle scope, during the call under way.
+    fn with<T>(&self, f: impl FnOnce(Js, V) -> R<T>) -> R<T> {
+        let Some((js, holder)) = error::current() else {
+            return Err(Failure::internal("a callback outside a native call").into());
+        };
+        let Some(holder) = holder else {
+            return Err(
+                Failure::internal(format!("no {} callback is registered", self.key)).into(),
+            );
+        };
+        js.scoped(|| f(js, js.get(holder, self.key)?))
+    }
+}
+
+impl HostObject for JsObject {
+    fn call(&self, method: &str, args: Vec<Tree>) -> Result<Tree, Failure> {
+        let answer = self.with(|js, target| {
+            let (this, f) = if self.callable {
+                (js.undefined()?, target)
+            } else {
+                (target, js.get(target, &camel(method))?)
+            };
+            let args = args
+                .iter()
+                .map(|a| conv::tree_js(js, a))
+                .collect::<R<Vec<_>>>()?;
+            let answer = js.call(this, f, &args)?;
+            conv::tree_of(js, answer, "the answer")
+        });
+        answer.map_err(|f| match f {
+            Fail::Code { code, message } => Failure::new(code, message),
+            threw @ Fail::Threw(_) => {
+                // The thrown value is what the caller gets; the failure only tells the core.
+                error::record(threw);
+                Failure::callback_failed("threw")
+            }
+        })
+    }
+
+    fn has(&self, method: &str) -> bool {
+        self.callable || matches!(self.with(|js, t| has_method(js, t, method)), Ok(true))
+    }
+
+    fn keep(&self, failure: Failure) -> shardline_core::Error {
+        let core = failure.to_core();
+        error::record(failure.into());
+        core
+    }
+}
+
+/// The option `what` (`v`) as the holder's `key` in `role`, once it has the methods the role
+/// needs.
+pub fn object(js: Js, v: V, what: &str, key: &'static str, role: &Role) -> R<JsObject> {
+    let one_method = role.required.len() == 1;
+    let callable = match js.type_of(v)? {
+        Type::Function if one_method => true,
+        Type::Object | Type::Function => false,
+        Type::Undefined | Type::Null => return Err(conv::missing(what)),
+        _ => {
+            let expected = if one_method {
+                "a function or an object"
+            } else {
+                "an object"
+            };
+            return Err(Fail::invalid(format!("{what}: expected {expected}")));
+        }
+    };
+    role.check(|m| callable || has_method(js, v, m).unwrap_or(false))?;
+    Ok(JsObject { key, callable })
+}
+
+/// The required option `options[key]` in `role`, added to the callback holder under `key`.
+pub fn option(
+    js: Js,
+    options: V,
+    key: &'static str,
+    role: &Role,
+    holder: &mut Vec<(&str, V)>,
+) -> R<JsObject> {
+    let v = js.get(options, key)?;
+    let obj = object(js, v, &format!("options.{key}"), key, role)?;
+    holder.push((key, v));
+    Ok(obj)
+}
