@@ -240,8 +240,8 @@ export type ClockOption = ManualClock | (() => number) | { nowMs(): number }
 
 /** A lease backend written in JavaScript (synchronous). */
 export interface LeaseBackend {
-  /** A grant, or null when someone else holds the lease. */
-  acquire(nowMs: number): LeaseGrant | null
+  /** A grant (or `[token, validUntilMs]`), or null when someone else holds the lease. */
+  acquire(nowMs: number): LeaseGrant | [number, number] | null
   /** The new local deadline, or null when the grant is gone. */
   renew(token: number, nowMs: number): number | null
   release(token: number): void
@@ -249,7 +249,7 @@ export interface LeaseBackend {
 
 /** A state store written in JavaScript (synchronous); writes below the highest token seen must be fenced. */
 export interface StoreBackend {
-  /** undefined/true mean written. */
+  /** undefined/true mean written, false fenced. */
   append(token: number, record: StoredRecord): WriteOutcome | boolean | void
   saveSnapshot(token: number, snapshot: Snapshot): WriteOutcome | boolean | void
   /** The state, or null when `token` is fenced. */
