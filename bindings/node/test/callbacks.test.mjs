@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { AllocationState, Strategy, Coordinator, RegionDriver, ManualClock, ErrorCode } from 'shardline'
+import { AllocationState, Strategy, Coordinator, CoordinatorDriver, RegionDriver, ManualClock, ErrorCode, WorkerIdRegistry, WorkerIdHolder } from 'shardline'
 import { Cluster, node } from './cluster.mjs'
 import { thrown } from './helpers.mjs'
 
@@ -249,4 +249,32 @@ test('options are checked up front', () => {
   assert.equal(thrown(() => new RegionDriver({ ...base, extractor: { kind: 'x' }, host: {} })).code, 'INVALID_ARGUMENT')
   assert.equal(thrown(() => new Coordinator({ strategy: { kind: 'least-shard' }, selfAddress: node(0), config: { handoffTimeoutMs: 0 } })).code, 'INVALID_ARGUMENT')
   assert.equal(thrown(() => new Coordinator({ strategy: { kind: 'least-shard' }, selfAddress: node(0), config: { typo: 1 } })).code, 'INVALID_ARGUMENT')
+})
+
+test('host objects are checked and their answers read by the rules every language shares', () => {
+  const idClock = { wallMs: () => 1, monotonicMs: () => 1 }
+  const noSleep = thrown(() => new WorkerIdHolder(new WorkerIdRegistry(), { owner: 'a', incarnation: 1, clock: idClock }))
+  assert.equal(noSleep.code, 'INVALID_ARGUMENT')
+  assert.match(noSleep.message, /the clock has no sleep_until method/)
+
+  const base = { id: 'a', node: node(1), extractor: { kind: 'actor-ts', numShards: 4 }, transport: () => {} }
+  const host = { startShard() {}, deliver() {}, stopShard() {} }
+  const late = new RegionDriver({ ...base, host, clock: { nowMs: () => 'soon' } })
+  const e = thrown(() => late.start())
+  assert.equal(e.code, 'CALLBACK_FAILED')
+  assert.match(e.message, /the clock's now_ms returned "soon"/)
+
+  // A grant as [token, validUntilMs]: the token it names is the one released.
+  const released = []
+  const d = new CoordinatorDriver({
+    strategy: { kind: 'least-shard' },
+    selfAddress: node(0),
+    transport: () => {},
+    clock: new ManualClock(0),
+    lease: { acquire: () => [7, 60_000], renew: (t, now) => now + 60_000, release: (t) => released.push(t) },
+    store: { append() {}, saveSnapshot: () => false, load: () => null },
+  })
+  d.start()
+  d.stop()
+  assert.deepEqual(released, [7])
 })
