@@ -71,7 +71,13 @@ impl HostObject for JsObject {
                 .map(|a| conv::tree_js(js, a))
                 .collect::<R<Vec<_>>>()?;
             let answer = js.call(this, f, &args)?;
-            conv::tree_of(js, answer, "the answer")
+            conv::tree_of(js, answer, "answer").map_err(|f| match f {
+                Fail::Code { message, .. } => Failure::callback_failed(format!(
+                    "returned something that is not data ({message})"
+                ))
+                .into(),
+                threw => threw,
+            })
         });
         answer.map_err(|f| match f {
             Fail::Code { code, message } => Failure::new(code, message),

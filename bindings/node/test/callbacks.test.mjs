@@ -277,4 +277,15 @@ test('host objects are checked and their answers read by the rules every languag
   d.start()
   d.stop()
   assert.deepEqual(released, [7])
+
+  const odd = new CoordinatorDriver({
+    strategy: { kind: 'least-shard' },
+    selfAddress: node(0),
+    transport: () => {},
+    clock: new ManualClock(0),
+    lease: { acquire: () => ({ token: Symbol('t'), validUntilMs: 1 }), renew() {}, release() {} },
+  })
+  const notData = thrown(() => odd.start())
+  assert.equal(notData.code, 'CALLBACK_FAILED')
+  assert.match(notData.message, /the lease's acquire returned something that is not data \(answer\.token: a symbol/)
 })
