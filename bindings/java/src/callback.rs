@@ -9,7 +9,9 @@
 use jni::objects::{GlobalRef, JObject};
 use jni::JNIEnv;
 
-use crate::boundary::{keep_failure, take_pending_exception, Status};
+use shardline_bind::Failure as BindFailure;
+
+use crate::boundary::{keep_failure, take_pending_exception};
 use crate::vm;
 
 /// Local references a callback may create before its frame is popped; JNI grows the frame
@@ -45,17 +47,12 @@ impl From<jni::errors::Error> for Refusal {
     }
 }
 
-/// Runs `f` with this thread's env inside a fresh local frame. On failure the Java exception
-/// (or a `ShardlineException(CALLBACK_FAILED)` naming `what`) is kept for the boundary and a
-/// core error is returned, so the core unwinds its decision as for any failed callback.
-pub fn call<R>(
-    what: &str,
-    f: impl FnOnce(&mut JNIEnv) -> Result<R, Refusal>,
-) -> shardline_core::Result<R> {
-    let failed = |why: &str| shardline_core::Error::invalid_state(format!("{what}: {why}"));
+/// Runs `f` with this thread's env inside a fresh local frame. A Java exception it throws is
+/// kept for the boundary (`boundary::entry` re-throws it) and the failure only says so.
+pub fn attempt<R>(f: impl FnOnce(&mut JNIEnv) -> Result<R, Refusal>) -> Result<R, BindFailure> {
     let mut env = vm()
         .get_env()
-        .map_err(|e| failed(&format!("no JNI env on this thread ({e})")))?;
+        .map_err(|e| BindFailure::internal(format!("has no JNI env on this thread ({e})")))?;
     let result = env.with_local_frame(
         FRAME,
         |env| -> Result<Result<R, Refusal>, jni::errors::Error> { Ok(f(env)) },
@@ -65,20 +62,28 @@ pub fn call<R>(
         Ok(Err(r)) => r,
         Err(e) => Refusal::from(e),
     };
-    match refusal {
-        Refusal::Threw => {
-            if !take_pending_exception(&mut env) {
-                keep_failure(&mut env, Status::CallbackFailed, &format!("{what} failed"));
-            }
-            Err(failed("the Java callback threw"))
-        }
-        Refusal::Invalid(message) => {
-            take_pending_exception(&mut env);
-            let message = format!("{what}: {message}");
-            keep_failure(&mut env, Status::CallbackFailed, &message);
-            Err(shardline_core::Error::invalid_state(message))
-        }
+    take_pending_exception(&mut env);
+    Err(BindFailure::callback_failed(match refusal {
+        Refusal::Threw => "threw".to_owned(),
+        Refusal::Invalid(message) => message,
+    }))
+}
+
+/// Keeps `failure` for the boundary as a `ShardlineException` (unless a callback's exception
+/// is kept already) and returns what the core sees.
+pub fn keep(failure: BindFailure) -> shardline_core::Error {
+    if let Ok(mut env) = vm().get_env() {
+        keep_failure(&mut env, failure.status, &failure.message);
     }
+    failure.to_core()
+}
+
+/// [`attempt`] for a callback the core cannot name itself: the failure is kept under `what`.
+pub fn call<R>(
+    what: &str,
+    f: impl FnOnce(&mut JNIEnv) -> Result<R, Refusal>,
+) -> shardline_core::Result<R> {
+    attempt(f).map_err(|e| keep(BindFailure::new(e.status, format!("{what}: {}", e.message))))
 }
 
 /// A user object the core calls back, kept alive by a global reference.

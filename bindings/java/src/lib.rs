@@ -25,6 +25,7 @@ mod convert;
 mod coordinator;
 mod driver;
 mod handle;
+mod host;
 mod outputs;
 mod region;
 mod replay;

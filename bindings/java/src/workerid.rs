@@ -4,20 +4,20 @@
 //! The holder waits (backoff, sequence overflow) through the host's `IdClock`, called back on
 //! the calling thread like every other callback.
 
-use jni::objects::{JClass, JLongArray, JObject, JString, JValue};
+use jni::objects::{JClass, JLongArray, JObject, JString};
 use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
-use shardline_bind::ids::{HolderOptions, HostClock};
+use shardline_bind::driver_host::{self, Adapter};
+use shardline_bind::ids::HolderOptions;
 use shardline_bind::workerid_fields;
-use shardline_bind::Failure as BindFailure;
 use shardline_core::snowflake::{Layout, Next, Snowflake};
 use shardline_core::workerid::{Identity, InMemoryRegistry, InMemorySession};
 
 use crate::boundary::{entry, Failure, Result};
-use crate::callback::{call, JavaObject, Refusal};
 use crate::convert::{long_array, opt_long, string, string_array, ttl_ms, unsigned};
 use crate::handle::{self, free_native, Handle};
+use crate::host::JavaHost;
 
 fn layout(t: jint, w: jint, s: jint, epoch: jlong) -> Result<Layout> {
     let v = [t.into(), w.into(), s.into(), epoch];
@@ -307,46 +307,8 @@ pub extern "system" fn Java_org_shardline_InMemorySession_nFree<'l>(
 
 // ---- WorkerIdHolder ------------------------------------------------------------------------
 
-/// The host's clocks for waiting, implemented by a Java `IdClock`.
-/// The host's `IdClock`; what a failure means is the shared rule (`IdClock`).
-pub struct JavaClock(JavaObject);
-
-impl JavaClock {
-    fn read(&self, method: &str) -> std::result::Result<u64, BindFailure> {
-        let target = &self.0.obj;
-        call(&format!("IdClock.{method}"), |env| {
-            let t = env.call_method(target.as_obj(), method, "()J", &[])?.j()?;
-            u64::try_from(t).map_err(|_| Refusal::Invalid(format!("read {t}, before 1970")))
-        })
-        .map_err(|e| BindFailure::callback_failed(e.message()))
-    }
-}
-
-impl HostClock for JavaClock {
-    fn wall_ms(&mut self) -> std::result::Result<u64, BindFailure> {
-        self.read("wallMs")
-    }
-    fn monotonic_ms(&mut self) -> std::result::Result<u64, BindFailure> {
-        self.read("monotonicMs")
-    }
-    fn sleep_until(&mut self, monotonic_ms: u64) -> std::result::Result<(), BindFailure> {
-        let target = &self.0.obj;
-        call("IdClock.sleepUntil", |env| {
-            env.call_method(
-                target.as_obj(),
-                "sleepUntil",
-                "(J)V",
-                &[JValue::Long(opt_long(Some(monotonic_ms)))],
-            )?;
-            Ok(())
-        })
-        .map_err(|e| BindFailure::callback_failed(e.message()))
-    }
-    /// `call` kept the Java exception (or the `ShardlineException` for a bad reading) already.
-    fn keep(&mut self, _: BindFailure) {}
-}
-
-pub type Holder = shardline_bind::ids::Held<InMemorySession, JavaClock>;
+/// The host's `IdClock` through the shared adapter; what a failure means is the shared rule.
+pub type Holder = shardline_bind::ids::Held<InMemorySession, Adapter<JavaHost>>;
 
 /// `config`: {workerBits, spreadWindow (0: lowest first), backoffBaseMs, backoffMaxMs,
 /// maxFailures}; `tenure`: {ttlMs, renewEveryMs, lookaheadMs, marginMs, driftPpm}; `layout`:
@@ -373,7 +335,7 @@ pub extern "system" fn Java_org_shardline_WorkerIdHolder_nAcquire<'l>(
             owner: string(env, &owner, "owner")?,
             incarnation: unsigned(incarnation, "incarnation")?,
         };
-        let clock = JavaClock(JavaObject::new(env, &clock, "clock")?);
+        let clock = driver_host::id_clock(JavaHost::new(env, &clock, "clock")?);
         let registry = unsafe { Handle::<InMemorySession>::get(session) }?.take()?;
         let options = HolderOptions {
             identity: me,

@@ -192,6 +192,40 @@ class DriverTest {
   }
 
   @Test
+  void anAnswerThatDoesNotFitIsCallbackFailedNamingTheRoleAndMethod() throws Exception {
+    Region r = new Region("a", node(1), ShardExtractor.pekko(10));
+    try (RegionDriver d = new RegionDriver(r, e -> {}, () -> -1, new Entities())) {
+      ShardlineException e = assertThrows(ShardlineException.class, d::start);
+      assertEquals(Status.CALLBACK_FAILED, e.status());
+      assertTrue(e.getMessage().contains("the clock's now_ms returned -1"), e.getMessage());
+    }
+    Store garbled =
+        new Store() {
+          @Override
+          public WriteOutcome append(long token, String record) {
+            return WriteOutcome.written();
+          }
+
+          @Override
+          public WriteOutcome saveSnapshot(long token, String snapshot) {
+            return WriteOutcome.written();
+          }
+
+          @Override
+          public Optional<String> load(long token) {
+            return Optional.of("{not json");
+          }
+        };
+    try (Cluster cl = new Cluster(); InMemoryLease lease = new InMemoryLease("c1", 30_000)) {
+      CoordinatorDriver c = cl.coordinator(lease, garbled);
+      ShardlineException e = assertThrows(ShardlineException.class, c::start);
+      assertEquals(Status.CALLBACK_FAILED, e.status());
+      assertTrue(e.getMessage().contains("the store's load returned invalid JSON"), e.getMessage());
+      assertFalse(c.isActive());
+    }
+  }
+
+  @Test
   void callingBackIntoTheRunningDriverIsRefused() throws Exception {
     try (Cluster cl = new Cluster(); InMemoryLease lease = new InMemoryLease("c1", 30_000); InMemoryStore store = new InMemoryStore()) {
       CoordinatorDriver c = cl.coordinator(lease, store);
