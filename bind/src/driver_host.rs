@@ -38,6 +38,42 @@ pub trait HostObject: Send {
     /// Keeps `failure` for the binding's caller (the first failure of a call wins, so an
     /// exception kept earlier is not replaced) and returns what the core sees.
     fn keep(&self, failure: Failure) -> shardline_core::Error;
+
+    /// How the host's language spells method names, so messages name the method the user
+    /// wrote (`nowMs` in JavaScript and Java, `now_ms` in Python and C).
+    fn spelling(&self) -> Spelling {
+        Spelling::Snake
+    }
+}
+
+/// How a language spells the shared snake_case method names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    Snake,
+    Camel,
+}
+
+impl Spelling {
+    pub fn spell(self, method: &str) -> String {
+        match self {
+            Spelling::Snake => method.to_owned(),
+            Spelling::Camel => {
+                let mut out = String::with_capacity(method.len());
+                let mut upper = false;
+                for c in method.chars() {
+                    match c {
+                        '_' => upper = true,
+                        c if upper => {
+                            out.push(c.to_ascii_uppercase());
+                            upper = false;
+                        }
+                        c => out.push(c),
+                    }
+                }
+                out
+            }
+        }
+    }
 }
 
 /// What a role needs of a host object: its name in messages, the methods it must have and
@@ -80,12 +116,18 @@ pub const ENTITY_HOST: Role = Role {
 };
 
 impl Role {
-    /// INVALID_ARGUMENT naming the first required method `has` says is missing.
-    pub fn check(&self, has: impl Fn(&str) -> bool) -> std::result::Result<(), Failure> {
+    /// INVALID_ARGUMENT naming (as `spelling` writes it) the first required method `has` says
+    /// is missing.
+    pub fn check(
+        &self,
+        spelling: Spelling,
+        has: impl Fn(&str) -> bool,
+    ) -> std::result::Result<(), Failure> {
         match self.required.iter().find(|m| !has(m)) {
             Some(m) => Err(Failure::invalid_argument(format!(
-                "the {} has no {m} method",
-                self.name
+                "the {} has no {} method",
+                self.name,
+                spelling.spell(m)
             ))),
             None => Ok(()),
         }
@@ -131,7 +173,12 @@ impl<H: HostObject> Adapter<H> {
     fn blamed(&self, method: &str, f: Failure) -> Failure {
         Failure::new(
             f.status,
-            format!("the {}'s {method} {}", self.role.name, f.message),
+            format!(
+                "the {}'s {} {}",
+                self.role.name,
+                self.host.spelling().spell(method),
+                f.message
+            ),
         )
     }
 
@@ -539,9 +586,23 @@ mod tests {
 
     #[test]
     fn a_missing_required_method_is_named() {
-        let err = ENTITY_HOST.check(|m| m != "deliver").unwrap_err();
+        let err = ENTITY_HOST
+            .check(Spelling::Snake, |m| m != "deliver")
+            .unwrap_err();
         assert_eq!(err.status, crate::Status::InvalidArgument);
         assert_eq!(err.message, "the entity host has no deliver method");
-        assert!(TRANSPORT.check(|m| m == "send").is_ok());
+        assert!(TRANSPORT.check(Spelling::Snake, |m| m == "send").is_ok());
+        let err = ENTITY_HOST
+            .check(Spelling::Camel, |m| m != "stop_shard")
+            .unwrap_err();
+        assert_eq!(err.message, "the entity host has no stopShard method");
+    }
+
+    #[test]
+    fn camel_spelling_joins_words() {
+        assert_eq!(Spelling::Camel.spell("save_snapshot"), "saveSnapshot");
+        assert_eq!(Spelling::Camel.spell("now_ms"), "nowMs");
+        assert_eq!(Spelling::Camel.spell("send"), "send");
+        assert_eq!(Spelling::Snake.spell("now_ms"), "now_ms");
     }
 }

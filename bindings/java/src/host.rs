@@ -9,7 +9,7 @@ use jni::JNIEnv;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use shardline_bind::driver_host::HostObject;
+use shardline_bind::driver_host::{HostObject, Spelling};
 use shardline_bind::tree::{to_tree, Tree};
 use shardline_bind::Failure as BindFailure;
 use shardline_core::coordinator::{Record, Snapshot};
@@ -39,6 +39,10 @@ impl HostObject for JavaHost {
 
     fn keep(&self, failure: BindFailure) -> shardline_core::Error {
         keep(failure)
+    }
+
+    fn spelling(&self) -> Spelling {
+        Spelling::Camel
     }
 }
 

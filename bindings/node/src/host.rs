@@ -6,7 +6,7 @@
 //! requires. A value a callback throws is kept in that call's frame and thrown again when the
 //! call returns; the core meanwhile sees a failed callback and carries on as it documents.
 
-use shardline_bind::driver_host::{HostObject, Role};
+use shardline_bind::driver_host::{HostObject, Role, Spelling};
 use shardline_bind::tree::Tree;
 use shardline_bind::Failure;
 
@@ -23,19 +23,7 @@ pub struct JsObject {
 
 /// The JavaScript name of a method: the shared snake_case one in camelCase.
 fn camel(method: &str) -> String {
-    let mut out = String::with_capacity(method.len());
-    let mut upper = false;
-    for c in method.chars() {
-        match c {
-            '_' => upper = true,
-            c if upper => {
-                out.push(c.to_ascii_uppercase());
-                upper = false;
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    Spelling::Camel.spell(method)
 }
 
 fn has_method(js: Js, target: V, method: &str) -> R<bool> {
@@ -98,6 +86,10 @@ impl HostObject for JsObject {
         error::record(failure.into());
         core
     }
+
+    fn spelling(&self) -> Spelling {
+        Spelling::Camel
+    }
 }
 
 /// The option `what` (`v`) as the holder's `key` in `role`, once it has the methods the role
@@ -117,7 +109,9 @@ pub fn object(js: Js, v: V, what: &str, key: &'static str, role: &Role) -> R<JsO
             return Err(Fail::invalid(format!("{what}: expected {expected}")));
         }
     };
-    role.check(|m| callable || has_method(js, v, m).unwrap_or(false))?;
+    role.check(Spelling::Camel, |m| {
+        callable || has_method(js, v, m).unwrap_or(false)
+    })?;
     Ok(JsObject { key, callable })
 }
 

@@ -255,14 +255,14 @@ test('host objects are checked and their answers read by the rules every languag
   const idClock = { wallMs: () => 1, monotonicMs: () => 1 }
   const noSleep = thrown(() => new WorkerIdHolder(new WorkerIdRegistry(), { owner: 'a', incarnation: 1, clock: idClock }))
   assert.equal(noSleep.code, 'INVALID_ARGUMENT')
-  assert.match(noSleep.message, /the clock has no sleep_until method/)
+  assert.match(noSleep.message, /the clock has no sleepUntil method/)
 
   const base = { id: 'a', node: node(1), extractor: { kind: 'actor-ts', numShards: 4 }, transport: () => {} }
   const host = { startShard() {}, deliver() {}, stopShard() {} }
   const late = new RegionDriver({ ...base, host, clock: { nowMs: () => 'soon' } })
   const e = thrown(() => late.start())
   assert.equal(e.code, 'CALLBACK_FAILED')
-  assert.match(e.message, /the clock's now_ms returned "soon"/)
+  assert.match(e.message, /the clock's nowMs returned "soon"/)
 
   // A grant as [token, validUntilMs]: the token it names is the one released.
   const released = []

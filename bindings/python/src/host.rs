@@ -7,7 +7,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use shardline_bind::driver_host::{self as adapt, HostObject, Role};
+use shardline_bind::driver_host::{self as adapt, HostObject, Role, Spelling};
 use shardline_bind::tree::{self, Tree};
 use shardline_bind::Failure;
 use shardline_core::driver::{Clock, EntityHost, Transport};
@@ -33,7 +33,8 @@ impl PyHost {
             raised: raised.clone(),
             callable,
         };
-        role.check(|m| host.has(m)).map_err(failure_err)?;
+        role.check(Spelling::Snake, |m| host.has(m))
+            .map_err(failure_err)?;
         Ok(host)
     }
 

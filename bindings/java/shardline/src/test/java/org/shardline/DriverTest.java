@@ -197,7 +197,7 @@ class DriverTest {
     try (RegionDriver d = new RegionDriver(r, e -> {}, () -> -1, new Entities())) {
       ShardlineException e = assertThrows(ShardlineException.class, d::start);
       assertEquals(Status.CALLBACK_FAILED, e.status());
-      assertTrue(e.getMessage().contains("the clock's now_ms returned -1"), e.getMessage());
+      assertTrue(e.getMessage().contains("the clock's nowMs returned -1"), e.getMessage());
     }
     Store garbled =
         new Store() {
