@@ -14,7 +14,7 @@ use crate::cluster::{ClusterView, Member, MemberStatus};
 use crate::javasort::{self, ContractViolation};
 use crate::load::{
     Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
-    RegionProfile, ShardRule,
+    RegionProfile, ShardMap, ShardRule,
 };
 use crate::version::{OrderlyVersions, Version, VersionKey};
 use crate::{Error, Result};
@@ -119,12 +119,12 @@ pub struct AllocationState {
     cluster: ClusterView,
     slots: Vec<Option<Region>>,
     free: Vec<usize>,
-    by_id: HashMap<RegionId, usize>,
+    by_id: ShardMap<usize>,
     order: BTreeMap<u64, usize>,
     next_pos: u64,
     next_candidate: u64,
     next_seq: u64,
-    homes: HashMap<ShardId, Home>,
+    homes: ShardMap<Home>,
     /// node address -> map positions of the regions on it
     by_node: HashMap<String, BTreeSet<u64>>,
     rank_all: BTreeSet<RankKey>,
@@ -149,12 +149,12 @@ impl AllocationState {
             cluster,
             slots: Vec::new(),
             free: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: ShardMap::default(),
             order: BTreeMap::new(),
             next_pos: 0,
             next_candidate: 0,
             next_seq: 0,
-            homes: HashMap::new(),
+            homes: ShardMap::default(),
             by_node: HashMap::new(),
             rank_all: BTreeSet::new(),
             rank_eligible: BTreeSet::new(),
@@ -317,14 +317,18 @@ impl AllocationState {
                 "shard {shard:?} is already allocated to region {owner:?}"
             )));
         }
-        let shard: ShardId = Arc::from(shard);
+        // a shard with a load set shares the load book's id rather than allocating its own
+        let (shard, load): (ShardId, &LoadVec) = match self.loads.shard_loads.get_key_value(shard) {
+            Some((id, load)) => (id.clone(), load),
+            None => (Arc::from(shard), &LoadVec::UNIT),
+        };
         let seq = self.next_seq;
         self.next_seq += 1;
+        let r = self.slots[slot].as_mut().expect("live");
+        r.load.add(load);
         self.recount(slot, |shards| {
             shards.insert(seq, shard.clone());
         });
-        let load = self.loads.load_of(&shard);
-        self.slots[slot].as_mut().expect("live").load.add(load);
         self.reentry(slot);
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
