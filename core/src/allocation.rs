@@ -14,7 +14,7 @@ use crate::cluster::{ClusterView, Member, MemberStatus};
 use crate::javasort::{self, ContractViolation};
 use crate::load::{
     Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
-    RegionProfile, ShardRule,
+    RegionProfile, ShardMap, ShardRule,
 };
 use crate::version::{OrderlyVersions, Version, VersionKey};
 use crate::{Error, Result};
@@ -31,7 +31,9 @@ pub struct Region {
     pos: u64,
     candidate_pos: u64,
     eligible: bool,
-    shards: BTreeMap<u64, ShardId>,
+    /// Each shard with its load, kept here so listing a region's shards by load reads them
+    /// in place rather than looking each up in the load book.
+    shards: BTreeMap<u64, (ShardId, LoadVec)>,
     /// What the ranking indexes hold for this region, so it can be taken out even after the
     /// member it was ranked by has changed.
     rank: Option<(RankKey, MemberStatus, Version)>,
@@ -64,12 +66,12 @@ impl Region {
     }
     /// Shards in allocation order, oldest first.
     pub fn shards(&self) -> impl DoubleEndedIterator<Item = &ShardId> + ExactSizeIterator {
-        self.shards.values()
+        self.shards.values().map(|(s, _)| s)
     }
     /// Shards in allocation order with their allocation sequence (see
-    /// [`AllocationState::shard_sequence`]).
-    pub fn shards_with_sequence(&self) -> impl Iterator<Item = (u64, &ShardId)> {
-        self.shards.iter().map(|(k, v)| (*k, v))
+    /// [`AllocationState::shard_sequence`]) and load.
+    pub fn shards_with_load(&self) -> impl Iterator<Item = (u64, &ShardId, &LoadVec)> {
+        self.shards.iter().map(|(k, (s, l))| (*k, s, l))
     }
     /// Position in map order (registration order); smaller is earlier.
     pub fn map_position(&self) -> u64 {
@@ -119,12 +121,12 @@ pub struct AllocationState {
     cluster: ClusterView,
     slots: Vec<Option<Region>>,
     free: Vec<usize>,
-    by_id: HashMap<RegionId, usize>,
+    by_id: ShardMap<usize>,
     order: BTreeMap<u64, usize>,
     next_pos: u64,
     next_candidate: u64,
     next_seq: u64,
-    homes: HashMap<ShardId, Home>,
+    homes: ShardMap<Home>,
     /// node address -> map positions of the regions on it
     by_node: HashMap<String, BTreeSet<u64>>,
     rank_all: BTreeSet<RankKey>,
@@ -149,12 +151,12 @@ impl AllocationState {
             cluster,
             slots: Vec::new(),
             free: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: ShardMap::default(),
             order: BTreeMap::new(),
             next_pos: 0,
             next_candidate: 0,
             next_seq: 0,
-            homes: HashMap::new(),
+            homes: ShardMap::default(),
             by_node: HashMap::new(),
             rank_all: BTreeSet::new(),
             rank_eligible: BTreeSet::new(),
@@ -250,7 +252,7 @@ impl AllocationState {
         self.order.remove(&region.pos);
         self.by_id.remove(&region.id);
         self.free.push(slot);
-        let shards: Vec<ShardId> = region.shards.into_values().collect();
+        let shards: Vec<ShardId> = region.shards.into_values().map(|(s, _)| s).collect();
         for s in &shards {
             self.homes.remove(s);
         }
@@ -317,14 +319,18 @@ impl AllocationState {
                 "shard {shard:?} is already allocated to region {owner:?}"
             )));
         }
-        let shard: ShardId = Arc::from(shard);
+        // a shard with a load set shares the load book's id rather than allocating its own
+        let (shard, load): (ShardId, LoadVec) = match self.loads.shard_loads.get_key_value(shard) {
+            Some((id, load)) => (id.clone(), load.clone()),
+            None => (Arc::from(shard), LoadVec::UNIT),
+        };
         let seq = self.next_seq;
         self.next_seq += 1;
+        let r = self.slots[slot].as_mut().expect("live");
+        r.load.add(&load);
         self.recount(slot, |shards| {
-            shards.insert(seq, shard.clone());
+            shards.insert(seq, (shard.clone(), load));
         });
-        let load = self.loads.load_of(&shard);
-        self.slots[slot].as_mut().expect("live").load.add(load);
         self.reentry(slot);
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
@@ -336,16 +342,16 @@ impl AllocationState {
             .homes
             .remove(shard)
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
+        let mut load = LoadVec::default();
         self.recount(home.slot, |shards| {
-            shards.remove(&home.seq);
+            load = shards.remove(&home.seq).expect("homed shard is listed").1;
         });
-        let load = self.loads.load_of(shard);
         let r = self.slots[home.slot].as_mut().expect("live");
         if r.shards.is_empty() {
             // exactly zero, not what float subtraction leaves
             r.load = LoadVec::default();
         } else {
-            r.load.sub(load);
+            r.load.sub(&load);
         }
         self.reentry(home.slot);
         Ok(self.slots[home.slot].as_ref().expect("live").id.clone())
@@ -375,10 +381,15 @@ impl AllocationState {
             .loads
             .resolve_load(&format!("load of shard {shard:?}"), load)?;
         if let Some(home) = self.homes.get(shard) {
-            let old = self.loads.load_of(shard).clone();
             let r = self.slots[home.slot].as_mut().expect("live");
-            r.load.sub(&old);
+            let listed = &mut r
+                .shards
+                .get_mut(&home.seq)
+                .expect("homed shard is listed")
+                .1;
+            r.load.sub(listed);
             r.load.add(&new);
+            *listed = new.clone();
             let slot = home.slot;
             self.reentry(slot);
         }
@@ -755,7 +766,11 @@ impl AllocationState {
 
     /// Changes a region's shards and moves it within the count-keyed indexes; its member is
     /// unchanged, so the status and version tallies stay as they are.
-    fn recount(&mut self, slot: usize, change: impl FnOnce(&mut BTreeMap<u64, ShardId>)) {
+    fn recount(
+        &mut self,
+        slot: usize,
+        change: impl FnOnce(&mut BTreeMap<u64, (ShardId, LoadVec)>),
+    ) {
         let r = self.slots[slot].as_mut().expect("live");
         let before = r.shards.len();
         change(&mut r.shards);

@@ -779,19 +779,16 @@ impl LeastLoad {
             let list = lists.entry(s).or_insert_with(|| {
                 let region = round.slots[s].region;
                 let mut v: Vec<Movable> = region
-                    .shards_with_sequence()
-                    .filter(|(_, sh)| round.fixed.is_empty() || !round.fixed.contains(*sh))
-                    .filter(|(_, sh)| {
+                    .shards_with_load()
+                    .filter(|(_, sh, _)| round.fixed.is_empty() || !round.fixed.contains(*sh))
+                    .filter(|(_, sh, _)| {
                         !ruled
                             || state
                                 .shard_rule(sh)
                                 .and_then(|r| r.pin.as_ref())
                                 .is_none_or(|p| **p != **region.id())
                     })
-                    .map(|(q, sh)| {
-                        let load = state.shard_load(sh);
-                        (utilisation(load, None, cap, width), q, sh, load)
-                    })
+                    .map(|(q, sh, load)| (utilisation(load, None, cap, width), q, sh, load))
                     // moving a weightless shard helps nobody
                     .filter(|x| x.0 > 0.0)
                     .collect();
