@@ -17,7 +17,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::explain::{Candidate, MoveNote, Rejection, MAX_CANDIDATES};
-use super::least_shard::{by_age, good_time, sort_failed, sorted_entries};
+use super::least_shard::{by_age, round_start};
 use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
@@ -366,29 +366,10 @@ impl AllocationStrategy for LeastLoad {
         note(&mut explain, |e| {
             *e = Explanation::new("least-load", "rebalance")
         });
-        if !in_progress.is_empty() {
-            note(&mut explain, |e| {
-                e.skipped = Some(Skip::ShardsInProgress {
-                    count: in_progress.len(),
-                });
-                e.summary = "waiting for the previous round of hand-offs to finish".into();
-            });
-            return Ok(Vec::new());
-        }
-        let Some(sorted) = sorted_entries(state, self.akka, false) else {
-            return sort_failed(&mut explain);
+        let (_, total) = match round_start(state, self.akka, in_progress, &mut explain) {
+            Ok(start) => start,
+            Err(answer) => return answer,
         };
-        if !good_time(state, &sorted, &mut explain) {
-            return Ok(Vec::new());
-        }
-        let total: usize = sorted.iter().map(|r| r.shard_count()).sum();
-        if total == 0 {
-            note(&mut explain, |e| {
-                e.skipped = Some(Skip::NoShards);
-                e.summary = "no shards are allocated".into();
-            });
-            return Ok(Vec::new());
-        }
         self.planned.clear();
         let limit = self.least.limit(total);
         note(&mut explain, |e| e.limit = Some(limit));

@@ -182,6 +182,41 @@ pub(crate) fn good_time(
 }
 
 /// Pekko answers an empty rebalance when its sort throws on an inconsistent comparator.
+/// The start of a least-shard round (least-shard and least-load): the regions in Pekko's order
+/// and the total shard count, or `Err` with the round's answer when it must not run (hand-offs
+/// still under way, an inconsistent order, not a good time, no shards).
+pub(crate) fn round_start<'a>(
+    state: &'a AllocationState,
+    akka: AkkaOptions,
+    in_progress: &InProgress,
+    explain: &mut Option<&mut Explanation>,
+) -> std::result::Result<(Vec<&'a Region>, usize), Result<Vec<ShardId>>> {
+    if !in_progress.is_empty() {
+        note(explain, |e| {
+            e.skipped = Some(Skip::ShardsInProgress {
+                count: in_progress.len(),
+            });
+            e.summary = "waiting for the previous round of hand-offs to finish".into();
+        });
+        return Err(Ok(Vec::new()));
+    }
+    let Some(sorted) = sorted_entries(state, akka, false) else {
+        return Err(sort_failed(explain));
+    };
+    if !good_time(state, &sorted, explain) {
+        return Err(Ok(Vec::new()));
+    }
+    let total: usize = sorted.iter().map(|r| r.shard_count()).sum();
+    if total == 0 {
+        note(explain, |e| {
+            e.skipped = Some(Skip::NoShards);
+            e.summary = "no shards are allocated".into();
+        });
+        return Err(Ok(Vec::new()));
+    }
+    Ok((sorted, total))
+}
+
 pub(crate) fn sort_failed(explain: &mut Option<&mut Explanation>) -> Result<Vec<ShardId>> {
     note(explain, |e| {
         e.summary =
@@ -217,29 +252,10 @@ impl AllocationStrategy for LeastShard {
         note(&mut explain, |e| {
             *e = Explanation::new(self.name(), "rebalance")
         });
-        if !in_progress.is_empty() {
-            note(&mut explain, |e| {
-                e.skipped = Some(Skip::ShardsInProgress {
-                    count: in_progress.len(),
-                });
-                e.summary = "waiting for the previous round of hand-offs to finish".into();
-            });
-            return Ok(Vec::new());
-        }
-        let Some(sorted) = sorted_entries(state, self.akka, false) else {
-            return sort_failed(&mut explain);
+        let (sorted, total) = match round_start(state, self.akka, in_progress, &mut explain) {
+            Ok(start) => start,
+            Err(answer) => return answer,
         };
-        if !good_time(state, &sorted, &mut explain) {
-            return Ok(Vec::new());
-        }
-        let total: usize = sorted.iter().map(|r| r.shard_count()).sum();
-        if total == 0 {
-            note(&mut explain, |e| {
-                e.skipped = Some(Skip::NoShards);
-                e.summary = "no shards are allocated".into();
-            });
-            return Ok(Vec::new());
-        }
         let regions = sorted.len();
         let optimal = total.div_ceil(regions);
         let limit = self.limit(total);
