@@ -1,6 +1,5 @@
 //! The panic boundary every export runs inside, and the per-thread last error it maintains.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -89,7 +88,7 @@ pub fn guard(body: impl FnOnce() -> Result<()>) -> shardline_status {
             f.status
         }
         Err(payload) => {
-            set_last_error(&format!("panic: {}", panic_message(&*payload)));
+            set_last_error(&shardline_bind::Failure::from_panic(&*payload).message);
             shardline_status::Panic
         }
     }
@@ -99,14 +98,6 @@ pub fn guard(body: impl FnOnce() -> Result<()>) -> shardline_status {
 /// a panic yields `fallback`, and the last error is left as the previous call set it.
 pub fn infallible<T>(fallback: T, body: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }
 
 /// Copies the calling thread's last error message into a caller buffer.

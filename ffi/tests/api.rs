@@ -237,7 +237,7 @@ fn last_error_is_cleared_set_and_truncated() {
 fn panics_become_a_status() {
     let rc = guard(|| panic!("boom"));
     assert_eq!(rc, S::Panic);
-    assert_eq!(last_error(), "panic: boom");
+    assert_eq!(last_error(), "shardline panicked (a bug): boom");
     let rc = guard(|| Err(Failure::internal("x")));
     assert_eq!(rc, S::Internal);
 }

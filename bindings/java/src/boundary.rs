@@ -2,7 +2,6 @@
 //! and the per-thread slot that carries a Java callback's exception out of the native call
 //! that triggered it.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -110,22 +109,11 @@ pub fn entry<'local, T>(
         }
         Err(payload) => {
             let _ = env.exception_clear();
-            throw(
-                env,
-                Status::Panic,
-                &format!("panic: {}", panic_message(&*payload)),
-            );
+            let f = shardline_bind::Failure::from_panic(&*payload);
+            throw(env, f.status, &f.message);
             default
         }
     }
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }
 
 /// Makes (without throwing) `new ShardlineException(code, message)`.

@@ -57,16 +57,8 @@ impl<T> OrRaise<T> for shardline_core::Result<T> {
 /// Runs a method body so that a Rust panic becomes `PanicError` rather than pyo3's
 /// `PanicException` (a `BaseException` that `except Exception` would not catch).
 pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_owned());
-        Err(PanicError::new_err(format!(
-            "shardline panicked (a bug; please report it): {what}"
-        )))
-    })
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(PanicError::new_err(Failure::from_panic(&*payload).message)))
 }
 
 /// The first exception a Python callback raised during the current call on one object.
