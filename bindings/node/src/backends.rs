@@ -54,38 +54,46 @@ where
 }
 
 /// The clock option: a ManualClock (shared), a function or `{nowMs()}`, or the monotonic
-/// clock when left out. `true` in the second place: the option is JavaScript.
-pub fn clock(js: Js, v: Option<V>) -> R<(Box<dyn Clock>, bool)> {
+/// clock when left out. A JavaScript clock joins the call's callback `holder`.
+pub fn clock(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box<dyn Clock>> {
     let Some(v) = v else {
-        return Ok((Box::new(Monotonic::new()), false));
+        return Ok(Box::new(Monotonic::new()));
     };
     if let Some(c) = instance::<ManualClock>(js, v) {
-        return Ok((Box::new(c.inner.clone()), false));
+        return Ok(Box::new(c.inner.clone()));
     }
     let c = host::object(js, v, "options.clock", "clock", &adapt::CLOCK)?;
-    Ok((adapt::clock(c), true))
+    holder.push(("clock", v));
+    Ok(adapt::clock(c))
 }
 
-pub fn lease(js: Js, v: Option<V>, owner: &str) -> R<(Box<dyn Lease>, bool)> {
+pub fn lease(
+    js: Js,
+    v: Option<V>,
+    owner: &str,
+    holder: &mut Vec<(&'static str, V)>,
+) -> R<Box<dyn Lease>> {
     let Some(v) = v else {
-        return Ok((Box::new(CoreLease::new(owner, 30_000)), false));
+        return Ok(Box::new(CoreLease::new(owner, 30_000)));
     };
     if let Some(l) = instance::<InMemoryLease>(js, v) {
-        return Ok((Box::new(l.inner.clone()), false));
+        return Ok(Box::new(l.inner.clone()));
     }
     let l = host::object(js, v, "options.lease", "lease", &adapt::LEASE)?;
-    Ok((adapt::lease(l), true))
+    holder.push(("lease", v));
+    Ok(adapt::lease(l))
 }
 
-pub fn store(js: Js, v: Option<V>) -> R<(Box<dyn Store>, bool)> {
+pub fn store(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box<dyn Store>> {
     let Some(v) = v else {
-        return Ok((Box::new(CoreStore::new()), false));
+        return Ok(Box::new(CoreStore::new()));
     };
     if let Some(s) = instance::<InMemoryStore>(js, v) {
-        return Ok((Box::new(s.inner.clone()), false));
+        return Ok(Box::new(s.inner.clone()));
     }
     let s = host::object(js, v, "options.store", "store", &adapt::STORE)?;
-    Ok((adapt::store(s), true))
+    holder.push(("store", v));
+    Ok(adapt::store(s))
 }
 
 // ---- native backends ------------------------------------------------------------------------

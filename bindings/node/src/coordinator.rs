@@ -201,22 +201,10 @@ impl CoordinatorDriver {
                 holder.push(("strategy", imp));
             }
             let transport = host::option(js, o, "transport", &adapt::TRANSPORT, &mut holder)?;
-            let clock_v = conv::field(js, o, "clock")?;
-            let (clock, js_clock) = backends::clock(js, clock_v)?;
-            if js_clock {
-                holder.push(("clock", clock_v.expect("a JavaScript clock was given")));
-            }
+            let clock = backends::clock(js, conv::field(js, o, "clock")?, &mut holder)?;
             let owner = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
-            let lease_v = conv::field(js, o, "lease")?;
-            let (lease, js_lease) = backends::lease(js, lease_v, &owner)?;
-            if js_lease {
-                holder.push(("lease", lease_v.expect("a JavaScript lease was given")));
-            }
-            let store_v = conv::field(js, o, "store")?;
-            let (store, js_store) = backends::store(js, store_v)?;
-            if js_store {
-                holder.push(("store", store_v.expect("a JavaScript store was given")));
-            }
+            let lease = backends::lease(js, conv::field(js, o, "lease")?, &owner, &mut holder)?;
+            let store = backends::store(js, conv::field(js, o, "store")?, &mut holder)?;
             install(js, this_raw, &holder)?;
             let d = CoreDriver::new(
                 c.coordinator,

@@ -283,11 +283,7 @@ impl RegionDriver {
             }
             let transport = host::option(js, o, "transport", &adapt::TRANSPORT, &mut holder)?;
             let entity_host = host::option(js, o, "host", &adapt::ENTITY_HOST, &mut holder)?;
-            let clock_v = conv::field(js, o, "clock")?;
-            let (clock, js_clock) = backends::clock(js, clock_v)?;
-            if js_clock {
-                holder.push(("clock", clock_v.expect("a JavaScript clock was given")));
-            }
+            let clock = backends::clock(js, conv::field(js, o, "clock")?, &mut holder)?;
             install(js, this_raw, &holder)?;
             let driver = CoreDriver::new(
                 c.region,
