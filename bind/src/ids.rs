@@ -122,10 +122,6 @@ impl<R: Registry, H: HostClock> Held<R, H> {
         let h = self.holder.take()?;
         Some(h.release(&mut self.clock))
     }
-
-    pub fn clock_mut(&mut self) -> &mut IdClock<H> {
-        &mut self.clock
-    }
 }
 
 /// A host's clock (a simulation's, a test's); each method may fail.

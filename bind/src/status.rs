@@ -56,29 +56,6 @@ impl Status {
             Status::Internal => "INTERNAL",
         }
     }
-
-    /// What the status means, for documentation and generated language constants.
-    pub fn meaning(self) -> &'static str {
-        match self {
-            Status::Ok => "Success.",
-            Status::InvalidArgument => {
-                "A parameter, identifier or document is malformed or out of range."
-            }
-            Status::NullPointer => "A required value (handle, string, object) is missing.",
-            Status::InvalidState => {
-                "The call, or a callback's answer, does not fit the object's current state."
-            }
-            Status::NoCandidates => "An allocation was asked for while no candidate region exists.",
-            Status::CallbackFailed => {
-                "A host callback failed, threw, or answered something of the wrong form."
-            }
-            Status::ReentrantCall => {
-                "A handle was used again while one of its own calls was under way."
-            }
-            Status::Panic => "shardline panicked (a bug).",
-            Status::Internal => "An internal limit or invariant failed (a bug).",
-        }
-    }
 }
 
 impl From<ErrorKind> for Status {
