@@ -80,6 +80,9 @@ TARGETS = [
     ("Python call overhead (allocate), ns", "figure", "overhead.python.allocate.extra", 1000, "<"),
     ("Node call overhead (allocate), ns", "figure", "overhead.node.allocate.extra", 1000, "<"),
     ("JNI call overhead (allocate), ns", "figure", "overhead.jvm.allocate.extra", 300, "<"),
+    ("Python call overhead (coordinator step), ns", "figure", "overhead.python.coordinator-step.extra", 1000, "<="),
+    ("Node call overhead (coordinator step), ns", "figure", "overhead.node.coordinator-step.extra", 2000, "<="),
+    ("JNI call overhead (coordinator step), ns", "figure", "overhead.jvm.coordinator-step.extra", 400, "<="),
 ]
 
 
