@@ -92,9 +92,12 @@ if want quality; then
     seeds=()
     [ "$mode" = full ] && seeds=(--seeds 20)
     python3 scripts/bench/quality.py "${quick[@]}" "${seeds[@]}" --out "$run/quality.json" --markdown "$run/quality.md" >/dev/null
+    stamp "load-aware placement quality (plans with per-shard loads)"
+    python3 scripts/bench/load_quality.py "${quick[@]}" --out "$run/load-quality.json" --markdown "$run/load-quality.md" >/dev/null
 fi
 
 stamp "merging"
 python3 scripts/bench/merge.py --run "$run" --out "$out" --markdown "$run/summary.md" --mode "$mode"
 echo "bench.sh: done in $(( $(date +%s) - start )) s; tables in $run/summary.md"
 if [ -f "$run/quality.md" ]; then echo "placement quality table: $run/quality.md"; fi
+if [ -f "$run/load-quality.md" ]; then echo "load-aware quality table: $run/load-quality.md"; fi

@@ -30,6 +30,7 @@ step "JVM binding and Pekko adapter" bash scripts/test-java.sh
 step "etcd integration (real etcd on loopback)" bash tests/etcd.sh
 step "release artifacts (scripts/package.sh)" bash scripts/package.sh
 step "artifacts installed as users install them, no cargo" bash scripts/test-install.sh
+step "least-load quality goals (plans with per-shard loads, short form)" bash -c 'cargo build -q -p shardline-cli && python3 scripts/bench/load_quality.py --quick --check --shardline "${CARGO_TARGET_DIR:-target}/debug/shardline" > /dev/null'
 step "demo" bash -c 'cargo run -q -p shardline-cli -- decide < examples/vectors/demo.json > /dev/null && cargo run -q -p shardline-cli -- sim --scenario coordinator-failover --seed 1 --svg "${CARGO_TARGET_DIR:-target}/failover.svg"'
 
 echo
