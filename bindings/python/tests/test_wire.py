@@ -2,6 +2,8 @@
 wire contract (schema/shardline.schema.json): every output, notice, envelope, record and
 snapshot of a run, checked key by key, with payloads as bytes."""
 
+import ast
+import pathlib
 import typing
 
 import pytest
@@ -117,7 +119,7 @@ def test_stored_state_and_snapshot_have_the_wire_forms(run):
     conforms(run.store.contents(), wire.StoredState, "store contents")
     conforms(run.coordinator.snapshot(), wire.Snapshot, "coordinator snapshot")
     conforms(run.coordinator.config, wire.CoordinatorConfig, "coordinator config")
-    assert run.coordinator.phase in typing.get_args(wire.CoordinatorPhase)
+    conforms(run.coordinator.phase, wire.CoordinatorPhase, "coordinator phase")
 
 
 def test_the_checker_refuses_a_wrong_form():
@@ -128,3 +130,15 @@ def test_the_checker_refuses_a_wrong_form():
         )
     with pytest.raises(AssertionError, match="extra"):
         conforms({"type": "stopped", "x": 1}, wire.RegionOutput)
+
+
+def test_the_stubs_import_only_generated_forms():
+    stubs = [pathlib.Path(shardline.__file__).with_name(n) for n in ("_native.pyi", "hosts.py")]
+    found = 0
+    for stub in stubs:
+        for node in ast.parse(stub.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and node.module == "wire":
+                names = {a.name for a in node.names}
+                assert names <= set(wire.__all__), (stub.name, names - set(wire.__all__))
+                found += len(names)
+    assert found > 0
