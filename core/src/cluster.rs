@@ -11,6 +11,7 @@ use crate::{Error, Result};
 
 /// Pekko `MemberStatus` (Removed members are simply absent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum MemberStatus {
     Joining,
     WeaklyUp,

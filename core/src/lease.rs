@@ -19,6 +19,7 @@ use crate::protocol::FencingToken;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseGrant {
     pub token: FencingToken,

@@ -19,6 +19,8 @@ pub mod load;
 pub mod protocol;
 pub mod region;
 pub mod replay;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod sim;
 pub mod snowflake;
 pub mod step_json;

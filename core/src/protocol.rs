@@ -22,6 +22,7 @@ pub type Payload = Vec<u8>;
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct FencingToken(pub u64);
 
@@ -36,12 +37,14 @@ impl fmt::Display for FencingToken {
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ShardVersion(pub u64);
 
 /// What a directive about a shard is worth: newer coordinators win outright, and within one
 /// coordinator the shard version decides. Regions refuse anything below what they have seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stamp {
     pub token: FencingToken,
     pub version: ShardVersion,
@@ -77,6 +80,7 @@ impl fmt::Display for Stamp {
 /// Who a message is from or for. There is one logical coordinator per entity type; the host
 /// routes `Coordinator` to whichever node currently runs it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Endpoint {
     Coordinator,
@@ -93,6 +97,7 @@ impl fmt::Display for Endpoint {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Envelope {
     pub from: Endpoint,
@@ -101,6 +106,7 @@ pub struct Envelope {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Message {
     Command(Command),
@@ -110,6 +116,7 @@ pub enum Message {
 
 /// Region or proxy -> coordinator. The sender is [`Envelope::from`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Command {
     /// `node` is the region's cluster address; only Up members (or the coordinator's own
@@ -152,6 +159,7 @@ pub enum Command {
 /// Coordinator -> region or proxy. Each carries the coordinator's fencing token, and each
 /// shard directive the shard's stamp.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Directive {
     RegisterAck {
@@ -192,6 +200,7 @@ impl Directive {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ShardHome {
     pub shard: ShardId,
@@ -201,11 +210,13 @@ pub struct ShardHome {
 
 /// Region -> region: an entity message on its way to the shard's home.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Forward {
     pub shard: ShardId,
     pub entity: EntityId,
     #[serde(with = "payload")]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Payload"))]
     pub payload: Payload,
 }
 
@@ -356,8 +367,10 @@ pub(crate) mod nested {
                     value: &'a $ty,
                 }
 
+                // The schema of the nested form, inlined into the variant that carries it.
                 #[derive(Deserialize)]
-                struct In {
+                #[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(inline))]
+                pub(crate) struct In {
                     #[serde(rename = $key)]
                     value: $ty,
                 }

@@ -14,6 +14,7 @@ use crate::{Error, Result};
 
 /// What a coordinator restores from: the latest snapshot, then the events after it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StoredState {
     pub snapshot: Option<Snapshot>,
@@ -21,6 +22,7 @@ pub struct StoredState {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "outcome", rename_all = "camelCase")]
 pub enum WriteOutcome {
     Written,

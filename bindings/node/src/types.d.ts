@@ -18,18 +18,6 @@ export type ShardId = string | number
 /** Message bytes; a string is sent as UTF-8. Delivered payloads are Buffers. */
 export type Payload = Uint8Array | string
 
-export type MemberStatus = 'Joining' | 'WeaklyUp' | 'Up' | 'Leaving' | 'Exiting' | 'Down'
-
-export interface MemberInit {
-  /** `protocol://system@host:port`, or actor-ts's `system@host:port`. */
-  address: string
-  status?: MemberStatus
-  appVersion?: string
-  dataCenter?: string
-  /** Lower is older (Pekko `upNumber`). */
-  upNumber?: number
-}
-
 export interface Member {
   address: string
   status: MemberStatus
@@ -158,16 +146,14 @@ export interface Replayed {
   first: ReplayMismatch | null
 }
 
-// ---- protocol ----
+// ---- wire forms: generated from schema/shardline.schema.json (BLESS=1 cargo test -p shardline-schema); do not edit ----
 
-export interface Stamp {
-  token: number
-  version: number
-}
-
-export type Endpoint = 'coordinator' | { region: string }
-
+/** Region or proxy -> coordinator. The sender is `Envelope::from`. */
 export type Command =
+  /**
+   * `node` is the region's cluster address; only Up members (or the coordinator's own
+   * node) are accepted.
+   */
   | { type: 'register'; node: string }
   | { type: 'registerProxy'; node: string }
   | { type: 'getShardHome'; shard: string }
@@ -176,8 +162,250 @@ export type Command =
   | { type: 'shardStopped'; shard: string; stamp: Stamp }
   | { type: 'gracefulShutdownReq' }
   | { type: 'regionStopped' }
+  /** Remember-entities: an entity started in a shard the sender hosts. */
   | { type: 'entityStarted'; shard: string; entity: string }
+  /** Remember-entities: the entity was passivated on purpose and must not be restarted. */
   | { type: 'entityPassivated'; shard: string; entity: string }
+
+export interface CoordinatorConfig {
+  /**
+   * How often `BeginHandOff` / `HandOff` are re-sent to regions that have not answered
+   * (regions treat repeats as no-ops). 0 = never, as in Pekko.
+   */
+  handoffResendIntervalMs?: number
+  /** `handoff-timeout`: one deadline for the whole hand-off (acks and the stop). */
+  handoffTimeoutMs?: number
+  handoffTimeoutPolicy?: HandOffTimeoutPolicy
+  /** `lease-retry-interval`: wait after a refused or failed acquisition. */
+  leaseRetryIntervalMs?: number
+  /** `min-nr-of-members`: `GetShardHome` is ignored until this many regions have registered. */
+  minMembers?: number
+  rebalanceEnabled?: boolean
+  /** `rebalance-interval`: how often the strategy is asked what to move. */
+  rebalanceIntervalMs?: number
+  rememberEntities?: boolean
+  /**
+   * `down-removal-margin`: a region whose node failed is treated as terminated this long
+   * after the failure is reported. 0 = at once.
+   */
+  removalMarginMs?: number
+  /** `ShardHomes` sent on registration: pairs per message, and messages at most. */
+  shardHomesBatch?: number
+  shardHomesMaxBatches?: number
+  /** `shard-start-timeout`: `HostShard` is re-sent this often until `ShardStarted`. */
+  shardStartTimeoutMs?: number
+  /** Emit a snapshot after this many events. 0 = never. */
+  snapshotAfter?: number
+}
+
+export type CoordinatorEvent =
+  /** Precondition: `region` is not registered. */
+  | { type: 'shardRegionRegistered'; region: string; node: string }
+  /** Precondition: `proxy` is not registered. */
+  | { type: 'shardRegionProxyRegistered'; proxy: string; node: string }
+  /** Precondition: `region` is registered. Its shards become unallocated. */
+  | { type: 'shardRegionTerminated'; region: string }
+  /** Precondition: `proxy` is registered. */
+  | { type: 'shardRegionProxyTerminated'; proxy: string }
+  /**
+   * Precondition: `region` is registered, `shard` is unallocated, `version` is above the
+   * shard's last version.
+   */
+  | { type: 'shardHomeAllocated'; shard: string; region: string; version: number }
+  /** Precondition: `shard` is allocated, `version` is above the shard's last version. */
+  | { type: 'shardHomeDeallocated'; shard: string; version: number }
+  /** Remember-entities. Precondition: the entity is not remembered in that shard. */
+  | { type: 'entityRemembered'; shard: string; entity: string }
+  /** Precondition: the entity is remembered in that shard. */
+  | { type: 'entityForgotten'; shard: string; entity: string }
+
+/** What a coordinator is fed: one input per step. */
+export type CoordinatorInput =
+  /** A message from a region or proxy. */
+  | { type: 'receive'; envelope: Envelope }
+  /** A cluster member joined or changed (status, version, data center). */
+  | { type: 'member'; member: MemberInit }
+  /** A member left the cluster. */
+  | { type: 'memberRemoved'; address: string }
+  | { type: 'reachability'; address: string; reachable: boolean }
+  /** A region or proxy stopped or crashed while its node stays in the cluster. */
+  | { type: 'regionTerminated'; region: string }
+  | { type: 'leaseGranted'; token: FencingToken; validUntilMs: number }
+  | { type: 'leaseDenied' }
+  | { type: 'leaseRenewed'; token: FencingToken; validUntilMs: number }
+  | { type: 'leaseRenewFailed'; token: FencingToken }
+  | { type: 'leaseLost'; token: FencingToken }
+  | { type: 'stateLoaded'; state: StoredState }
+  /** `fenced`: the store has seen a larger token. */
+  | { type: 'stateLoadFailed'; fenced: boolean }
+  | { type: 'storeFailed'; fenced: boolean }
+  /** Full-cluster shutdown is coming: no more rebalancing. */
+  | { type: 'preparingForShutdown' }
+  /** Stop coordinating and release the lease. */
+  | { type: 'stop' }
+
+/** Things worth logging or asserting on; carrying them out is optional. */
+export type CoordinatorNotice =
+  | { type: 'active'; token: FencingToken }
+  | { type: 'steppedDown'; token: FencingToken; reason: string }
+  | { type: 'registerRefused'; region: string; reason: string }
+  | { type: 'handOffStarted'; shard: string; from: string; rebalance: boolean }
+  | { type: 'handOffCompleted'; shard: string; from: string }
+  | { type: 'handOffTimedOut'; shard: string; from: string; policy: HandOffTimeoutPolicy }
+  | { type: 'allocationFailed'; shard: string; reason: string }
+
+export type CoordinatorOutput =
+  | { type: 'send'; envelope: Envelope }
+  /** Write-ahead: durable before any later output. */
+  | { type: 'persist'; token: FencingToken; record: StoredRecord }
+  | { type: 'saveSnapshot'; token: FencingToken; snapshot: Snapshot }
+  | { type: 'lease'; request: LeaseRequest }
+  /**
+   * Load the stored state with this token (fencing older writers), then feed
+   * `Input::StateLoaded` or `Input::StateLoadFailed`.
+   */
+  | { type: 'loadState'; token: FencingToken }
+  | { type: 'notice'; notice: CoordinatorNotice }
+
+export type CoordinatorPhase =
+  /** Created, `Coordinator::start` not called yet. */
+  | 'idle'
+  /** Waiting for the lease (requested, or retrying after a refusal). */
+  | 'acquiringLease'
+  /** Holding the lease, waiting for the stored state. */
+  | 'loading'
+  /** Holding the lease with the state loaded: allocating and rebalancing. */
+  | 'active'
+  /** After the stop input: the lease is released and nothing more is done. */
+  | 'stopped'
+
+/**
+ * Coordinator -> region or proxy. Each carries the coordinator's fencing token, and each
+ * shard directive the shard's stamp.
+ */
+export type Directive =
+  | { type: 'registerAck'; token: FencingToken }
+  | { type: 'shardHome'; shard: string; region: string; stamp: Stamp }
+  | { type: 'shardHomes'; token: FencingToken; homes: ShardHome[] }
+  /** Start hosting `shard`, with the remembered `entities` (empty unless remember-entities). */
+  | { type: 'hostShard'; shard: string; stamp: Stamp; entities?: string[] }
+  | { type: 'beginHandOff'; shard: string; stamp: Stamp }
+  | { type: 'handOff'; shard: string; stamp: Stamp }
+
+/**
+ * Who a message is from or for. There is one logical coordinator per entity type; the host
+ * routes `Coordinator` to whichever node currently runs it.
+ */
+export type Endpoint =
+  | 'coordinator'
+  | { region: string }
+
+export interface Envelope {
+  from: Endpoint
+  to: Endpoint
+  message: Message
+}
+
+/** The lease's fencing token: strictly grows across holders of the coordinator lease. */
+export type FencingToken = number
+
+/** Region -> region: an entity message on its way to the shard's home. */
+export interface Forward {
+  shard: string
+  entity: string
+  payload: Buffer
+}
+
+/** What happens when a hand-off does not finish within `handoff_timeout_ms`. */
+export type HandOffTimeoutPolicy =
+  /** Pekko: the shard stays with its owner, which is told to host it again. */
+  | 'keep-owner'
+  /**
+   * actor-ts: the shard is deallocated and re-allocated at once. The new home is announced
+   * to every region with a newer stamp, so the old owner stops its copy as soon as it hears
+   * of it and can never start it again from an older directive. Only an owner that has
+   * acknowledged `BeginHandOff` (and so no longer delivers) is overruled this way; one that
+   * never answered may still be running the shard and keeps it, as under `KeepOwner`.
+   */
+  | 'force-reallocate'
+
+export interface LeaseGrant {
+  token: FencingToken
+  /** Local monotonic deadline: stop acting at this instant even if nobody says so. */
+  validUntilMs: number
+}
+
+export type LeaseRequest =
+  | { type: 'acquire' }
+  | { type: 'renew'; token: FencingToken }
+  | { type: 'release'; token: FencingToken }
+
+/** A cluster member as an input carries it; omitted (or null) fields take Pekko's defaults. */
+export interface MemberInit {
+  /** `protocol://system@host:port`, or actor-ts's `system@host:port`. */
+  address: string
+  /** 0.0.0 when omitted. */
+  appVersion?: string | null
+  /** "default" when omitted. */
+  dataCenter?: string | null
+  /** Up when omitted. */
+  status?: MemberStatus | null
+  /** Lower is older (Pekko `upNumber`); i32::MAX when omitted. */
+  upNumber?: number | null
+}
+
+/** Pekko `MemberStatus` (Removed members are simply absent). */
+export type MemberStatus = 'Joining' | 'WeaklyUp' | 'Up' | 'Leaving' | 'Exiting' | 'Down'
+
+export type Message =
+  | { command: Command }
+  | { directive: Directive }
+  | { forward: Forward }
+
+export interface RegionConfig {
+  /** Messages held for all shards together before callers get theirs back. */
+  bufferCapacity?: number
+  /** A proxy routes but never hosts shards. */
+  proxy?: boolean
+  /** Tell the coordinator which entities start and which are passivated. */
+  rememberEntities?: boolean
+  /** `retry-interval`: re-registration and re-asking for homes of buffered shards. */
+  retryIntervalMs?: number
+}
+
+/** What a region is fed: one input per step. */
+export type RegionInput =
+  | { type: 'receive'; envelope: Envelope }
+  /** The coordinator moved (or may have): register again. */
+  | { type: 'coordinatorChanged' }
+  /** Another region died: forget the homes it had. */
+  | { type: 'regionTerminated'; region: string }
+  /** The host finished stopping a shard's entities. */
+  | { type: 'shardStopped'; shard: string }
+  /** An entity was passivated on purpose. */
+  | { type: 'entityPassivated'; shard: string; entity: string }
+  /** Hand every shard off, then stop. */
+  | { type: 'gracefulShutdown' }
+
+export type RegionNotice =
+  | { type: 'registered'; token: FencingToken }
+  /** A directive older than what the region has seen was ignored. */
+  | { type: 'directiveRefused'; directive: string; token: FencingToken; seen?: Stamp | null; shard?: string | null }
+
+export type RegionOutput =
+  | { type: 'send'; envelope: Envelope }
+  /** Start hosting a shard, with the entities to start right away (remember-entities). */
+  | { type: 'startShard'; shard: string; entities: string[] }
+  /** More remembered entities for a shard already running. */
+  | { type: 'startEntities'; shard: string; entities: string[] }
+  | { type: 'deliver'; shard: string; entity: string; payload: Buffer }
+  /** Stop every entity of the shard, then report `RegionInput::ShardStopped`. */
+  | { type: 'stopShard'; shard: string }
+  /** A message forwarded here by another region that could not be kept. */
+  | { type: 'undeliverable'; shard: string; entity: string; payload: Buffer; reason: string }
+  /** Graceful shutdown finished: nothing hosted, nothing buffered. */
+  | { type: 'stopped' }
+  | { type: 'notice'; notice: RegionNotice }
 
 export interface ShardHome {
   shard: string
@@ -185,47 +413,64 @@ export interface ShardHome {
   stamp: Stamp
 }
 
-export type Directive =
-  | { type: 'registerAck'; token: number }
-  | ({ type: 'shardHome' } & ShardHome)
-  | { type: 'shardHomes'; token: number; homes: ShardHome[] }
-  | { type: 'hostShard'; shard: string; stamp: Stamp; entities?: string[] }
-  | { type: 'beginHandOff'; shard: string; stamp: Stamp }
-  | { type: 'handOff'; shard: string; stamp: Stamp }
+/**
+ * Per-shard version: bumped by the coordinator on every change of a shard's placement
+ * (allocation, hand-off start, hand-off end or abort, deallocation).
+ */
+export type ShardVersion = number
 
-export interface Forward {
-  shard: string
-  entity: string
-  /** A Buffer when shardline hands it out; any Uint8Array accepted. In JSON text it is base64. */
-  payload: Uint8Array
+/** The whole state after event `seq`. */
+export interface Snapshot {
+  seq: number
+  /** In registration (map) order. */
+  regions: SnapshotRegion[]
+  proxies: SnapshotProxy[]
+  unallocated: string[]
+  remembered: Record<string, string[]>
+  versions: Record<string, number>
 }
 
-export type Message = { command: Command } | { directive: Directive } | { forward: Forward }
-
-/** What regions and coordinators exchange; the host carries it to `to`, by any means. */
-export interface Envelope {
-  from: Endpoint
-  to: Endpoint
-  message: Message
+export interface SnapshotProxy {
+  proxy: string
+  node: string
 }
+
+export interface SnapshotRegion {
+  region: string
+  node: string
+  /** In allocation order, oldest first. */
+  shards: string[]
+}
+
+/**
+ * What a directive about a shard is worth: newer coordinators win outright, and within one
+ * coordinator the shard version decides. Regions refuse anything below what they have seen.
+ */
+export interface Stamp {
+  token: FencingToken
+  version: ShardVersion
+}
+
+/** One stored event; `seq` counts from 1 without gaps across the coordinator's lifetime. */
+export interface StoredRecord {
+  seq: number
+  event: CoordinatorEvent
+}
+
+/** What a coordinator restores from: the latest snapshot, then the events after it. */
+export interface StoredState {
+  events: StoredRecord[]
+  snapshot?: Snapshot | null
+}
+
+export type WriteOutcome =
+  | { outcome: 'written' }
+  /** A writer with a larger token exists; this writer must stop. */
+  | { outcome: 'fenced'; highest: FencingToken }
+
+// ---- end of the generated wire forms ----
 
 // ---- coordinator ----
-
-export interface CoordinatorConfig {
-  rebalanceIntervalMs?: number
-  handoffTimeoutMs?: number
-  handoffTimeoutPolicy?: 'keep-owner' | 'force-reallocate'
-  handoffResendIntervalMs?: number
-  shardStartTimeoutMs?: number
-  removalMarginMs?: number
-  minMembers?: number
-  leaseRetryIntervalMs?: number
-  rememberEntities?: boolean
-  snapshotAfter?: number
-  shardHomesBatch?: number
-  shardHomesMaxBatches?: number
-  rebalanceEnabled?: boolean
-}
 
 export interface CoordinatorOptions {
   strategy: Strategy | StrategyConfig | CustomStrategy
@@ -263,82 +508,6 @@ export interface CoordinatorDriverOptions extends CoordinatorOptions {
   store?: InMemoryStore | StoreBackend
 }
 
-export interface LeaseGrant {
-  token: number
-  /** Local monotonic deadline: stop acting then, whatever else happens. */
-  validUntilMs: number
-}
-
-export type WriteOutcome = { outcome: 'written' } | { outcome: 'fenced'; highest: number }
-
-export type CoordinatorEvent =
-  | { type: 'shardRegionRegistered'; region: string; node: string }
-  | { type: 'shardRegionProxyRegistered'; proxy: string; node: string }
-  | { type: 'shardRegionTerminated'; region: string }
-  | { type: 'shardRegionProxyTerminated'; proxy: string }
-  | { type: 'shardHomeAllocated'; shard: string; region: string; version: number }
-  | { type: 'shardHomeDeallocated'; shard: string; version: number }
-  | { type: 'entityRemembered'; shard: string; entity: string }
-  | { type: 'entityForgotten'; shard: string; entity: string }
-
-export interface StoredRecord {
-  seq: number
-  event: CoordinatorEvent
-}
-
-export interface Snapshot {
-  seq: number
-  regions: { region: string; node: string; shards: string[] }[]
-  proxies: { proxy: string; node: string }[]
-  unallocated: string[]
-  remembered: Record<string, string[]>
-  versions: Record<string, number>
-}
-
-export interface StoredState {
-  snapshot: Snapshot | null
-  events: StoredRecord[]
-}
-
-export type CoordinatorPhase = 'idle' | 'acquiringLease' | 'loading' | 'active' | 'stopped'
-
-export type CoordinatorNotice =
-  | { type: 'active'; token: number }
-  | { type: 'steppedDown'; token: number; reason: string }
-  | { type: 'registerRefused'; region: string; reason: string }
-  | { type: 'handOffStarted'; shard: string; from: string; rebalance: boolean }
-  | { type: 'handOffCompleted'; shard: string; from: string }
-  | { type: 'handOffTimedOut'; shard: string; from: string; policy: 'keep-owner' | 'force-reallocate' }
-  | { type: 'allocationFailed'; shard: string; reason: string }
-
-export type LeaseRequest = { type: 'acquire' } | { type: 'renew'; token: number } | { type: 'release'; token: number }
-
-export type CoordinatorInput =
-  | { type: 'receive'; envelope: Envelope }
-  | { type: 'member'; member: MemberInit }
-  | { type: 'memberRemoved'; address: string }
-  | { type: 'reachability'; address: string; reachable: boolean }
-  | { type: 'regionTerminated'; region: string }
-  | { type: 'leaseGranted'; token: number; validUntilMs: number }
-  | { type: 'leaseDenied' }
-  | { type: 'leaseRenewed'; token: number; validUntilMs: number }
-  | { type: 'leaseRenewFailed'; token: number }
-  | { type: 'leaseLost'; token: number }
-  | { type: 'stateLoaded'; state: StoredState }
-  | { type: 'stateLoadFailed'; fenced: boolean }
-  | { type: 'storeFailed'; fenced: boolean }
-  | { type: 'preparingForShutdown' }
-  | { type: 'stop' }
-
-/** Carry these out in order; a persist must be durable before anything after it. */
-export type CoordinatorOutput =
-  | { type: 'send'; envelope: Envelope }
-  | { type: 'persist'; token: number; record: StoredRecord }
-  | { type: 'saveSnapshot'; token: number; snapshot: Snapshot }
-  | { type: 'lease'; request: LeaseRequest }
-  | { type: 'loadState'; token: number }
-  | { type: 'notice'; notice: CoordinatorNotice }
-
 export interface CoordinatorRegion {
   region: string
   node: string
@@ -351,13 +520,6 @@ export type ShardExtractor =
   | { kind: 'pekko'; numberOfShards: number }
   | { kind: 'actor-ts'; numShards: number }
   | ((entityId: string) => ShardId)
-
-export interface RegionConfig {
-  bufferCapacity?: number
-  retryIntervalMs?: number
-  proxy?: boolean
-  rememberEntities?: boolean
-}
 
 export interface RegionOptions {
   /** Names this incarnation of the region (a restarted process picks a new one). */
@@ -384,28 +546,6 @@ export interface RegionDriverOptions extends RegionOptions {
   clock?: ClockOption
   host: EntityHost
 }
-
-export type RegionInput =
-  | { type: 'receive'; envelope: Envelope }
-  | { type: 'coordinatorChanged' }
-  | { type: 'regionTerminated'; region: string }
-  | { type: 'shardStopped'; shard: string }
-  | { type: 'entityPassivated'; shard: string; entity: string }
-  | { type: 'gracefulShutdown' }
-
-export type RegionNotice =
-  | { type: 'registered'; token: number }
-  | { type: 'directiveRefused'; directive: string; shard: string | null; token: number; seen: Stamp | null }
-
-export type RegionOutput =
-  | { type: 'send'; envelope: Envelope }
-  | { type: 'startShard'; shard: string; entities: string[] }
-  | { type: 'startEntities'; shard: string; entities: string[] }
-  | { type: 'deliver'; shard: string; entity: string; payload: Buffer }
-  | { type: 'stopShard'; shard: string }
-  | { type: 'undeliverable'; shard: string; entity: string; payload: Buffer; reason: string }
-  | { type: 'stopped' }
-  | { type: 'notice'; notice: RegionNotice }
 
 // ---- worker ids and Snowflake ids ----
 

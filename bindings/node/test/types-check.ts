@@ -14,6 +14,9 @@ import {
   ErrorCode,
   type Envelope,
   type CoordinatorOutput,
+  type CoordinatorPhase,
+  type LeaseRequest,
+  type RegionOutput,
   type ShardlineError,
   type ErrorCode as ErrorCodeType,
   Snowflake,
@@ -77,6 +80,17 @@ const holder = new WorkerIdHolder(registry, { owner: 'me', incarnation: 1 })
 const id: bigint = holder.nextId()
 const parts: number = decomposeSnowflake(id).worker
 
+// The wire forms are generated from the wire contract: outputs narrow on `type`, payloads are
+// Buffers, and names are the contract's.
+function payloadOf(o: RegionOutput): Buffer | null {
+  return o.type === 'deliver' ? o.payload : null
+}
+const phase: CoordinatorPhase = 'acquiringLease'
+// @ts-expect-error: phases are the contract's names
+const badPhase: CoordinatorPhase = 'acquiring'
+// @ts-expect-error: renewing names the token
+const badRequest: LeaseRequest = { type: 'renew' }
+
 // @ts-expect-error: kinds are checked
 new Strategy({ kind: 'least-shards' })
 // @ts-expect-error: a region driver needs a host
@@ -84,4 +98,4 @@ new RegionDriver({ id: 'r', node: 'n', extractor: { kind: 'pekko', numberOfShard
 // @ts-expect-error: rebalance returns a Set of numbers
 const wrong: string[] = new HashAllocationStrategy().rebalance(new Map(), [])
 
-export { anyCode, flake, parts, chosen, moves, region, summary, next, outputs, d, code, onError, wrong }
+export { payloadOf, phase, badPhase, badRequest, anyCode, flake, parts, chosen, moves, region, summary, next, outputs, d, code, onError, wrong }

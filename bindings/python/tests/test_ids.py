@@ -66,3 +66,18 @@ def test_clock_exceptions_come_out_unchanged():
     with pytest.raises(OSError) as info:
         shardline.WorkerIdHolder.acquire(shardline.WorkerIdRegistry(), "n", 1, clock=Broken(T0))
     assert info.value is err
+
+
+def test_a_full_worker_id_pool_is_no_candidates():
+    # As in every language: every id taken is NO_CANDIDATES, not INVALID_STATE.
+    registry = shardline.WorkerIdRegistry()
+    clock = shardline.SimClock(T0)
+    # Kept alive: a holder that is dropped gives its id back.
+    holders = [
+        shardline.WorkerIdHolder.acquire(registry, f"n{i}", 1, clock=clock, worker_bits=1)
+        for i in range(2)
+    ]
+    with pytest.raises(shardline.NoCandidatesError):
+        shardline.WorkerIdHolder.acquire(registry, "n2", 1, clock=clock, worker_bits=1)
+    holders[0].release()
+    assert shardline.WorkerIdHolder.acquire(registry, "n2", 1, clock=clock, worker_bits=1).worker_id == 0

@@ -6,6 +6,7 @@ use crate::{Error, Result};
 
 /// What happens when a hand-off does not finish within `handoff_timeout_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum HandOffTimeoutPolicy {
     /// Pekko: the shard stays with its owner, which is told to host it again.
@@ -20,6 +21,7 @@ pub enum HandOffTimeoutPolicy {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct CoordinatorConfig {
     /// `rebalance-interval`: how often the strategy is asked what to move.

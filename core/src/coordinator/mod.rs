@@ -89,6 +89,7 @@ pub enum Input {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum LeaseRequest {
     Acquire,
@@ -97,29 +98,55 @@ pub enum LeaseRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "CoordinatorOutput")
+)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Output {
-    Send(#[serde(with = "crate::protocol::nested::envelope")] Envelope),
+    Send(
+        #[serde(with = "crate::protocol::nested::envelope")]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "crate::protocol::nested::envelope::In")
+        )]
+        Envelope,
+    ),
     /// Write-ahead: durable before any later output.
-    Persist {
-        token: FencingToken,
-        record: Record,
-    },
+    Persist { token: FencingToken, record: Record },
     SaveSnapshot {
         token: FencingToken,
         snapshot: Snapshot,
     },
-    Lease(#[serde(with = "crate::protocol::nested::lease_request")] LeaseRequest),
+    Lease(
+        #[serde(with = "crate::protocol::nested::lease_request")]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "crate::protocol::nested::lease_request::In")
+        )]
+        LeaseRequest,
+    ),
     /// Load the stored state with this token (fencing older writers), then feed
     /// [`Input::StateLoaded`] or [`Input::StateLoadFailed`].
-    LoadState {
-        token: FencingToken,
-    },
-    Notice(#[serde(with = "crate::protocol::nested::coordinator_notice")] Notice),
+    LoadState { token: FencingToken },
+    Notice(
+        #[serde(with = "crate::protocol::nested::coordinator_notice")]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "crate::protocol::nested::coordinator_notice::In")
+        )]
+        Notice,
+    ),
 }
 
 /// Things worth logging or asserting on; carrying them out is optional.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "CoordinatorNotice")
+)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Notice {
     Active {
@@ -154,6 +181,11 @@ pub enum Notice {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "CoordinatorPhase", rename_all = "camelCase")
+)]
 pub enum Phase {
     /// Created, [`Coordinator::start`] not called yet.
     Idle,
@@ -161,7 +193,9 @@ pub enum Phase {
     AcquiringLease,
     /// Holding the lease, waiting for the stored state.
     Loading,
+    /// Holding the lease with the state loaded: allocating and rebalancing.
     Active,
+    /// After the stop input: the lease is released and nothing more is done.
     Stopped,
 }
 

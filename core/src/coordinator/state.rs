@@ -14,6 +14,11 @@ use crate::protocol::{EntityId, RegionId, ShardId};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "CoordinatorEvent")
+)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Event {
     /// Precondition: `region` is not registered.
@@ -41,6 +46,11 @@ pub enum Event {
 
 /// One stored event; `seq` counts from 1 without gaps across the coordinator's lifetime.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(rename = "StoredRecord")
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
     pub seq: u64,
@@ -48,6 +58,7 @@ pub struct Record {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotRegion {
     pub region: RegionId,
@@ -57,6 +68,7 @@ pub struct SnapshotRegion {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotProxy {
     pub proxy: RegionId,
@@ -65,6 +77,7 @@ pub struct SnapshotProxy {
 
 /// The whole state after event `seq`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
     pub seq: u64,

@@ -31,6 +31,7 @@ pub use buffer::Buffered;
 pub use extractor::{ExtractorDoc, ShardExtractor};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct RegionConfig {
     /// Messages held for all shards together before callers get theirs back.
@@ -95,9 +96,17 @@ pub enum RegionInput {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum RegionOutput {
-    Send(#[serde(with = "crate::protocol::nested::envelope")] Envelope),
+    Send(
+        #[serde(with = "crate::protocol::nested::envelope")]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "crate::protocol::nested::envelope::In")
+        )]
+        Envelope,
+    ),
     /// Start hosting a shard, with the entities to start right away (remember-entities).
     StartShard {
         shard: ShardId,
@@ -112,26 +121,34 @@ pub enum RegionOutput {
         shard: ShardId,
         entity: EntityId,
         #[serde(with = "crate::protocol::payload")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Payload"))]
         payload: Payload,
     },
     /// Stop every entity of the shard, then report [`RegionInput::ShardStopped`].
-    StopShard {
-        shard: ShardId,
-    },
+    StopShard { shard: ShardId },
     /// A message forwarded here by another region that could not be kept.
     Undeliverable {
         shard: ShardId,
         entity: EntityId,
         #[serde(with = "crate::protocol::payload")]
+        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Payload"))]
         payload: Payload,
         reason: String,
     },
     /// Graceful shutdown finished: nothing hosted, nothing buffered.
     Stopped,
-    Notice(#[serde(with = "crate::protocol::nested::region_notice")] RegionNotice),
+    Notice(
+        #[serde(with = "crate::protocol::nested::region_notice")]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "crate::protocol::nested::region_notice::In")
+        )]
+        RegionNotice,
+    ),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum RegionNotice {
     Registered {

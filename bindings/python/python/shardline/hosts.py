@@ -8,12 +8,10 @@ call that needs them, and must not call back into the object that is running the
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Protocol, Union, runtime_checkable
+from typing import Iterable, Optional, Protocol, Union, runtime_checkable
 
 from ._native import AllocationState
-
-Envelope = dict[str, Any]
-"""``{"from": "coordinator" | {"region": id}, "to": ..., "message": {...}}``."""
+from .wire import Envelope, Snapshot, StoredRecord, StoredState
 
 
 @runtime_checkable
@@ -65,13 +63,13 @@ class Lease(Protocol):
 
 @runtime_checkable
 class Store(Protocol):
-    def append(self, token: int, record: dict[str, Any]) -> Union[bool, None]:
+    def append(self, token: int, record: StoredRecord) -> Union[bool, None]:
         """True or None: written; False: fenced by a larger token."""
         ...
 
-    def save_snapshot(self, token: int, snapshot: dict[str, Any]) -> Union[bool, None]: ...
+    def save_snapshot(self, token: int, snapshot: Snapshot) -> Union[bool, None]: ...
 
-    def load(self, token: int) -> Optional[dict[str, Any]]:
+    def load(self, token: int) -> Optional[StoredState]:
         """``{"snapshot": ..., "events": [...]}``, fencing tokens below ``token``; None when
         ``token`` itself is fenced."""
         ...

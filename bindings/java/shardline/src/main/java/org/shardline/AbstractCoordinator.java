@@ -14,13 +14,13 @@ public abstract class AbstractCoordinator extends NativeHandle {
   /** Where the coordinator is in its life. */
   public enum Phase {
     /** Created; start not called yet. */
-    IDLE("idle"),
+    IDLE(Wire.CoordinatorPhase.IDLE),
     /** Waiting for the lease (requested, or retrying after a refusal). */
-    ACQUIRING_LEASE("acquiringLease"),
+    ACQUIRING_LEASE(Wire.CoordinatorPhase.ACQUIRING_LEASE),
     /** Holding the lease, waiting for the stored state. */
-    LOADING("loading"),
-    ACTIVE("active"),
-    STOPPED("stopped");
+    LOADING(Wire.CoordinatorPhase.LOADING),
+    ACTIVE(Wire.CoordinatorPhase.ACTIVE),
+    STOPPED(Wire.CoordinatorPhase.STOPPED);
 
     /** The name every binding and the JSON forms use for this phase. */
     public final String wireName;

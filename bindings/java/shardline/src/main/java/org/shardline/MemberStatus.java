@@ -2,12 +2,12 @@ package org.shardline;
 
 /** A cluster member's status, as Pekko names it. */
 public enum MemberStatus {
-  JOINING("Joining"),
-  WEAKLY_UP("WeaklyUp"),
-  UP("Up"),
-  LEAVING("Leaving"),
-  EXITING("Exiting"),
-  DOWN("Down");
+  JOINING(Wire.MemberStatus.JOINING),
+  WEAKLY_UP(Wire.MemberStatus.WEAKLY_UP),
+  UP(Wire.MemberStatus.UP),
+  LEAVING(Wire.MemberStatus.LEAVING),
+  EXITING(Wire.MemberStatus.EXITING),
+  DOWN(Wire.MemberStatus.DOWN);
 
   private final String pekkoName;
 

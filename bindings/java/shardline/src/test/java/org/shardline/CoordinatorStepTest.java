@@ -124,7 +124,7 @@ class CoordinatorStepTest {
       h.settle();
       assertTrue(h.coordinator.isActive());
       assertEquals(1L, h.coordinator.token().orElseThrow());
-      assertTrue(h.notices.stream().anyMatch(n -> n.type().equals("active")), h.notices.toString());
+      assertTrue(h.notices.stream().anyMatch(n -> n.type().equals(Wire.CoordinatorNotice.ACTIVE)), h.notices.toString());
 
       Region a = h.region("a", N1);
       Region b = h.region("b", N2);

@@ -1,0 +1,1134 @@
+# Generated from schema/shardline.schema.json by `BLESS=1 cargo test -p shardline-schema`;
+# do not edit. The JSON forms of shardline's inputs, outputs, notices, envelopes, stored
+# records and snapshots as TypedDicts; payload bytes are `bytes`.
+
+from typing import Literal, TypedDict, Union
+
+
+# The lease's fencing token: strictly grows across holders of the coordinator lease.
+FencingToken = int
+
+
+# Per-shard version: bumped by the coordinator on every change of a shard's placement
+# (allocation, hand-off start, hand-off end or abort, deallocation).
+ShardVersion = int
+
+
+# What a directive about a shard is worth: newer coordinators win outright, and within one
+# coordinator the shard version decides. Regions refuse anything below what they have seen.
+Stamp = TypedDict(
+    "Stamp",
+    {
+        "token": FencingToken,
+        "version": ShardVersion,
+    },
+)
+
+
+# `node` is the region's cluster address; only Up members (or the coordinator's own
+# node) are accepted.
+CommandRegister = TypedDict(
+    "CommandRegister",
+    {
+        "type": Literal["register"],
+        "node": str,
+    },
+)
+
+CommandRegisterProxy = TypedDict(
+    "CommandRegisterProxy",
+    {
+        "type": Literal["registerProxy"],
+        "node": str,
+    },
+)
+
+CommandGetShardHome = TypedDict(
+    "CommandGetShardHome",
+    {
+        "type": Literal["getShardHome"],
+        "shard": str,
+    },
+)
+
+CommandShardStarted = TypedDict(
+    "CommandShardStarted",
+    {
+        "type": Literal["shardStarted"],
+        "shard": str,
+        "stamp": Stamp,
+    },
+)
+
+CommandBeginHandOffAck = TypedDict(
+    "CommandBeginHandOffAck",
+    {
+        "type": Literal["beginHandOffAck"],
+        "shard": str,
+        "stamp": Stamp,
+    },
+)
+
+CommandShardStopped = TypedDict(
+    "CommandShardStopped",
+    {
+        "type": Literal["shardStopped"],
+        "shard": str,
+        "stamp": Stamp,
+    },
+)
+
+CommandGracefulShutdownReq = TypedDict(
+    "CommandGracefulShutdownReq",
+    {
+        "type": Literal["gracefulShutdownReq"],
+    },
+)
+
+CommandRegionStopped = TypedDict(
+    "CommandRegionStopped",
+    {
+        "type": Literal["regionStopped"],
+    },
+)
+
+# Remember-entities: an entity started in a shard the sender hosts.
+CommandEntityStarted = TypedDict(
+    "CommandEntityStarted",
+    {
+        "type": Literal["entityStarted"],
+        "shard": str,
+        "entity": str,
+    },
+)
+
+# Remember-entities: the entity was passivated on purpose and must not be restarted.
+CommandEntityPassivated = TypedDict(
+    "CommandEntityPassivated",
+    {
+        "type": Literal["entityPassivated"],
+        "shard": str,
+        "entity": str,
+    },
+)
+
+# Region or proxy -> coordinator. The sender is `Envelope::from`.
+Command = Union[
+    CommandRegister,
+    CommandRegisterProxy,
+    CommandGetShardHome,
+    CommandShardStarted,
+    CommandBeginHandOffAck,
+    CommandShardStopped,
+    CommandGracefulShutdownReq,
+    CommandRegionStopped,
+    CommandEntityStarted,
+    CommandEntityPassivated,
+]
+
+
+# What happens when a hand-off does not finish within `handoff_timeout_ms`.
+HandOffTimeoutPolicy = Union[
+    Literal["keep-owner"],
+    Literal["force-reallocate"],
+]
+
+
+CoordinatorConfig = TypedDict(
+    "CoordinatorConfig",
+    {
+        "handoffResendIntervalMs": int,
+        "handoffTimeoutMs": int,
+        "handoffTimeoutPolicy": HandOffTimeoutPolicy,
+        "leaseRetryIntervalMs": int,
+        "minMembers": int,
+        "rebalanceEnabled": bool,
+        "rebalanceIntervalMs": int,
+        "rememberEntities": bool,
+        "removalMarginMs": int,
+        "shardHomesBatch": int,
+        "shardHomesMaxBatches": int,
+        "shardStartTimeoutMs": int,
+        "snapshotAfter": int,
+    },
+    total=False,
+)
+
+
+# Precondition: `region` is not registered.
+CoordinatorEventShardRegionRegistered = TypedDict(
+    "CoordinatorEventShardRegionRegistered",
+    {
+        "type": Literal["shardRegionRegistered"],
+        "region": str,
+        "node": str,
+    },
+)
+
+# Precondition: `proxy` is not registered.
+CoordinatorEventShardRegionProxyRegistered = TypedDict(
+    "CoordinatorEventShardRegionProxyRegistered",
+    {
+        "type": Literal["shardRegionProxyRegistered"],
+        "proxy": str,
+        "node": str,
+    },
+)
+
+# Precondition: `region` is registered. Its shards become unallocated.
+CoordinatorEventShardRegionTerminated = TypedDict(
+    "CoordinatorEventShardRegionTerminated",
+    {
+        "type": Literal["shardRegionTerminated"],
+        "region": str,
+    },
+)
+
+# Precondition: `proxy` is registered.
+CoordinatorEventShardRegionProxyTerminated = TypedDict(
+    "CoordinatorEventShardRegionProxyTerminated",
+    {
+        "type": Literal["shardRegionProxyTerminated"],
+        "proxy": str,
+    },
+)
+
+# Precondition: `region` is registered, `shard` is unallocated, `version` is above the
+# shard's last version.
+CoordinatorEventShardHomeAllocated = TypedDict(
+    "CoordinatorEventShardHomeAllocated",
+    {
+        "type": Literal["shardHomeAllocated"],
+        "shard": str,
+        "region": str,
+        "version": int,
+    },
+)
+
+# Precondition: `shard` is allocated, `version` is above the shard's last version.
+CoordinatorEventShardHomeDeallocated = TypedDict(
+    "CoordinatorEventShardHomeDeallocated",
+    {
+        "type": Literal["shardHomeDeallocated"],
+        "shard": str,
+        "version": int,
+    },
+)
+
+# Remember-entities. Precondition: the entity is not remembered in that shard.
+CoordinatorEventEntityRemembered = TypedDict(
+    "CoordinatorEventEntityRemembered",
+    {
+        "type": Literal["entityRemembered"],
+        "shard": str,
+        "entity": str,
+    },
+)
+
+# Precondition: the entity is remembered in that shard.
+CoordinatorEventEntityForgotten = TypedDict(
+    "CoordinatorEventEntityForgotten",
+    {
+        "type": Literal["entityForgotten"],
+        "shard": str,
+        "entity": str,
+    },
+)
+
+CoordinatorEvent = Union[
+    CoordinatorEventShardRegionRegistered,
+    CoordinatorEventShardRegionProxyRegistered,
+    CoordinatorEventShardRegionTerminated,
+    CoordinatorEventShardRegionProxyTerminated,
+    CoordinatorEventShardHomeAllocated,
+    CoordinatorEventShardHomeDeallocated,
+    CoordinatorEventEntityRemembered,
+    CoordinatorEventEntityForgotten,
+]
+
+
+EndpointRegion = TypedDict(
+    "EndpointRegion",
+    {
+        "region": str,
+    },
+)
+
+# Who a message is from or for. There is one logical coordinator per entity type; the host
+# routes `Coordinator` to whichever node currently runs it.
+Endpoint = Union[
+    Literal["coordinator"],
+    EndpointRegion,
+]
+
+
+ShardHome = TypedDict(
+    "ShardHome",
+    {
+        "shard": str,
+        "region": str,
+        "stamp": Stamp,
+    },
+)
+
+
+DirectiveRegisterAck = TypedDict(
+    "DirectiveRegisterAck",
+    {
+        "type": Literal["registerAck"],
+        "token": FencingToken,
+    },
+)
+
+DirectiveShardHome = TypedDict(
+    "DirectiveShardHome",
+    {
+        "type": Literal["shardHome"],
+        "shard": str,
+        "region": str,
+        "stamp": Stamp,
+    },
+)
+
+DirectiveShardHomes = TypedDict(
+    "DirectiveShardHomes",
+    {
+        "type": Literal["shardHomes"],
+        "token": FencingToken,
+        "homes": list[ShardHome],
+    },
+)
+
+# Start hosting `shard`, with the remembered `entities` (empty unless remember-entities).
+_DirectiveHostShardRequired = TypedDict(
+    "_DirectiveHostShardRequired",
+    {
+        "type": Literal["hostShard"],
+        "shard": str,
+        "stamp": Stamp,
+    },
+)
+
+
+class DirectiveHostShard(_DirectiveHostShardRequired, total=False):
+    entities: list[str]
+
+DirectiveBeginHandOff = TypedDict(
+    "DirectiveBeginHandOff",
+    {
+        "type": Literal["beginHandOff"],
+        "shard": str,
+        "stamp": Stamp,
+    },
+)
+
+DirectiveHandOff = TypedDict(
+    "DirectiveHandOff",
+    {
+        "type": Literal["handOff"],
+        "shard": str,
+        "stamp": Stamp,
+    },
+)
+
+# Coordinator -> region or proxy. Each carries the coordinator's fencing token, and each
+# shard directive the shard's stamp.
+Directive = Union[
+    DirectiveRegisterAck,
+    DirectiveShardHome,
+    DirectiveShardHomes,
+    DirectiveHostShard,
+    DirectiveBeginHandOff,
+    DirectiveHandOff,
+]
+
+
+# Region -> region: an entity message on its way to the shard's home.
+Forward = TypedDict(
+    "Forward",
+    {
+        "shard": str,
+        "entity": str,
+        "payload": bytes,
+    },
+)
+
+
+MessageCommand = TypedDict(
+    "MessageCommand",
+    {
+        "command": Command,
+    },
+)
+
+MessageDirective = TypedDict(
+    "MessageDirective",
+    {
+        "directive": Directive,
+    },
+)
+
+MessageForward = TypedDict(
+    "MessageForward",
+    {
+        "forward": Forward,
+    },
+)
+
+Message = Union[
+    MessageCommand,
+    MessageDirective,
+    MessageForward,
+]
+
+
+Envelope = TypedDict(
+    "Envelope",
+    {
+        "from": Endpoint,
+        "to": Endpoint,
+        "message": Message,
+    },
+)
+
+
+# Pekko `MemberStatus` (Removed members are simply absent).
+MemberStatus = Union[
+    Literal["Joining"],
+    Literal["WeaklyUp"],
+    Literal["Up"],
+    Literal["Leaving"],
+    Literal["Exiting"],
+    Literal["Down"],
+]
+
+
+# A cluster member as an input carries it; omitted (or null) fields take Pekko's defaults.
+_MemberInitRequired = TypedDict(
+    "_MemberInitRequired",
+    {
+        "address": str,
+    },
+)
+
+
+class MemberInit(_MemberInitRequired, total=False):
+    appVersion: Union[str, None]
+    dataCenter: Union[str, None]
+    status: Union[MemberStatus, None]
+    upNumber: Union[int, None]
+
+
+# One stored event; `seq` counts from 1 without gaps across the coordinator's lifetime.
+StoredRecord = TypedDict(
+    "StoredRecord",
+    {
+        "seq": int,
+        "event": CoordinatorEvent,
+    },
+)
+
+
+SnapshotRegion = TypedDict(
+    "SnapshotRegion",
+    {
+        "region": str,
+        "node": str,
+        "shards": list[str],
+    },
+)
+
+
+SnapshotProxy = TypedDict(
+    "SnapshotProxy",
+    {
+        "proxy": str,
+        "node": str,
+    },
+)
+
+
+# The whole state after event `seq`.
+Snapshot = TypedDict(
+    "Snapshot",
+    {
+        "seq": int,
+        "regions": list[SnapshotRegion],
+        "proxies": list[SnapshotProxy],
+        "unallocated": list[str],
+        "remembered": dict[str, list[str]],
+        "versions": dict[str, int],
+    },
+)
+
+
+# What a coordinator restores from: the latest snapshot, then the events after it.
+_StoredStateRequired = TypedDict(
+    "_StoredStateRequired",
+    {
+        "events": list[StoredRecord],
+    },
+)
+
+
+class StoredState(_StoredStateRequired, total=False):
+    snapshot: Union[Snapshot, None]
+
+
+# A message from a region or proxy.
+CoordinatorInputReceive = TypedDict(
+    "CoordinatorInputReceive",
+    {
+        "type": Literal["receive"],
+        "envelope": Envelope,
+    },
+)
+
+# A cluster member joined or changed (status, version, data center).
+CoordinatorInputMember = TypedDict(
+    "CoordinatorInputMember",
+    {
+        "type": Literal["member"],
+        "member": MemberInit,
+    },
+)
+
+# A member left the cluster.
+CoordinatorInputMemberRemoved = TypedDict(
+    "CoordinatorInputMemberRemoved",
+    {
+        "type": Literal["memberRemoved"],
+        "address": str,
+    },
+)
+
+CoordinatorInputReachability = TypedDict(
+    "CoordinatorInputReachability",
+    {
+        "type": Literal["reachability"],
+        "address": str,
+        "reachable": bool,
+    },
+)
+
+# A region or proxy stopped or crashed while its node stays in the cluster.
+CoordinatorInputRegionTerminated = TypedDict(
+    "CoordinatorInputRegionTerminated",
+    {
+        "type": Literal["regionTerminated"],
+        "region": str,
+    },
+)
+
+CoordinatorInputLeaseGranted = TypedDict(
+    "CoordinatorInputLeaseGranted",
+    {
+        "type": Literal["leaseGranted"],
+        "token": FencingToken,
+        "validUntilMs": int,
+    },
+)
+
+CoordinatorInputLeaseDenied = TypedDict(
+    "CoordinatorInputLeaseDenied",
+    {
+        "type": Literal["leaseDenied"],
+    },
+)
+
+CoordinatorInputLeaseRenewed = TypedDict(
+    "CoordinatorInputLeaseRenewed",
+    {
+        "type": Literal["leaseRenewed"],
+        "token": FencingToken,
+        "validUntilMs": int,
+    },
+)
+
+CoordinatorInputLeaseRenewFailed = TypedDict(
+    "CoordinatorInputLeaseRenewFailed",
+    {
+        "type": Literal["leaseRenewFailed"],
+        "token": FencingToken,
+    },
+)
+
+CoordinatorInputLeaseLost = TypedDict(
+    "CoordinatorInputLeaseLost",
+    {
+        "type": Literal["leaseLost"],
+        "token": FencingToken,
+    },
+)
+
+CoordinatorInputStateLoaded = TypedDict(
+    "CoordinatorInputStateLoaded",
+    {
+        "type": Literal["stateLoaded"],
+        "state": StoredState,
+    },
+)
+
+# `fenced`: the store has seen a larger token.
+CoordinatorInputStateLoadFailed = TypedDict(
+    "CoordinatorInputStateLoadFailed",
+    {
+        "type": Literal["stateLoadFailed"],
+        "fenced": bool,
+    },
+)
+
+CoordinatorInputStoreFailed = TypedDict(
+    "CoordinatorInputStoreFailed",
+    {
+        "type": Literal["storeFailed"],
+        "fenced": bool,
+    },
+)
+
+# Full-cluster shutdown is coming: no more rebalancing.
+CoordinatorInputPreparingForShutdown = TypedDict(
+    "CoordinatorInputPreparingForShutdown",
+    {
+        "type": Literal["preparingForShutdown"],
+    },
+)
+
+# Stop coordinating and release the lease.
+CoordinatorInputStop = TypedDict(
+    "CoordinatorInputStop",
+    {
+        "type": Literal["stop"],
+    },
+)
+
+# What a coordinator is fed: one input per step.
+CoordinatorInput = Union[
+    CoordinatorInputReceive,
+    CoordinatorInputMember,
+    CoordinatorInputMemberRemoved,
+    CoordinatorInputReachability,
+    CoordinatorInputRegionTerminated,
+    CoordinatorInputLeaseGranted,
+    CoordinatorInputLeaseDenied,
+    CoordinatorInputLeaseRenewed,
+    CoordinatorInputLeaseRenewFailed,
+    CoordinatorInputLeaseLost,
+    CoordinatorInputStateLoaded,
+    CoordinatorInputStateLoadFailed,
+    CoordinatorInputStoreFailed,
+    CoordinatorInputPreparingForShutdown,
+    CoordinatorInputStop,
+]
+
+
+CoordinatorNoticeActive = TypedDict(
+    "CoordinatorNoticeActive",
+    {
+        "type": Literal["active"],
+        "token": FencingToken,
+    },
+)
+
+CoordinatorNoticeSteppedDown = TypedDict(
+    "CoordinatorNoticeSteppedDown",
+    {
+        "type": Literal["steppedDown"],
+        "token": FencingToken,
+        "reason": str,
+    },
+)
+
+CoordinatorNoticeRegisterRefused = TypedDict(
+    "CoordinatorNoticeRegisterRefused",
+    {
+        "type": Literal["registerRefused"],
+        "region": str,
+        "reason": str,
+    },
+)
+
+CoordinatorNoticeHandOffStarted = TypedDict(
+    "CoordinatorNoticeHandOffStarted",
+    {
+        "type": Literal["handOffStarted"],
+        "shard": str,
+        "from": str,
+        "rebalance": bool,
+    },
+)
+
+CoordinatorNoticeHandOffCompleted = TypedDict(
+    "CoordinatorNoticeHandOffCompleted",
+    {
+        "type": Literal["handOffCompleted"],
+        "shard": str,
+        "from": str,
+    },
+)
+
+CoordinatorNoticeHandOffTimedOut = TypedDict(
+    "CoordinatorNoticeHandOffTimedOut",
+    {
+        "type": Literal["handOffTimedOut"],
+        "shard": str,
+        "from": str,
+        "policy": HandOffTimeoutPolicy,
+    },
+)
+
+CoordinatorNoticeAllocationFailed = TypedDict(
+    "CoordinatorNoticeAllocationFailed",
+    {
+        "type": Literal["allocationFailed"],
+        "shard": str,
+        "reason": str,
+    },
+)
+
+# Things worth logging or asserting on; carrying them out is optional.
+CoordinatorNotice = Union[
+    CoordinatorNoticeActive,
+    CoordinatorNoticeSteppedDown,
+    CoordinatorNoticeRegisterRefused,
+    CoordinatorNoticeHandOffStarted,
+    CoordinatorNoticeHandOffCompleted,
+    CoordinatorNoticeHandOffTimedOut,
+    CoordinatorNoticeAllocationFailed,
+]
+
+
+LeaseRequestAcquire = TypedDict(
+    "LeaseRequestAcquire",
+    {
+        "type": Literal["acquire"],
+    },
+)
+
+LeaseRequestRenew = TypedDict(
+    "LeaseRequestRenew",
+    {
+        "type": Literal["renew"],
+        "token": FencingToken,
+    },
+)
+
+LeaseRequestRelease = TypedDict(
+    "LeaseRequestRelease",
+    {
+        "type": Literal["release"],
+        "token": FencingToken,
+    },
+)
+
+LeaseRequest = Union[
+    LeaseRequestAcquire,
+    LeaseRequestRenew,
+    LeaseRequestRelease,
+]
+
+
+CoordinatorOutputSend = TypedDict(
+    "CoordinatorOutputSend",
+    {
+        "type": Literal["send"],
+        "envelope": Envelope,
+    },
+)
+
+# Write-ahead: durable before any later output.
+CoordinatorOutputPersist = TypedDict(
+    "CoordinatorOutputPersist",
+    {
+        "type": Literal["persist"],
+        "token": FencingToken,
+        "record": StoredRecord,
+    },
+)
+
+CoordinatorOutputSaveSnapshot = TypedDict(
+    "CoordinatorOutputSaveSnapshot",
+    {
+        "type": Literal["saveSnapshot"],
+        "token": FencingToken,
+        "snapshot": Snapshot,
+    },
+)
+
+CoordinatorOutputLease = TypedDict(
+    "CoordinatorOutputLease",
+    {
+        "type": Literal["lease"],
+        "request": LeaseRequest,
+    },
+)
+
+# Load the stored state with this token (fencing older writers), then feed
+# `Input::StateLoaded` or `Input::StateLoadFailed`.
+CoordinatorOutputLoadState = TypedDict(
+    "CoordinatorOutputLoadState",
+    {
+        "type": Literal["loadState"],
+        "token": FencingToken,
+    },
+)
+
+CoordinatorOutputNotice = TypedDict(
+    "CoordinatorOutputNotice",
+    {
+        "type": Literal["notice"],
+        "notice": CoordinatorNotice,
+    },
+)
+
+CoordinatorOutput = Union[
+    CoordinatorOutputSend,
+    CoordinatorOutputPersist,
+    CoordinatorOutputSaveSnapshot,
+    CoordinatorOutputLease,
+    CoordinatorOutputLoadState,
+    CoordinatorOutputNotice,
+]
+
+
+CoordinatorPhase = Union[
+    Literal["idle"],
+    Literal["acquiringLease"],
+    Literal["loading"],
+    Literal["active"],
+    Literal["stopped"],
+]
+
+
+LeaseGrant = TypedDict(
+    "LeaseGrant",
+    {
+        "token": FencingToken,
+        "validUntilMs": int,
+    },
+)
+
+
+RegionConfig = TypedDict(
+    "RegionConfig",
+    {
+        "bufferCapacity": int,
+        "proxy": bool,
+        "rememberEntities": bool,
+        "retryIntervalMs": int,
+    },
+    total=False,
+)
+
+
+RegionInputReceive = TypedDict(
+    "RegionInputReceive",
+    {
+        "type": Literal["receive"],
+        "envelope": Envelope,
+    },
+)
+
+# The coordinator moved (or may have): register again.
+RegionInputCoordinatorChanged = TypedDict(
+    "RegionInputCoordinatorChanged",
+    {
+        "type": Literal["coordinatorChanged"],
+    },
+)
+
+# Another region died: forget the homes it had.
+RegionInputRegionTerminated = TypedDict(
+    "RegionInputRegionTerminated",
+    {
+        "type": Literal["regionTerminated"],
+        "region": str,
+    },
+)
+
+# The host finished stopping a shard's entities.
+RegionInputShardStopped = TypedDict(
+    "RegionInputShardStopped",
+    {
+        "type": Literal["shardStopped"],
+        "shard": str,
+    },
+)
+
+# An entity was passivated on purpose.
+RegionInputEntityPassivated = TypedDict(
+    "RegionInputEntityPassivated",
+    {
+        "type": Literal["entityPassivated"],
+        "shard": str,
+        "entity": str,
+    },
+)
+
+# Hand every shard off, then stop.
+RegionInputGracefulShutdown = TypedDict(
+    "RegionInputGracefulShutdown",
+    {
+        "type": Literal["gracefulShutdown"],
+    },
+)
+
+# What a region is fed: one input per step.
+RegionInput = Union[
+    RegionInputReceive,
+    RegionInputCoordinatorChanged,
+    RegionInputRegionTerminated,
+    RegionInputShardStopped,
+    RegionInputEntityPassivated,
+    RegionInputGracefulShutdown,
+]
+
+
+RegionNoticeRegistered = TypedDict(
+    "RegionNoticeRegistered",
+    {
+        "type": Literal["registered"],
+        "token": FencingToken,
+    },
+)
+
+# A directive older than what the region has seen was ignored.
+_RegionNoticeDirectiveRefusedRequired = TypedDict(
+    "_RegionNoticeDirectiveRefusedRequired",
+    {
+        "type": Literal["directiveRefused"],
+        "directive": str,
+        "token": FencingToken,
+    },
+)
+
+
+class RegionNoticeDirectiveRefused(_RegionNoticeDirectiveRefusedRequired, total=False):
+    seen: Union[Stamp, None]
+    shard: Union[str, None]
+
+RegionNotice = Union[
+    RegionNoticeRegistered,
+    RegionNoticeDirectiveRefused,
+]
+
+
+RegionOutputSend = TypedDict(
+    "RegionOutputSend",
+    {
+        "type": Literal["send"],
+        "envelope": Envelope,
+    },
+)
+
+# Start hosting a shard, with the entities to start right away (remember-entities).
+RegionOutputStartShard = TypedDict(
+    "RegionOutputStartShard",
+    {
+        "type": Literal["startShard"],
+        "shard": str,
+        "entities": list[str],
+    },
+)
+
+# More remembered entities for a shard already running.
+RegionOutputStartEntities = TypedDict(
+    "RegionOutputStartEntities",
+    {
+        "type": Literal["startEntities"],
+        "shard": str,
+        "entities": list[str],
+    },
+)
+
+RegionOutputDeliver = TypedDict(
+    "RegionOutputDeliver",
+    {
+        "type": Literal["deliver"],
+        "shard": str,
+        "entity": str,
+        "payload": bytes,
+    },
+)
+
+# Stop every entity of the shard, then report `RegionInput::ShardStopped`.
+RegionOutputStopShard = TypedDict(
+    "RegionOutputStopShard",
+    {
+        "type": Literal["stopShard"],
+        "shard": str,
+    },
+)
+
+# A message forwarded here by another region that could not be kept.
+RegionOutputUndeliverable = TypedDict(
+    "RegionOutputUndeliverable",
+    {
+        "type": Literal["undeliverable"],
+        "shard": str,
+        "entity": str,
+        "payload": bytes,
+        "reason": str,
+    },
+)
+
+# Graceful shutdown finished: nothing hosted, nothing buffered.
+RegionOutputStopped = TypedDict(
+    "RegionOutputStopped",
+    {
+        "type": Literal["stopped"],
+    },
+)
+
+RegionOutputNotice = TypedDict(
+    "RegionOutputNotice",
+    {
+        "type": Literal["notice"],
+        "notice": RegionNotice,
+    },
+)
+
+RegionOutput = Union[
+    RegionOutputSend,
+    RegionOutputStartShard,
+    RegionOutputStartEntities,
+    RegionOutputDeliver,
+    RegionOutputStopShard,
+    RegionOutputUndeliverable,
+    RegionOutputStopped,
+    RegionOutputNotice,
+]
+
+
+WriteOutcomeWritten = TypedDict(
+    "WriteOutcomeWritten",
+    {
+        "outcome": Literal["written"],
+    },
+)
+
+# A writer with a larger token exists; this writer must stop.
+WriteOutcomeFenced = TypedDict(
+    "WriteOutcomeFenced",
+    {
+        "outcome": Literal["fenced"],
+        "highest": FencingToken,
+    },
+)
+
+WriteOutcome = Union[
+    WriteOutcomeWritten,
+    WriteOutcomeFenced,
+]
+
+
+__all__ = [
+    "Command",
+    "CommandBeginHandOffAck",
+    "CommandEntityPassivated",
+    "CommandEntityStarted",
+    "CommandGetShardHome",
+    "CommandGracefulShutdownReq",
+    "CommandRegionStopped",
+    "CommandRegister",
+    "CommandRegisterProxy",
+    "CommandShardStarted",
+    "CommandShardStopped",
+    "CoordinatorConfig",
+    "CoordinatorEvent",
+    "CoordinatorEventEntityForgotten",
+    "CoordinatorEventEntityRemembered",
+    "CoordinatorEventShardHomeAllocated",
+    "CoordinatorEventShardHomeDeallocated",
+    "CoordinatorEventShardRegionProxyRegistered",
+    "CoordinatorEventShardRegionProxyTerminated",
+    "CoordinatorEventShardRegionRegistered",
+    "CoordinatorEventShardRegionTerminated",
+    "CoordinatorInput",
+    "CoordinatorInputLeaseDenied",
+    "CoordinatorInputLeaseGranted",
+    "CoordinatorInputLeaseLost",
+    "CoordinatorInputLeaseRenewFailed",
+    "CoordinatorInputLeaseRenewed",
+    "CoordinatorInputMember",
+    "CoordinatorInputMemberRemoved",
+    "CoordinatorInputPreparingForShutdown",
+    "CoordinatorInputReachability",
+    "CoordinatorInputReceive",
+    "CoordinatorInputRegionTerminated",
+    "CoordinatorInputStateLoadFailed",
+    "CoordinatorInputStateLoaded",
+    "CoordinatorInputStop",
+    "CoordinatorInputStoreFailed",
+    "CoordinatorNotice",
+    "CoordinatorNoticeActive",
+    "CoordinatorNoticeAllocationFailed",
+    "CoordinatorNoticeHandOffCompleted",
+    "CoordinatorNoticeHandOffStarted",
+    "CoordinatorNoticeHandOffTimedOut",
+    "CoordinatorNoticeRegisterRefused",
+    "CoordinatorNoticeSteppedDown",
+    "CoordinatorOutput",
+    "CoordinatorOutputLease",
+    "CoordinatorOutputLoadState",
+    "CoordinatorOutputNotice",
+    "CoordinatorOutputPersist",
+    "CoordinatorOutputSaveSnapshot",
+    "CoordinatorOutputSend",
+    "CoordinatorPhase",
+    "Directive",
+    "DirectiveBeginHandOff",
+    "DirectiveHandOff",
+    "DirectiveHostShard",
+    "DirectiveRegisterAck",
+    "DirectiveShardHome",
+    "DirectiveShardHomes",
+    "Endpoint",
+    "EndpointRegion",
+    "Envelope",
+    "FencingToken",
+    "Forward",
+    "HandOffTimeoutPolicy",
+    "LeaseGrant",
+    "LeaseRequest",
+    "LeaseRequestAcquire",
+    "LeaseRequestRelease",
+    "LeaseRequestRenew",
+    "MemberInit",
+    "MemberStatus",
+    "Message",
+    "MessageCommand",
+    "MessageDirective",
+    "MessageForward",
+    "RegionConfig",
+    "RegionInput",
+    "RegionInputCoordinatorChanged",
+    "RegionInputEntityPassivated",
+    "RegionInputGracefulShutdown",
+    "RegionInputReceive",
+    "RegionInputRegionTerminated",
+    "RegionInputShardStopped",
+    "RegionNotice",
+    "RegionNoticeDirectiveRefused",
+    "RegionNoticeRegistered",
+    "RegionOutput",
+    "RegionOutputDeliver",
+    "RegionOutputNotice",
+    "RegionOutputSend",
+    "RegionOutputStartEntities",
+    "RegionOutputStartShard",
+    "RegionOutputStopShard",
+    "RegionOutputStopped",
+    "RegionOutputUndeliverable",
+    "ShardHome",
+    "ShardVersion",
+    "Snapshot",
+    "SnapshotProxy",
+    "SnapshotRegion",
+    "Stamp",
+    "StoredRecord",
+    "StoredState",
+    "WriteOutcome",
+    "WriteOutcomeFenced",
+    "WriteOutcomeWritten",
+]
