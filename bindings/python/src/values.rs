@@ -106,25 +106,28 @@ pub fn to_py_list<'py, T: Serialize>(
 }
 
 /// Interned Python strings by the address of the `&'static str` they were made from.
-type Keys = RefCell<HashMap<usize, Py<PyString>, BuildHasherDefault<Address>>>;
+type Keys = RefCell<HashMap<(usize, usize), Py<PyString>, BuildHasherDefault<AddressHash>>>;
 
 thread_local! {
     static KEYS: Keys = RefCell::default();
 }
 
-/// The hash of a key that is already an address: itself.
+/// The hash of an address and a length: the two mixed, no more (SipHash cost more than the
+/// rest of a field's conversion).
 #[derive(Default)]
-struct Address(u64);
+struct AddressHash(u64);
 
-impl Hasher for Address {
+impl Hasher for AddressHash {
     fn finish(&self) -> u64 {
         self.0
     }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only addresses are hashed")
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
     }
     fn write_usize(&mut self, n: usize) {
-        self.0 = n as u64;
+        self.0 = self.0.rotate_left(16) ^ n as u64;
     }
 }
 
@@ -137,11 +140,10 @@ struct Writer<'a, 'py> {
 impl<'a, 'py> Writer<'a, 'py> {
     /// A struct field or variant name as an interned Python string, made once per thread.
     fn key(&self, name: &'static str) -> Bound<'py, PyString> {
-        // Field names are distinct literals; `len` keeps a name apart from its own prefix.
-        let at = name.as_ptr() as usize ^ name.len().rotate_right(16);
+        // A `&'static str` is never freed, so its address and length identify its text.
         self.keys
             .borrow_mut()
-            .entry(at)
+            .entry((name.as_ptr() as usize, name.len()))
             .or_insert_with(|| PyString::intern(self.py, name).unbind())
             .bind(self.py)
             .clone()
