@@ -112,8 +112,8 @@ thread_local! {
     static KEYS: Keys = RefCell::default();
 }
 
-/// The hash of an address and a length: the two mixed, no more (SipHash cost more than the
-/// rest of a field's conversion).
+/// The hash of an address and a length, one multiply each (SipHash cost more than the rest of
+/// a field's conversion).
 #[derive(Default)]
 struct AddressHash(u64);
 
@@ -123,11 +123,13 @@ impl Hasher for AddressHash {
     }
     fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+            self.write_usize(usize::from(*b));
         }
     }
     fn write_usize(&mut self, n: usize) {
-        self.0 = self.0.rotate_left(16) ^ n as u64;
+        // Fibonacci hashing: spreads the varying low bits of an address into the high bits the
+        // table also reads.
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
