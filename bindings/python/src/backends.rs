@@ -10,7 +10,7 @@ use shardline_core::protocol::FencingToken;
 use shardline_core::store::{InMemoryStore, Store, WriteOutcome};
 
 use crate::errors::OrRaise;
-use crate::json;
+use crate::values;
 
 /// A clock the host sets; it never goes backwards.
 #[pyclass(name = "ManualClock", module = "shardline._native", frozen)]
@@ -127,7 +127,7 @@ impl PyInMemoryStore {
     #[pyo3(signature = (state = None))]
     fn new(state: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let store = match state {
-            Some(s) => InMemoryStore::from_state(json::from_py(s, "stored state")?),
+            Some(s) => InMemoryStore::from_state(values::from_py(s, "stored state")?),
             None => InMemoryStore::new(),
         };
         Ok(PyInMemoryStore { store })
@@ -135,7 +135,7 @@ impl PyInMemoryStore {
 
     /// What a load would return now, without fencing anyone.
     fn contents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json::ser_to_py(py, &self.store.contents())
+        values::to_py(py, &self.store.contents())
     }
 
     #[getter]
@@ -145,7 +145,7 @@ impl PyInMemoryStore {
 
     /// True if written, False if fenced by a larger token.
     fn append(&self, token: u64, record: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let r: Record = json::from_py(record, "record")?;
+        let r: Record = values::from_py(record, "record")?;
         let o = self
             .store
             .clone()
@@ -155,7 +155,7 @@ impl PyInMemoryStore {
     }
 
     fn save_snapshot(&self, token: u64, snapshot: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let s: Snapshot = json::from_py(snapshot, "snapshot")?;
+        let s: Snapshot = values::from_py(snapshot, "snapshot")?;
         let o = self
             .store
             .clone()
@@ -167,6 +167,6 @@ impl PyInMemoryStore {
     /// The stored state (fencing every token below `token`), or None if `token` is fenced.
     fn load<'py>(&self, py: Python<'py>, token: u64) -> PyResult<Option<Bound<'py, PyAny>>> {
         let s = self.store.clone().load(FencingToken(token)).or_raise()?;
-        s.map(|s| json::ser_to_py(py, &s)).transpose()
+        s.map(|s| values::to_py(py, &s)).transpose()
     }
 }

@@ -4,16 +4,13 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
-use shardline_core::lease::LeaseGrant;
-use shardline_core::protocol::{Envelope, FencingToken};
-use shardline_core::store::StoredState;
+use shardline_core::protocol::Envelope;
 
 use crate::busy::Guarded;
 use crate::errors::{OrRaise, Raised};
-use crate::json;
-use crate::outputs;
-use crate::state::{member, parse_address};
+use crate::state::parse_address;
 use crate::strategy::strategy_from;
+use crate::values;
 
 pub fn build(
     strategy: Option<&Bound<'_, PyAny>>,
@@ -22,7 +19,7 @@ pub fn build(
     raised: &Raised,
 ) -> PyResult<Coordinator> {
     let strategy = strategy_from(strategy, raised)?;
-    let config = CoordinatorConfig::from_json(&json::config(config, None)?).or_raise()?;
+    let config = CoordinatorConfig::from_json(&values::config(config, None)?).or_raise()?;
     Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
 }
 
@@ -50,11 +47,11 @@ pub mod queries {
     }
 
     pub fn snapshot<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyAny>> {
-        json::ser_to_py(py, &c.state().snapshot())
+        values::to_py(py, &c.state().snapshot())
     }
 }
 
-#[pyclass(name = "Coordinator", module = "shardline._native", frozen)]
+#[pyclass(name = "Coordinator", module = "shardline._native", frozen, subclass)]
 pub struct PyCoordinator {
     inner: Guarded<Coordinator>,
 }
@@ -93,114 +90,16 @@ impl PyCoordinator {
     }
 
     fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = json::from_py(envelope, "envelope")?;
+        let env: Envelope = values::from_py(envelope, "envelope")?;
         self.input(py, now_ms, Input::Receive(env))
     }
 
-    /// A cluster member joined or changed.
-    #[pyo3(signature = (now_ms, address, status = "Up", app_version = "0.0.0", data_center = "default", up_number = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn member(
-        &self,
-        py: Python<'_>,
-        now_ms: u64,
-        address: &str,
-        status: &str,
-        app_version: &str,
-        data_center: &str,
-        up_number: Option<i32>,
-    ) -> PyResult<()> {
-        let m = member(address, status, app_version, data_center, up_number)?;
-        self.input(py, now_ms, Input::Member(m))
-    }
-
-    fn member_removed(&self, py: Python<'_>, now_ms: u64, address: String) -> PyResult<()> {
-        self.input(py, now_ms, Input::MemberRemoved { address })
-    }
-
-    fn reachability(
-        &self,
-        py: Python<'_>,
-        now_ms: u64,
-        address: String,
-        reachable: bool,
-    ) -> PyResult<()> {
-        self.input(py, now_ms, Input::Reachability { address, reachable })
-    }
-
-    fn region_terminated(&self, py: Python<'_>, now_ms: u64, region: String) -> PyResult<()> {
-        self.input(py, now_ms, Input::RegionTerminated { region })
-    }
-
-    fn lease_granted(
-        &self,
-        py: Python<'_>,
-        now_ms: u64,
-        token: u64,
-        valid_until_ms: u64,
-    ) -> PyResult<()> {
-        let g = LeaseGrant {
-            token: FencingToken(token),
-            valid_until_ms,
-        };
-        self.input(py, now_ms, Input::LeaseGranted(g))
-    }
-
-    fn lease_denied(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, Input::LeaseDenied)
-    }
-
-    fn lease_renewed(
-        &self,
-        py: Python<'_>,
-        now_ms: u64,
-        token: u64,
-        valid_until_ms: u64,
-    ) -> PyResult<()> {
-        let token = FencingToken(token);
-        self.input(
-            py,
-            now_ms,
-            Input::LeaseRenewed {
-                token,
-                valid_until_ms,
-            },
-        )
-    }
-
-    fn lease_renew_failed(&self, py: Python<'_>, now_ms: u64, token: u64) -> PyResult<()> {
-        let token = FencingToken(token);
-        self.input(py, now_ms, Input::LeaseRenewFailed { token })
-    }
-
-    fn lease_lost(&self, py: Python<'_>, now_ms: u64, token: u64) -> PyResult<()> {
-        let token = FencingToken(token);
-        self.input(py, now_ms, Input::LeaseLost { token })
-    }
-
-    /// The stored state, `{"snapshot": ... or None, "events": [...]}`, after a `loadState`.
-    fn state_loaded(&self, py: Python<'_>, now_ms: u64, stored: &Bound<'_, PyAny>) -> PyResult<()> {
-        let s: StoredState = json::from_py(stored, "stored state")?;
-        self.input(py, now_ms, Input::StateLoaded(s))
-    }
-
-    #[pyo3(signature = (now_ms, fenced = false))]
-    fn state_load_failed(&self, py: Python<'_>, now_ms: u64, fenced: bool) -> PyResult<()> {
-        self.input(py, now_ms, Input::StateLoadFailed { fenced })
-    }
-
-    /// A `persist` or `saveSnapshot` failed: drop the rest of the queued outputs first.
-    #[pyo3(signature = (now_ms, fenced = false))]
-    fn store_failed(&self, py: Python<'_>, now_ms: u64, fenced: bool) -> PyResult<()> {
-        self.input(py, now_ms, Input::StoreFailed { fenced })
-    }
-
-    fn preparing_for_shutdown(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, Input::PreparingForShutdown)
-    }
-
-    fn stop(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, Input::Stop)
+    /// One input as the step API's document (`{"type": "leaseGranted", "token": 1,
+    /// "validUntilMs": 60000}`, the form C and Node take); `shardline.Coordinator` has a named
+    /// method for each.
+    fn handle(&self, py: Python<'_>, now_ms: u64, input: &Bound<'_, PyAny>) -> PyResult<()> {
+        let input: Input = values::from_py(input, "input")?;
+        self.input(py, now_ms, input)
     }
 
     fn on_timeout(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
@@ -214,13 +113,13 @@ impl PyCoordinator {
     /// The next output (a dict with a "type"), or None. Carry them out in order.
     fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let o = self.inner.call(py, |c| Ok(c.poll_output()))?;
-        o.map(|o| json::ser_to_py(py, &o)).transpose()
+        o.map(|o| values::to_py(py, &o)).transpose()
     }
 
     /// Every queued output, in order.
     fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let all = self.inner.call(py, |c| Ok(c.drain_outputs()))?;
-        outputs::to_list(py, &all)
+        values::to_py_list(py, &all)
     }
 
     #[getter]
@@ -242,7 +141,7 @@ impl PyCoordinator {
     #[getter]
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let c = self.inner.read(py, |c| c.config().clone())?;
-        json::ser_to_py(py, &c)
+        values::to_py(py, &c)
     }
 
     fn handoffs_in_progress(&self, py: Python<'_>) -> PyResult<Vec<String>> {

@@ -11,9 +11,9 @@ use crate::busy::Guarded;
 use crate::coordinator::{self, phase_name, queries};
 use crate::errors::{guard, OrRaise, Raised};
 use crate::host;
-use crate::json;
 use crate::region::{self, rejected, Extractor};
 use crate::state::member;
+use crate::values;
 
 #[pyclass(name = "CoordinatorDriver", module = "shardline._native", frozen)]
 pub struct PyCoordinatorDriver {
@@ -53,7 +53,7 @@ impl PyCoordinatorDriver {
     }
 
     fn receive(&self, py: Python<'_>, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = json::from_py(envelope, "envelope")?;
+        let env: Envelope = values::from_py(envelope, "envelope")?;
         self.inner.call(py, |d| d.receive(env))
     }
 
@@ -108,7 +108,7 @@ impl PyCoordinatorDriver {
     /// Notices since the last call, as dicts with a "type".
     fn take_notices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let notices = self.inner.call(py, |d| Ok(d.take_notices()))?;
-        notices.iter().map(|n| json::ser_to_py(py, n)).collect()
+        notices.iter().map(|n| values::to_py(py, n)).collect()
     }
 
     #[getter]
@@ -246,7 +246,7 @@ impl PyRegionDriver {
     }
 
     fn receive(&self, py: Python<'_>, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = json::from_py(envelope, "envelope")?;
+        let env: Envelope = values::from_py(envelope, "envelope")?;
         self.call(py, |d| d.receive(env))
     }
 
@@ -282,7 +282,7 @@ impl PyRegionDriver {
 
     fn take_notices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let notices = self.call(py, |d| Ok(d.take_notices()))?;
-        notices.iter().map(|n| json::ser_to_py(py, n)).collect()
+        notices.iter().map(|n| values::to_py(py, n)).collect()
     }
 
     #[getter]

@@ -8,7 +8,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use shardline_bind::driver_host::{self as adapt, HostObject, Role, Spelling};
-use shardline_bind::tree::{self, Tree};
+use shardline_bind::tree::Tree;
 use shardline_bind::Failure;
 use shardline_core::driver::{Clock, EntityHost, Transport};
 use shardline_core::lease::Lease;
@@ -16,7 +16,7 @@ use shardline_core::store::Store;
 
 use crate::backends::{PyInMemoryLease, PyInMemoryStore, PyManualClock};
 use crate::errors::{failure_err, NullPointerError, Raised};
-use crate::json;
+use crate::values;
 
 /// A Python object in one role; a plain callable serves a one-method role (`send`, `now_ms`).
 pub struct PyHost {
@@ -52,10 +52,10 @@ impl HostObject for PyHost {
         Python::attach(|py| {
             let args = args
                 .iter()
-                .map(|a| json::tree_to_py(py, a))
+                .map(|a| values::to_py(py, a))
                 .collect::<PyResult<Vec<_>>>()?;
             let answer = self.method(py, method)?.call1(PyTuple::new(py, args)?)?;
-            tree::to_tree(&json::to_value(&answer)?).map_err(crate::errors::core_err)
+            values::read(&answer, &format!("the answer of {method}"))
         })
         .map_err(|e| self.raised.threw(e))
     }

@@ -12,7 +12,7 @@ use shardline_core::workerid::{Identity, InMemoryRegistry, Registry, ReserveConf
 use crate::busy::{Enter, Guarded};
 use crate::errors::{failure_err, guard, invalid_argument, OrRaise, Raised};
 use crate::host::{self, PyHost};
-use crate::json;
+use crate::values;
 use shardline_bind::HandleCell;
 
 /// Bit widths and epoch of Snowflake ids.
@@ -233,7 +233,7 @@ impl PyWorkerIdRegistry {
     fn fence<'py>(&self, py: Python<'py>, worker_id: u32) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.registry
             .fence(worker_id)
-            .map(|f| json::ser_to_py(py, &f))
+            .map(|f| values::to_py(py, &f))
             .transpose()
     }
 }

@@ -15,11 +15,10 @@ mod etcd;
 mod hashing;
 mod host;
 mod ids;
-mod json;
-mod outputs;
 mod region;
 mod state;
 mod strategy;
+mod values;
 
 use pyo3::prelude::*;
 
@@ -33,9 +32,9 @@ fn decide<'py>(
     explain: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     errors::guard(|| {
-        let doc = json::document(vector)?;
+        let doc = values::document(vector)?;
         let out = shardline_core::conformance::decide(&doc, explain).map_err(errors::core_err)?;
-        json::ser_to_py(py, &out)
+        values::to_py(py, &out)
     })
 }
 
@@ -45,14 +44,14 @@ fn decide<'py>(
 fn replay<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     errors::guard(|| {
         let out = shardline_core::replay::replay(text).map_err(errors::core_err)?;
-        json::ser_to_py(py, &out)
+        values::to_py(py, &out)
     })
 }
 
 /// An envelope (dict) as JSON text for the wire; payloads travel as base64 text.
 #[pyfunction]
 fn encode_envelope(envelope: &Bound<'_, PyAny>) -> PyResult<String> {
-    let env: shardline_core::protocol::Envelope = json::from_py(envelope, "envelope")?;
+    let env: shardline_core::protocol::Envelope = values::from_py(envelope, "envelope")?;
     serde_json::to_string(&env).map_err(|e| errors::InternalError::new_err(e.to_string()))
 }
 
@@ -66,7 +65,7 @@ fn decode_envelope<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<B
     };
     let env: shardline_core::protocol::Envelope = serde_json::from_str(&text)
         .map_err(|e| errors::invalid_argument(format!("envelope: {e}")))?;
-    json::ser_to_py(py, &env)
+    values::to_py(py, &env)
 }
 
 /// Test hook: panics inside the panic boundary, to show that a Rust panic arrives as

@@ -11,8 +11,7 @@ use crate::busy::Enter;
 use crate::errors::{
     callback_failed, failure_err, guard, invalid_argument, InvalidStateError, OrRaise,
 };
-use crate::json;
-use crate::outputs;
+use crate::values;
 use shardline_bind::HandleCell;
 
 /// A Python extractor, run before the core sees the message (so its exceptions reach the
@@ -32,7 +31,7 @@ pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)
             Extractor { python },
         ));
     }
-    let doc: ExtractorDoc = serde_json::from_value(json::config(Some(obj), None)?)
+    let doc: ExtractorDoc = serde_json::from_value(values::config(Some(obj), None)?)
         .map_err(|e| invalid_argument(format!("shard extractor: {e}")))?;
     let core = doc
         .build()
@@ -61,7 +60,7 @@ impl Extractor {
 }
 
 pub fn config(config: Option<&Bound<'_, PyAny>>) -> PyResult<RegionConfig> {
-    RegionConfig::from_json(&json::config(config, None)?).or_raise()
+    RegionConfig::from_json(&values::config(config, None)?).or_raise()
 }
 
 /// A refused message as InvalidStateError with `reason` ("buffer-full" or "shut-down"),
@@ -86,7 +85,7 @@ pub struct RegionCore {
     pub extractor: Extractor,
 }
 
-#[pyclass(name = "Region", module = "shardline._native", frozen)]
+#[pyclass(name = "Region", module = "shardline._native", frozen, subclass)]
 pub struct PyRegion {
     inner: HandleCell<RegionCore>,
 }
@@ -162,35 +161,15 @@ impl PyRegion {
     }
 
     fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = json::from_py(envelope, "envelope")?;
+        let env: Envelope = values::from_py(envelope, "envelope")?;
         self.input(py, now_ms, RegionInput::Receive(env))
     }
 
-    fn coordinator_changed(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, RegionInput::CoordinatorChanged)
-    }
-
-    fn region_terminated(&self, py: Python<'_>, now_ms: u64, region: String) -> PyResult<()> {
-        self.input(py, now_ms, RegionInput::RegionTerminated { region })
-    }
-
-    /// The host finished stopping a shard's entities after a `stopShard` output.
-    fn shard_stopped(&self, py: Python<'_>, now_ms: u64, shard: String) -> PyResult<()> {
-        self.input(py, now_ms, RegionInput::ShardStopped { shard })
-    }
-
-    fn entity_passivated(
-        &self,
-        py: Python<'_>,
-        now_ms: u64,
-        shard: String,
-        entity: String,
-    ) -> PyResult<()> {
-        self.input(py, now_ms, RegionInput::EntityPassivated { shard, entity })
-    }
-
-    fn graceful_shutdown(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, RegionInput::GracefulShutdown)
+    /// One input as the step API's document (`{"type": "shardStopped", "shard": "7"}`, the
+    /// form C and Node take); `shardline.Region` has a named method for each.
+    fn handle(&self, py: Python<'_>, now_ms: u64, input: &Bound<'_, PyAny>) -> PyResult<()> {
+        let input: RegionInput = values::from_py(input, "input")?;
+        self.input(py, now_ms, input)
     }
 
     fn on_timeout(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
@@ -206,12 +185,12 @@ impl PyRegion {
 
     fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let o = self.with(py, |r| Ok(r.region.poll_output()))?;
-        o.map(|o| json::ser_to_py(py, &o)).transpose()
+        o.map(|o| values::to_py(py, &o)).transpose()
     }
 
     fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let all = self.with(py, |r| Ok(r.region.drain_outputs()))?;
-        outputs::to_list(py, &all)
+        values::to_py_list(py, &all)
     }
 
     #[getter]

@@ -15,8 +15,8 @@ use shardline_core::strategy::{
 
 use crate::busy::Enter;
 use crate::errors::{guard, NullPointerError, OrRaise, Raised};
-use crate::json;
 use crate::state::PyAllocationState;
+use crate::values;
 use shardline_bind::HandleCell;
 
 enum Spec {
@@ -174,7 +174,7 @@ fn config_spec(
         },
         None => None,
     };
-    let value = json::config(base.as_ref(), kwargs)?;
+    let value = values::config(base.as_ref(), kwargs)?;
     let config = StrategyConfig::from_json(&value).or_raise()?;
     config.build().or_raise()?; // validate now, not at first use
     Ok(Spec::Builtin(config))
@@ -338,7 +338,7 @@ impl PyStrategy {
     #[getter]
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         match &self.spec {
-            Spec::Builtin(c) => json::ser_to_py(py, c).map(Some),
+            Spec::Builtin(c) => values::to_py(py, c).map(Some),
             Spec::Custom(_) => Ok(None),
         }
     }
@@ -367,7 +367,7 @@ impl PyStrategy {
     ) -> PyResult<(Option<String>, Bound<'py, PyAny>)> {
         let mut e = Explanation::default();
         let r = self.allocate_inner(py, state, shard, requester, Some(&mut e))?;
-        Ok((r, json::ser_to_py(py, &e)?))
+        Ok((r, values::to_py(py, &e)?))
     }
 
     /// Shards to hand off, in decision order. `in_progress`: shards already being handed off.
@@ -390,7 +390,7 @@ impl PyStrategy {
     ) -> PyResult<(Vec<String>, Bound<'py, PyAny>)> {
         let mut e = Explanation::default();
         let r = self.rebalance_inner(py, state, in_progress, Some(&mut e))?;
-        Ok((r, json::ser_to_py(py, &e)?))
+        Ok((r, values::to_py(py, &e)?))
     }
 
     fn __repr__(&self) -> String {

@@ -3,6 +3,8 @@ the callback drivers over an in-process network."""
 
 from collections import deque
 
+import pytest
+
 import shardline
 
 NODE = "pekko://sys@h{}:2552".format
@@ -159,6 +161,40 @@ def test_step_outputs_are_plain_dicts_and_envelopes_encode():
              "message": {"command": {"type": "getShardHome", "shard": "AP8="}}}
     assert shardline.decode_envelope(shardline.encode_envelope(named)) == named
     assert r.shard_of("user-1") == shardline.pekko_shard_id("user-1", 12)
+
+
+def test_handle_takes_the_step_documents_the_named_methods_build():
+    named, generic = (shardline.Coordinator("least-shard", NODE(0)) for _ in range(2))
+    for c in (named, generic):
+        c.start(0)
+        c.drain_outputs()
+    named.lease_granted(1, 7, 60_000)
+    generic.handle(1, {"type": "leaseGranted", "token": 7, "validUntilMs": 60_000})
+    named.member(2, NODE(1), up_number=3)
+    generic.handle(2, {"type": "member", "member": {"address": NODE(1), "upNumber": 3}})
+    assert named.drain_outputs() == generic.drain_outputs() != []
+    assert named.token == generic.token == 7
+    r = shardline.Region("x", NODE(1), SHARDS)
+    r.handle(0, {"type": "shardStopped", "shard": "1"})
+    with pytest.raises(shardline.InvalidArgumentError, match=r"^input\.token: invalid type"):
+        generic.handle(3, {"type": "leaseLost", "token": "seven"})
+    with pytest.raises(shardline.InvalidArgumentError, match=r"^input\.type: unknown variant `nope`"):
+        r.handle(0, {"type": "nope"})
+
+
+def test_conversion_errors_name_the_field():
+    c = shardline.Coordinator("least-shard", NODE(0))
+    ask = {"from": {"region": "r1"}, "to": "coordinator",
+           "message": {"command": {"type": "getShardHome", "shard": object()}}}
+    with pytest.raises(TypeError, match=r"envelope\.message\.command\.shard: cannot carry"):
+        c.receive(0, ask)
+    ask["message"]["command"]["shard"] = 7
+    # The command is read through serde's buffer for `type`-tagged enums, which ends the path.
+    wrong = r"envelope\.message\.command: invalid type: integer"
+    with pytest.raises(shardline.InvalidArgumentError, match=wrong):
+        c.receive(0, ask)
+    with pytest.raises(shardline.InvalidArgumentError, match="does not fit 64 bits"):
+        c.handle(0, {"type": "leaseLost", "token": 2**64})
 
 
 def test_coordinator_restores_from_the_store_on_failover():

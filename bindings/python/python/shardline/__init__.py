@@ -28,12 +28,10 @@ from ._native import (
     VERSION,
     AllocationState,
     ConsistentHashRing,
-    Coordinator,
     CoordinatorDriver,
     InMemoryLease,
     InMemoryStore,
     ManualClock,
-    Region,
     RegionDriver,
     RegionInfo,
     Snowflake,
@@ -52,6 +50,7 @@ from ._native import (
     replay,
 )
 from .clocks import SimClock, SystemClock
+from .machines import Coordinator, Region
 
 if HAS_ETCD:
     from ._native import Etcd, EtcdLease, EtcdStore  # noqa: F401

@@ -1,0 +1,104 @@
+"""The coordinator and region state machines, step API, with one named method per input.
+
+Each named method builds the input document the native ``handle(now_ms, input)`` reads: the
+step API's form, ``{"type": "leaseGranted", "token": 1, "validUntilMs": 60000}``, the same the C
+ABI and Node take. ``receive``, the step loop's hot path, goes to the native method directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import _native
+
+
+class Coordinator(_native.Coordinator):
+    """Feed inputs with the host's monotonic time, carry out ``poll_output()`` in order, call
+    ``on_timeout`` at ``next_deadline()``."""
+
+    __slots__ = ()
+
+    def member(
+        self,
+        now_ms: int,
+        address: str,
+        status: str = "Up",
+        app_version: str = "0.0.0",
+        data_center: str = "default",
+        up_number: Optional[int] = None,
+    ) -> None:
+        """A cluster member joined or changed."""
+        member: dict[str, Any] = {
+            "address": address,
+            "status": status,
+            "appVersion": app_version,
+            "dataCenter": data_center,
+        }
+        if up_number is not None:
+            member["upNumber"] = up_number
+        self.handle(now_ms, {"type": "member", "member": member})
+
+    def member_removed(self, now_ms: int, address: str) -> None:
+        self.handle(now_ms, {"type": "memberRemoved", "address": address})
+
+    def reachability(self, now_ms: int, address: str, reachable: bool) -> None:
+        self.handle(now_ms, {"type": "reachability", "address": address, "reachable": reachable})
+
+    def region_terminated(self, now_ms: int, region: str) -> None:
+        self.handle(now_ms, {"type": "regionTerminated", "region": region})
+
+    def lease_granted(self, now_ms: int, token: int, valid_until_ms: int) -> None:
+        self.handle(now_ms, {"type": "leaseGranted", "token": token, "validUntilMs": valid_until_ms})
+
+    def lease_denied(self, now_ms: int) -> None:
+        self.handle(now_ms, {"type": "leaseDenied"})
+
+    def lease_renewed(self, now_ms: int, token: int, valid_until_ms: int) -> None:
+        self.handle(now_ms, {"type": "leaseRenewed", "token": token, "validUntilMs": valid_until_ms})
+
+    def lease_renew_failed(self, now_ms: int, token: int) -> None:
+        self.handle(now_ms, {"type": "leaseRenewFailed", "token": token})
+
+    def lease_lost(self, now_ms: int, token: int) -> None:
+        self.handle(now_ms, {"type": "leaseLost", "token": token})
+
+    def state_loaded(self, now_ms: int, stored: Any) -> None:
+        """The stored state, ``{"snapshot": ... or None, "events": [...]}``, after a
+        ``loadState``."""
+        self.handle(now_ms, {"type": "stateLoaded", "state": stored})
+
+    def state_load_failed(self, now_ms: int, fenced: bool = False) -> None:
+        self.handle(now_ms, {"type": "stateLoadFailed", "fenced": fenced})
+
+    def store_failed(self, now_ms: int, fenced: bool = False) -> None:
+        """A ``persist`` or ``saveSnapshot`` failed: drop the rest of the queued outputs first."""
+        self.handle(now_ms, {"type": "storeFailed", "fenced": fenced})
+
+    def preparing_for_shutdown(self, now_ms: int) -> None:
+        self.handle(now_ms, {"type": "preparingForShutdown"})
+
+    def stop(self, now_ms: int) -> None:
+        self.handle(now_ms, {"type": "stop"})
+
+
+class Region(_native.Region):
+    """Feed inputs with the host's monotonic time, carry out ``poll_output()`` in order, call
+    ``on_timeout`` at ``next_deadline()``."""
+
+    __slots__ = ()
+
+    def coordinator_changed(self, now_ms: int) -> None:
+        self.handle(now_ms, {"type": "coordinatorChanged"})
+
+    def region_terminated(self, now_ms: int, region: str) -> None:
+        self.handle(now_ms, {"type": "regionTerminated", "region": region})
+
+    def shard_stopped(self, now_ms: int, shard: str) -> None:
+        """The host finished stopping a shard's entities after a ``stopShard`` output."""
+        self.handle(now_ms, {"type": "shardStopped", "shard": shard})
+
+    def entity_passivated(self, now_ms: int, shard: str, entity: str) -> None:
+        self.handle(now_ms, {"type": "entityPassivated", "shard": shard, "entity": entity})
+
+    def graceful_shutdown(self, now_ms: int) -> None:
+        self.handle(now_ms, {"type": "gracefulShutdown"})
