@@ -597,4 +597,5 @@ impl Serialize for RegionInput {
 }
 
 #[cfg(test)]
+#[path = "json/tests.rs"]
 mod tests;
