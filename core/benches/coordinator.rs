@@ -19,15 +19,15 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use shardline_core::address::Address;
-use shardline_core::cluster::Member;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::host::LeaseGrant;
+use shardline_core::host::StoredState;
+use shardline_core::model::Address;
+use shardline_core::model::Member;
 use shardline_core::protocol::{
     Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
 };
 use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
-use shardline_core::store::StoredState;
 use shardline_core::strategy::StrategyConfig;
 
 const REGIONS: usize = 100;

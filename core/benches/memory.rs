@@ -21,13 +21,13 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use shardline_core::address::Address;
-use shardline_core::allocation::AllocationState;
-use shardline_core::cluster::{ClusterView, Member};
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::host::LeaseGrant;
+use shardline_core::host::StoredState;
+use shardline_core::model::Address;
+use shardline_core::model::AllocationState;
+use shardline_core::model::{ClusterView, Member};
 use shardline_core::protocol::{Command, Directive, Endpoint, Envelope, FencingToken, Message};
-use shardline_core::store::StoredState;
 use shardline_core::strategy::{Allocation, StrategyConfig};
 
 /// Live bytes requested from the system allocator by this process.

@@ -12,13 +12,13 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use shardline_core::address::Address;
-use shardline_core::allocation::AllocationState;
-use shardline_core::cluster::{ClusterView, Member};
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::host::LeaseGrant;
+use shardline_core::host::StoredState;
+use shardline_core::model::Address;
+use shardline_core::model::AllocationState;
+use shardline_core::model::{ClusterView, Member};
 use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
-use shardline_core::store::StoredState;
 use shardline_core::strategy::{Allocation, StrategyConfig};
 
 fn node(i: usize) -> String {

@@ -2,46 +2,36 @@
 //!
 //! Everything here is sans-IO: no threads, no sleeping, no clock reads. Hosts feed inputs
 //! (messages, membership, time) and carry out the outputs.
+//!
+//! The modules, lowest layer first (a module uses only modules in layers below its own;
+//! `tests/architecture.rs` enforces it):
+//! * [`jvm`]: the JVM's `String` hash and order and its sort, which placement reproduces;
+//! * [`hashing`]: the entity, shard and ring hashes of Pekko and actor-ts;
+//! * [`model`]: what placement reasons about: addresses, members, versions, loads, and the
+//!   allocation state a strategy reads;
+//! * [`strategy`]: the allocation strategies; [`protocol`]: the messages between regions and
+//!   the coordinator, with the JSON forms hosts read and write; [`workerid`]: worker-id
+//!   reservation and the Snowflake ids it fences;
+//! * [`coordinator`] and [`region`]: the sans-IO state machines; [`decide`]: a conformance
+//!   vector's decision;
+//! * [`replay`]: recorded steps and running them again;
+//! * [`host`]: what a host provides (transport, clock, lease, store, entities), in-memory
+//!   backends, and the drivers that run a machine through those contracts;
+//! * `sim` (feature `sim`): the deterministic cluster simulator.
 
-#[path = "model/address.rs"]
-pub mod address;
-#[path = "model/allocation.rs"]
-pub mod allocation;
-#[path = "model/cluster.rs"]
-pub mod cluster;
-#[path = "decide.rs"]
-pub mod conformance;
 pub mod coordinator;
-#[path = "host/driver.rs"]
-pub mod driver;
-pub mod error;
+pub mod decide;
+mod error;
 pub mod hashing;
-#[path = "jvm/sort.rs"]
-pub mod javasort;
-#[path = "jvm/string.rs"]
+pub mod host;
 pub mod jvm;
-#[path = "model/key.rs"]
-mod key;
-#[path = "host/lease.rs"]
-pub mod lease;
-#[path = "model/load.rs"]
-pub mod load;
-#[path = "protocol/mod.rs"]
+pub mod model;
 pub mod protocol;
 pub mod region;
 pub mod replay;
+#[cfg(feature = "sim")]
 pub mod sim;
-#[path = "workerid/snowflake.rs"]
-pub mod snowflake;
-#[path = "protocol/json.rs"]
-pub mod step_json;
-#[path = "host/store.rs"]
-pub mod store;
 pub mod strategy;
-#[path = "model/timers.rs"]
-mod timers;
-#[path = "model/version.rs"]
-pub mod version;
 pub mod workerid;
 
 pub use error::{Error, ErrorKind, Result};

@@ -5,15 +5,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use shardline_core::address::Address;
-use shardline_core::cluster::Member;
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, HandOffTimeoutPolicy, Input, LeaseRequest, Output,
 };
-use shardline_core::lease::{InMemoryLease, Lease};
+use shardline_core::host::{InMemoryLease, Lease};
+use shardline_core::host::{InMemoryStore, Store, WriteOutcome};
+use shardline_core::model::Address;
+use shardline_core::model::Member;
 use shardline_core::protocol::{Endpoint, Envelope, Message};
 use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
-use shardline_core::store::{InMemoryStore, Store, WriteOutcome};
 use shardline_core::strategy::StrategyConfig;
 
 fn node(i: usize) -> String {

@@ -4,16 +4,16 @@
 
 use std::ffi::{c_char, CStr};
 
-use shardline_core::address::Address;
-use shardline_core::cluster::{Member, MemberStatus};
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, Input, LeaseRequest, Output, Phase,
 };
-use shardline_core::lease::LeaseGrant;
+use shardline_core::host::LeaseGrant;
+use shardline_core::host::StoredState;
+use shardline_core::model::Address;
+use shardline_core::model::Version;
+use shardline_core::model::{Member, MemberStatus};
+use shardline_core::protocol::json;
 use shardline_core::protocol::FencingToken;
-use shardline_core::step_json;
-use shardline_core::store::StoredState;
-use shardline_core::version::Version;
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn shardline_coordinator_handle(
     guard(|| {
         // SAFETY: caller's contract.
         let text = unsafe { args::str(input_json, "input_json") }?;
-        let input: Input = step_json::coordinator_input(text, "input_json")?;
+        let input: Input = json::coordinator_input(text, "input_json")?;
         // SAFETY: caller's contract.
         unsafe { with(coordinator, |c| Ok(c.handle(now_ms, input)?)) }
     })
@@ -512,7 +512,7 @@ pub(crate) unsafe fn read_input(input: *const shardline_coordinator_input) -> Re
         },
         K::LeaseRenewFailed => Input::LeaseRenewFailed { token },
         K::LeaseLost => Input::LeaseLost { token },
-        K::StateLoaded => Input::StateLoaded(step_json::from_str::<StoredState>(
+        K::StateLoaded => Input::StateLoaded(json::from_str::<StoredState>(
             text(&i.state_json, "state_json")?,
             "input->state_json",
         )?),
@@ -584,14 +584,14 @@ fn output_view(
     match o {
         Output::Send(e) => v.envelope = shardline_envelope::view(e, lists),
         Output::Persist { token, record } => {
-            doc(K::Persist, step_json::to_string(record)?);
+            doc(K::Persist, json::to_string(record)?);
             v.token = token.0;
         }
         Output::SaveSnapshot { token, snapshot } => {
-            doc(K::SaveSnapshot, step_json::to_string(snapshot)?);
+            doc(K::SaveSnapshot, json::to_string(snapshot)?);
             v.token = token.0;
         }
-        Output::Notice(n) => doc(K::Notice, step_json::to_string(n)?),
+        Output::Notice(n) => doc(K::Notice, json::to_string(n)?),
         Output::Lease(LeaseRequest::Acquire) => v.kind = K::LeaseAcquire,
         Output::Lease(LeaseRequest::Renew { token }) => {
             v.kind = K::LeaseRenew;
@@ -716,7 +716,7 @@ pub unsafe extern "C" fn shardline_coordinator_phase(
         let phase = unsafe { with(coordinator, |c| Ok(c.phase())) }?;
         debug_assert_eq!(
             phase_cstr(phase).to_str().ok(),
-            Some(step_json::phase_name(phase))
+            Some(json::phase_name(phase))
         );
         // SAFETY: caller's contract.
         unsafe { out.write(phase_cstr(phase).as_ptr()) };

@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 use shardline_core::coordinator::{Input, Notice, Record, Snapshot};
-use shardline_core::driver::{Clock, CoordinatorDriver, EntityHost, RegionDriver, Transport};
-use shardline_core::lease::{Lease, LeaseGrant};
+use shardline_core::host::{Clock, CoordinatorDriver, EntityHost, RegionDriver, Transport};
+use shardline_core::host::{Lease, LeaseGrant};
+use shardline_core::host::{Store, StoredState, WriteOutcome};
+use shardline_core::protocol::json;
 use shardline_core::protocol::{EntityId, Envelope, FencingToken, Payload};
 use shardline_core::region::{RegionInput, RegionNotice};
-use shardline_core::step_json;
-use shardline_core::store::{Store, StoredState, WriteOutcome};
 use shardline_core::Error;
 
 use crate::args::{self, Out};
@@ -373,7 +373,7 @@ impl<C: Callbacks> Host<C> {
     fn notices<N: Serialize>(&self, notices: Vec<N>) -> Result<()> {
         if let Some(f) = self.cb.notice() {
             for n in notices {
-                let json = step_json::to_string(&n)?;
+                let json = json::to_string(&n)?;
                 // SAFETY: the host vouched for the callback; the text lives across the call.
                 unsafe { f(self.cb.userdata(), shardline_str::of(&json)) };
             }
@@ -412,7 +412,7 @@ impl Host<shardline_coordinator_callbacks> {
         document: &impl Serialize,
     ) -> shardline_core::Result<WriteOutcome> {
         let f = present(f, name)?;
-        let json = step_json::to_string(document)?;
+        let json = json::to_string(document)?;
         let (mut fenced, mut highest) = (false, 0);
         // SAFETY: the host vouched for the callback; every pointer lives across the call.
         let code = unsafe {
@@ -512,7 +512,7 @@ impl Store for Host<shardline_coordinator_callbacks> {
         // SAFETY: the host keeps the text valid until this call returns.
         let json = unsafe { text.text(|| NAME.to_owned()) }
             .map_err(|f| Error::invalid_argument(f.message))?;
-        step_json::from_str(json, NAME).map(Some)
+        json::from_str(json, NAME).map(Some)
     }
 }
 

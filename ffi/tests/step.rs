@@ -11,11 +11,11 @@ use shardline::status::shardline_status as S;
 use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
 use shardline_core::coordinator::{Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::host::LeaseGrant;
+use shardline_core::host::StoredState;
+use shardline_core::protocol::json;
 use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
 use shardline_core::region::RegionOutput;
-use shardline_core::step_json;
-use shardline_core::store::StoredState;
 
 fn last_error() -> String {
     let mut buf = [0 as c_char; 1024];
@@ -41,7 +41,7 @@ fn take(p: *mut c_char) -> Option<String> {
 const SELF: &str = "pekko://sys@10.0.0.0:2552";
 
 fn handle(co: *mut shardline_coordinator, now: u64, input: &Input) -> S {
-    let text = c(&step_json::to_string(input).unwrap());
+    let text = c(&json::to_string(input).unwrap());
     unsafe { shardline_coordinator_handle(co, now, text.as_ptr()) }
 }
 
@@ -51,7 +51,7 @@ fn drain(co: *mut shardline_coordinator) -> Vec<Output> {
         unsafe { shardline_coordinator_drain_outputs(co, &mut out) },
         S::Ok
     );
-    step_json::from_str(&take(out).unwrap(), "outputs").unwrap()
+    json::from_str(&take(out).unwrap(), "outputs").unwrap()
 }
 
 fn from_r1(cmd: Command) -> Input {
@@ -82,7 +82,7 @@ fn standard() -> *mut shardline_coordinator {
     for input in [
         grant,
         Input::StateLoaded(StoredState::default()),
-        step_json::coordinator_input(
+        json::coordinator_input(
             r#"{"type":"member","member":{"address":"pekko://sys@10.0.0.1:2552"}}"#,
             "member",
         )
@@ -106,7 +106,7 @@ fn the_standard_coordinator_step() {
         assert_eq!(handle(co, 0, &ask), S::Ok);
         let out = drain(co);
         assert_eq!(out.len(), 1, "{out:?}");
-        let text = step_json::to_string(&out[0]).unwrap();
+        let text = json::to_string(&out[0]).unwrap();
         assert!(
             text.contains(r#""type":"shardHome","shard":"7","region":"r1""#),
             "{text}"
@@ -175,7 +175,7 @@ fn a_region_registers_and_routes() {
     assert_eq!(unsafe { shardline_region_start(r, 0) }, S::Ok);
     let mut out = ptr::null_mut();
     assert_eq!(unsafe { shardline_region_poll_output(r, &mut out) }, S::Ok);
-    let first: RegionOutput = step_json::from_str(&take(out).unwrap(), "output").unwrap();
+    let first: RegionOutput = json::from_str(&take(out).unwrap(), "output").unwrap();
     let RegionOutput::Send(e) = first else {
         panic!("{first:?}")
     };

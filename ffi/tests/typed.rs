@@ -14,10 +14,10 @@ use shardline::status::shardline_status as S;
 use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
 use shardline_core::coordinator::{LeaseRequest, Output};
+use shardline_core::protocol::json;
 use shardline_core::protocol::{
     Command, Directive, Endpoint, Envelope, FencingToken, Forward, Message, ShardHome, Stamp,
 };
-use shardline_core::step_json;
 
 fn last_error() -> String {
     let mut buf = [0 as c_char; 1024];
@@ -245,7 +245,7 @@ fn the_typed_step_yields_what_the_json_step_yields() {
             S::Ok
         );
         let want: Vec<Output> =
-            step_json::from_str(unsafe { CStr::from_ptr(out) }.to_str().unwrap(), "out").unwrap();
+            json::from_str(unsafe { CStr::from_ptr(out) }.to_str().unwrap(), "out").unwrap();
         unsafe { shardline_string_free(out) };
         for w in want {
             let mut o = ptr::null();
@@ -261,10 +261,10 @@ fn the_typed_step_yields_what_the_json_step_yields() {
                 }
                 (Output::Persist { token, record }, K::Persist) => {
                     assert_eq!(o.token, token.0);
-                    assert_eq!(text(o.document), step_json::to_string(record).unwrap());
+                    assert_eq!(text(o.document), json::to_string(record).unwrap());
                 }
                 (Output::Notice(n), K::Notice) => {
-                    assert_eq!(text(o.document), step_json::to_string(n).unwrap())
+                    assert_eq!(text(o.document), json::to_string(n).unwrap())
                 }
                 (Output::LoadState { token }, K::LoadState) => assert_eq!(o.token, token.0),
                 (Output::Lease(LeaseRequest::Acquire), K::LeaseAcquire) => {}

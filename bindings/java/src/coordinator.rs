@@ -5,12 +5,12 @@ use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
-use shardline_core::address::Address;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
-use shardline_core::driver::CoordinatorDriver;
-use shardline_core::lease::LeaseGrant;
+use shardline_core::host::CoordinatorDriver;
+use shardline_core::host::LeaseGrant;
+use shardline_core::model::Address;
+use shardline_core::protocol::json;
 use shardline_core::protocol::FencingToken;
-use shardline_core::step_json;
 
 use crate::boundary::{entry, Failure, Result};
 use crate::convert::{
@@ -189,7 +189,7 @@ pub extern "system" fn Java_org_shardline_CoordinatorQueries_nPhase<'l>(
     entry(&mut env, std::ptr::null_mut(), |env| {
         // SAFETY: the Java side passes a live handle of the kind `driver` names.
         let phase = unsafe { query(h, driver, |c| Ok(c.phase())) }?;
-        new_string(env, step_json::phase_name(phase))
+        new_string(env, json::phase_name(phase))
     })
 }
 

@@ -5,7 +5,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig, Notice};
-use shardline_core::driver::CoordinatorDriver as CoreDriver;
+use shardline_core::host::CoordinatorDriver as CoreDriver;
 
 use shardline_bind::objects::RegionAssignment;
 

@@ -3,9 +3,9 @@
 //! a JSON value.
 
 use shardline_core::coordinator::{Input, Output, Phase};
+use shardline_core::protocol::json;
 use shardline_core::protocol::Envelope;
 use shardline_core::region::{RegionInput, RegionOutput};
-use shardline_core::step_json;
 
 use crate::conv;
 use crate::error::{Fail, R};
@@ -24,10 +24,7 @@ fn input_json(js: Js, v: V) -> R<serde_json::Value> {
 }
 
 pub fn coordinator_input(js: Js, v: V) -> R<Input> {
-    Ok(step_json::coordinator_input_value(
-        &input_json(js, v)?,
-        "input",
-    )?)
+    Ok(json::coordinator_input_value(&input_json(js, v)?, "input")?)
 }
 
 pub fn coordinator_output(js: Js, o: &Output) -> R<V> {
@@ -35,11 +32,11 @@ pub fn coordinator_output(js: Js, o: &Output) -> R<V> {
 }
 
 pub fn phase_name(p: Phase) -> &'static str {
-    step_json::phase_name(p)
+    json::phase_name(p)
 }
 
 pub fn region_input(js: Js, v: V) -> R<RegionInput> {
-    Ok(step_json::region_input_value(&input_json(js, v)?, "input")?)
+    Ok(json::region_input_value(&input_json(js, v)?, "input")?)
 }
 
 pub fn region_output(js: Js, o: &RegionOutput) -> R<V> {

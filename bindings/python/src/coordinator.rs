@@ -4,9 +4,9 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::host::LeaseGrant;
+use shardline_core::host::StoredState;
 use shardline_core::protocol::{Envelope, FencingToken};
-use shardline_core::store::StoredState;
 
 use crate::busy::Guarded;
 use crate::errors::{OrRaise, Raised};
@@ -26,7 +26,7 @@ pub fn build(
     Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
 }
 
-pub use shardline_core::step_json::phase_name;
+pub use shardline_core::protocol::json::phase_name;
 
 /// Read-only questions both the step coordinator and its driver answer.
 pub mod queries {

@@ -34,7 +34,7 @@ fn decide<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     errors::guard(|| {
         let doc = json::document(vector)?;
-        let out = shardline_core::conformance::decide(&doc, explain).map_err(errors::core_err)?;
+        let out = shardline_core::decide::decide(&doc, explain).map_err(errors::core_err)?;
         json::ser_to_py(py, &out)
     })
 }

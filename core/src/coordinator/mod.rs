@@ -17,31 +17,31 @@
 //! * on re-registration of a known region, `HostShard` is re-sent for its shards, so a region
 //!   that lost them comes back with them instead of silently not hosting.
 
-pub mod config;
+mod config;
 mod handoff;
-pub mod state;
+mod state;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::address::Address;
-use crate::allocation::AllocationState;
-use crate::cluster::{ClusterView, Member, MemberStatus};
-use crate::lease::{LeaseGrant, LeaseHolder};
+use crate::host::StoredState;
+use crate::host::{LeaseGrant, LeaseHolder};
+use crate::model::Address;
+use crate::model::AllocationState;
+use crate::model::Timers;
+use crate::model::{ClusterView, Member, MemberStatus};
 use crate::protocol::{
     Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId, ShardHome,
     ShardId, Stamp,
 };
-use crate::store::StoredState;
 use crate::strategy::{Allocation, AllocationStrategy, InProgress};
-use crate::timers::Timers;
 use crate::{Error, Result};
 
 pub use config::{CoordinatorConfig, HandOffTimeoutPolicy};
 use handoff::{HandOff, Step};
-pub use state::{Event, PersistentState, Record, Snapshot};
+pub use state::{Event, PersistentState, Record, Snapshot, SnapshotProxy, SnapshotRegion};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {

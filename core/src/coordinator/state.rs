@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::IdKey;
+use crate::model::IdKey;
 use crate::protocol::{EntityId, RegionId, ShardId};
 use crate::{Error, Result};
 

@@ -3,9 +3,9 @@
 //! everything else for the test to inspect.
 
 use super::*;
-use crate::cluster::Member;
+use crate::host::{InMemoryStore, Store, WriteOutcome};
+use crate::model::Member;
 use crate::protocol::ShardVersion;
-use crate::store::{InMemoryStore, Store, WriteOutcome};
 use crate::strategy::StrategyConfig;
 
 fn node(i: u32) -> String {

@@ -16,13 +16,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::cluster::Member;
 use crate::coordinator::{Coordinator, Input, LeaseRequest, Notice, Output};
-use crate::lease::Lease;
+use crate::host::Lease;
+use crate::host::{Store, WriteOutcome};
+use crate::model::Member;
 use crate::protocol::{EntityId, Envelope, Payload, RegionId, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, Rejected};
 use crate::replay::{CoordinatorStep, RegionStep};
-use crate::store::{Store, WriteOutcome};
 use crate::Result;
 
 /// Carries envelopes to their [`Envelope::to`]. Delivery may be lossy and reordered; the
@@ -557,12 +557,12 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::address::Address;
     use crate::coordinator::CoordinatorConfig;
-    use crate::lease::InMemoryLease;
+    use crate::host::InMemoryLease;
+    use crate::host::InMemoryStore;
+    use crate::model::Address;
     use crate::protocol::Endpoint;
     use crate::region::{RegionConfig, ShardExtractor};
-    use crate::store::InMemoryStore;
     use crate::strategy::StrategyConfig;
     use crate::Error;
 

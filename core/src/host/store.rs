@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
-use crate::coordinator::state::{Record, Snapshot};
+use crate::coordinator::{Record, Snapshot};
 use crate::protocol::FencingToken;
 use crate::{Error, Result};
 
@@ -144,7 +144,7 @@ impl Store for InMemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::state::Event;
+    use crate::coordinator::Event;
 
     fn rec(seq: u64) -> Record {
         Record {

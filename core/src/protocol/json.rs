@@ -16,14 +16,14 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::address::Address;
-use crate::cluster::{Member, MemberStatus};
 use crate::coordinator::{Input, Phase};
-use crate::lease::LeaseGrant;
+use crate::host::LeaseGrant;
+use crate::host::StoredState;
+use crate::model::Address;
+use crate::model::Version;
+use crate::model::{Member, MemberStatus};
 use crate::protocol::{EntityId, Envelope, FencingToken, RegionId, ShardId};
 use crate::region::RegionInput;
-use crate::store::StoredState;
-use crate::version::Version;
 use crate::{Error, Result};
 
 // ---- entry points ---------------------------------------------------------------------------
@@ -597,5 +597,4 @@ impl Serialize for RegionInput {
 }
 
 #[cfg(test)]
-#[path = "json/tests.rs"]
 mod tests;

@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod json;
+
 /// Region identifiers name one incarnation of a region (a restarted process should pick a new
 /// id, e.g. with a uid suffix, just as a Pekko `ActorRef` carries a uid).
 pub type RegionId = String;

@@ -19,12 +19,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::IdKey;
+use crate::model::IdKey;
+use crate::model::Timers;
 use crate::protocol::{
     Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message, Payload,
     RegionId, ShardHome, ShardId, Stamp,
 };
-use crate::timers::Timers;
 use crate::{Error, Result};
 
 pub use buffer::Buffered;

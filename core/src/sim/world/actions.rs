@@ -1,13 +1,13 @@
 //! What scenarios and chaos do to the cluster: nodes join, leave, crash and flap;
 //! coordinators crash; the lease expires; clocks jump.
 
-use crate::address::Address;
-use crate::cluster::{Member, MemberStatus};
 use crate::coordinator::Input;
+use crate::model::Address;
+use crate::model::Version;
+use crate::model::{Member, MemberStatus};
 use crate::protocol::{Endpoint, Message};
 use crate::region::RegionInput;
 use crate::replay::{CoordinatorStep, RegionStep};
-use crate::version::Version;
 
 use super::super::clock::Proc;
 use super::{node_address, Event, NodeSlot, NodeState, World};

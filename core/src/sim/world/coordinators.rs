@@ -1,9 +1,9 @@
 //! The coordinators' host: each runs in a driver over the shared store and lease (see
 //! `hosts`), and the checks that tie a coordinator to what the store holds.
 
-use crate::allocation::AllocationState;
 use crate::coordinator::{Coordinator, Input, Notice, PersistentState, Snapshot};
-use crate::driver::CoordinatorDriver;
+use crate::host::CoordinatorDriver;
+use crate::model::AllocationState;
 use crate::replay::{CoordinatorStep, MachineKind};
 use crate::strategy::{Allocation, BoundedLoadHashing, InProgress, LeastShard, StrategyConfig};
 use crate::Result;

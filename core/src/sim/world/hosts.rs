@@ -8,22 +8,22 @@
 //! else as [`Effect`]s, in the order they happened; the world carries those out right after
 //! the call returns, before anything else happens in the simulation.
 //!
-//! [`CoordinatorDriver`]: crate::driver::CoordinatorDriver
-//! [`RegionDriver`]: crate::driver::RegionDriver
+//! [`CoordinatorDriver`]: crate::host::CoordinatorDriver
+//! [`RegionDriver`]: crate::host::RegionDriver
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::coordinator::{Coordinator, Input, Notice, Output, Record, Snapshot};
-use crate::driver::{
+use crate::host::{
     Clock, CoordinatorDriver, CoordinatorObserver, EntityHost, RegionDriver, RegionObserver,
     Transport,
 };
-use crate::lease::{InMemoryLease, Lease, LeaseGrant};
+use crate::host::{InMemoryLease, Lease, LeaseGrant};
+use crate::host::{InMemoryStore, Store, StoredState, WriteOutcome};
 use crate::protocol::{EntityId, Envelope, FencingToken, Payload, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput};
 use crate::replay::{CoordinatorStep, Recorder, RegionStep};
-use crate::store::{InMemoryStore, Store, StoredState, WriteOutcome};
 use crate::{Error, Result};
 
 use super::World;

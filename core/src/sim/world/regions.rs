@@ -2,7 +2,7 @@
 //! messages sent back for another try, death watch, and the traffic itself.
 
 use crate::coordinator::Input;
-use crate::driver::RegionDriver;
+use crate::host::RegionDriver;
 use crate::protocol::ShardId;
 use crate::region::{Region, RegionInput, ShardExtractor};
 use crate::replay::{CoordinatorStep, MachineKind, RegionStep};
