@@ -19,9 +19,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::host::LeaseGrant;
-use shardline_core::host::StoredState;
 use shardline_core::model::Address;
 use shardline_core::model::Member;
 use shardline_core::protocol::{

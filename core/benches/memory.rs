@@ -21,9 +21,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::host::LeaseGrant;
-use shardline_core::host::StoredState;
 use shardline_core::model::Address;
 use shardline_core::model::AllocationState;
 use shardline_core::model::{ClusterView, Member};

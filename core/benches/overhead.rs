@@ -12,9 +12,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::host::LeaseGrant;
-use shardline_core::host::StoredState;
 use shardline_core::model::Address;
 use shardline_core::model::AllocationState;
 use shardline_core::model::{ClusterView, Member};

@@ -4,11 +4,11 @@
 
 use std::ffi::{c_char, CStr};
 
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, Input, LeaseRequest, Output, Phase,
 };
-use shardline_core::host::LeaseGrant;
-use shardline_core::host::StoredState;
 use shardline_core::model::Address;
 use shardline_core::model::Version;
 use shardline_core::model::{Member, MemberStatus};
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn shardline_coordinator_handle(
     guard(|| {
         // SAFETY: caller's contract.
         let text = unsafe { args::str(input_json, "input_json") }?;
-        let input: Input = json::coordinator_input(text, "input_json")?;
+        let input: Input = Input::from_json(text, "input_json")?;
         // SAFETY: caller's contract.
         unsafe { with(coordinator, |c| Ok(c.handle(now_ms, input)?)) }
     })
@@ -716,7 +716,7 @@ pub unsafe extern "C" fn shardline_coordinator_phase(
         let phase = unsafe { with(coordinator, |c| Ok(c.phase())) }?;
         debug_assert_eq!(
             phase_cstr(phase).to_str().ok(),
-            Some(json::phase_name(phase))
+            Some(shardline_core::coordinator::phase_name(phase))
         );
         // SAFETY: caller's contract.
         unsafe { out.write(phase_cstr(phase).as_ptr()) };

@@ -7,10 +7,12 @@ use std::ptr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Input, Notice, Record, Snapshot};
+use shardline_core::host::Lease;
 use shardline_core::host::{Clock, CoordinatorDriver, EntityHost, RegionDriver, Transport};
-use shardline_core::host::{Lease, LeaseGrant};
-use shardline_core::host::{Store, StoredState, WriteOutcome};
+use shardline_core::host::{Store, WriteOutcome};
 use shardline_core::protocol::json;
 use shardline_core::protocol::{EntityId, Envelope, FencingToken, Payload};
 use shardline_core::region::{RegionInput, RegionNotice};

@@ -215,7 +215,7 @@ pub unsafe extern "C" fn shardline_region_handle(
     guard(|| {
         // SAFETY: caller's contract.
         let text = unsafe { args::str(input_json, "input_json") }?;
-        let input: RegionInput = json::region_input(text, "input_json")?;
+        let input: RegionInput = RegionInput::from_json(text, "input_json")?;
         // SAFETY: caller's contract.
         unsafe {
             with(region, |r| {

@@ -10,9 +10,9 @@ use shardline::region::*;
 use shardline::status::shardline_status as S;
 use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Input, Output};
-use shardline_core::host::LeaseGrant;
-use shardline_core::host::StoredState;
 use shardline_core::protocol::json;
 use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
 use shardline_core::region::RegionOutput;
@@ -82,7 +82,7 @@ fn standard() -> *mut shardline_coordinator {
     for input in [
         grant,
         Input::StateLoaded(StoredState::default()),
-        json::coordinator_input(
+        Input::from_json(
             r#"{"type":"member","member":{"address":"pekko://sys@10.0.0.1:2552"}}"#,
             "member",
         )

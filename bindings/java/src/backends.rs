@@ -6,9 +6,10 @@ use jni::objects::{JClass, JString};
 use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Record, Snapshot};
 use shardline_core::host::{InMemoryLease, Lease};
-use shardline_core::host::{InMemoryStore, Store, StoredState, WriteOutcome};
+use shardline_core::host::{InMemoryStore, Store, WriteOutcome};
 use shardline_core::protocol::FencingToken;
 
 use crate::boundary::{entry, Result};

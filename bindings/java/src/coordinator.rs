@@ -5,11 +5,10 @@ use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
+use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
 use shardline_core::host::CoordinatorDriver;
-use shardline_core::host::LeaseGrant;
 use shardline_core::model::Address;
-use shardline_core::protocol::json;
 use shardline_core::protocol::FencingToken;
 
 use crate::boundary::{entry, Failure, Result};
@@ -189,7 +188,7 @@ pub extern "system" fn Java_org_shardline_CoordinatorQueries_nPhase<'l>(
     entry(&mut env, std::ptr::null_mut(), |env| {
         // SAFETY: the Java side passes a live handle of the kind `driver` names.
         let phase = unsafe { query(h, driver, |c| Ok(c.phase())) }?;
-        new_string(env, json::phase_name(phase))
+        new_string(env, shardline_core::coordinator::phase_name(phase))
     })
 }
 

@@ -3,7 +3,6 @@
 //! a JSON value.
 
 use shardline_core::coordinator::{Input, Output, Phase};
-use shardline_core::protocol::json;
 use shardline_core::protocol::Envelope;
 use shardline_core::region::{RegionInput, RegionOutput};
 
@@ -24,7 +23,7 @@ fn input_json(js: Js, v: V) -> R<serde_json::Value> {
 }
 
 pub fn coordinator_input(js: Js, v: V) -> R<Input> {
-    Ok(json::coordinator_input_value(&input_json(js, v)?, "input")?)
+    Ok(Input::from_json_value(&input_json(js, v)?, "input")?)
 }
 
 pub fn coordinator_output(js: Js, o: &Output) -> R<V> {
@@ -32,11 +31,11 @@ pub fn coordinator_output(js: Js, o: &Output) -> R<V> {
 }
 
 pub fn phase_name(p: Phase) -> &'static str {
-    json::phase_name(p)
+    shardline_core::coordinator::phase_name(p)
 }
 
 pub fn region_input(js: Js, v: V) -> R<RegionInput> {
-    Ok(json::region_input_value(&input_json(js, v)?, "input")?)
+    Ok(RegionInput::from_json_value(&input_json(js, v)?, "input")?)
 }
 
 pub fn region_output(js: Js, o: &RegionOutput) -> R<V> {

@@ -3,9 +3,9 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
-use shardline_core::host::LeaseGrant;
-use shardline_core::host::StoredState;
 use shardline_core::protocol::{Envelope, FencingToken};
 
 use crate::busy::Guarded;
@@ -26,7 +26,7 @@ pub fn build(
     Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
 }
 
-pub use shardline_core::protocol::json::phase_name;
+pub use shardline_core::coordinator::phase_name;
 
 /// Read-only questions both the step coordinator and its driver answer.
 pub mod queries {

@@ -19,6 +19,8 @@
 
 mod config;
 mod handoff;
+pub(crate) mod json;
+mod lease;
 mod state;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
@@ -26,8 +28,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::StoredState;
-use crate::host::{LeaseGrant, LeaseHolder};
 use crate::model::Address;
 use crate::model::AllocationState;
 use crate::model::Timers;
@@ -41,7 +41,12 @@ use crate::{Error, Result};
 
 pub use config::{CoordinatorConfig, HandOffTimeoutPolicy};
 use handoff::{HandOff, Step};
-pub use state::{Event, PersistentState, Record, Snapshot, SnapshotProxy, SnapshotRegion};
+pub use json::phase_name;
+pub use lease::LeaseGrant;
+pub(crate) use lease::LeaseHolder;
+pub use state::{
+    Event, PersistentState, Record, Snapshot, SnapshotProxy, SnapshotRegion, StoredState,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
@@ -109,13 +114,13 @@ pub enum Output {
         token: FencingToken,
         snapshot: Snapshot,
     },
-    Lease(#[serde(with = "crate::protocol::nested::lease_request")] LeaseRequest),
+    Lease(#[serde(with = "json::nested::lease_request")] LeaseRequest),
     /// Load the stored state with this token (fencing older writers), then feed
     /// [`Input::StateLoaded`] or [`Input::StateLoadFailed`].
     LoadState {
         token: FencingToken,
     },
-    Notice(#[serde(with = "crate::protocol::nested::coordinator_notice")] Notice),
+    Notice(#[serde(with = "json::nested::notice")] Notice),
 }
 
 /// Things worth logging or asserting on; carrying them out is optional.

@@ -76,6 +76,14 @@ pub struct Snapshot {
     pub versions: BTreeMap<ShardId, u64>,
 }
 
+/// What a coordinator restores from: the latest snapshot, then the events after it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredState {
+    pub snapshot: Option<Snapshot>,
+    pub events: Vec<Record>,
+}
+
 #[derive(Debug, Clone)]
 struct RegionRecord {
     node: String,

@@ -13,5 +13,5 @@ pub use driver::{
     Clock, CoordinatorDriver, CoordinatorObserver, EntityHost, ManualClock, RegionDriver,
     RegionObserver, Transport,
 };
-pub use lease::{InMemoryLease, Lease, LeaseGrant, LeaseHolder};
-pub use store::{InMemoryStore, Store, StoredState, WriteOutcome};
+pub use lease::{InMemoryLease, Lease};
+pub use store::{InMemoryStore, Store, WriteOutcome};

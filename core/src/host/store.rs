@@ -8,17 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
-use crate::coordinator::{Record, Snapshot};
+use crate::coordinator::{Record, Snapshot, StoredState};
 use crate::protocol::FencingToken;
 use crate::{Error, Result};
-
-/// What a coordinator restores from: the latest snapshot, then the events after it.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StoredState {
-    pub snapshot: Option<Snapshot>,
-    pub events: Vec<Record>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "camelCase")]

@@ -346,41 +346,35 @@ mod tests {
 /// Serde adapters for a tagged enum carried by a newtype variant of another tagged enum:
 /// both use the key `type`, so the inner value is nested under its own key instead of being
 /// flattened into the outer object (which would write `type` twice).
-pub(crate) mod nested {
-    macro_rules! field {
-        ($module:ident, $key:literal, $ty:ty) => {
-            pub(crate) mod $module {
-                use serde::{Deserialize, Deserializer, Serialize, Serializer};
+macro_rules! nested_field {
+    ($module:ident, $key:literal, $ty:ty) => {
+        pub(crate) mod $module {
+            use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-                #[derive(Serialize)]
-                struct Out<'a> {
-                    #[serde(rename = $key)]
-                    value: &'a $ty,
-                }
-
-                #[derive(Deserialize)]
-                struct In {
-                    #[serde(rename = $key)]
-                    value: $ty,
-                }
-
-                pub(crate) fn serialize<S: Serializer>(
-                    value: &$ty,
-                    s: S,
-                ) -> Result<S::Ok, S::Error> {
-                    Out { value }.serialize(s)
-                }
-
-                pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-                    d: D,
-                ) -> Result<$ty, D::Error> {
-                    Ok(In::deserialize(d)?.value)
-                }
+            #[derive(Serialize)]
+            struct Out<'a> {
+                #[serde(rename = $key)]
+                value: &'a $ty,
             }
-        };
-    }
-    field!(envelope, "envelope", crate::protocol::Envelope);
-    field!(lease_request, "request", crate::coordinator::LeaseRequest);
-    field!(coordinator_notice, "notice", crate::coordinator::Notice);
-    field!(region_notice, "notice", crate::region::RegionNotice);
+
+            #[derive(Deserialize)]
+            struct In {
+                #[serde(rename = $key)]
+                value: $ty,
+            }
+
+            pub(crate) fn serialize<S: Serializer>(value: &$ty, s: S) -> Result<S::Ok, S::Error> {
+                Out { value }.serialize(s)
+            }
+
+            pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                Ok(In::deserialize(d)?.value)
+            }
+        }
+    };
+}
+pub(crate) use nested_field;
+
+pub(crate) mod nested {
+    super::nested_field!(envelope, "envelope", crate::protocol::Envelope);
 }

@@ -12,6 +12,7 @@
 
 mod buffer;
 mod extractor;
+pub(crate) mod json;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -128,7 +129,7 @@ pub enum RegionOutput {
     },
     /// Graceful shutdown finished: nothing hosted, nothing buffered.
     Stopped,
-    Notice(#[serde(with = "crate::protocol::nested::region_notice")] RegionNotice),
+    Notice(#[serde(with = "json::nested::notice")] RegionNotice),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -143,7 +143,7 @@ impl CoordinatorStep {
             Some(other) => Err(Error::invalid_argument(format!(
                 "{name}.type: {other:?} is a region call; a coordinator takes start, timeout or an input"
             ))),
-            None => json::coordinator_input_value(value, name).map(Self::Input),
+            None => Input::from_json_value(value, name).map(Self::Input),
         }
     }
 
@@ -181,7 +181,7 @@ impl RegionStep {
                 entity: r.entity,
                 payload: r.payload,
             }),
-            None => json::region_input_value(value, name).map(Self::Input),
+            None => RegionInput::from_json_value(value, name).map(Self::Input),
         }
     }
 

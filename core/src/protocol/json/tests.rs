@@ -1,8 +1,13 @@
 use serde_json::json;
 
 use super::*;
-use crate::coordinator::{LeaseRequest, Notice, Output};
-use crate::protocol::{Command, Directive, Endpoint, Message, ShardHome, Stamp};
+use crate::coordinator::json::{InputKind, COORDINATOR_KINDS};
+use crate::coordinator::{Input, LeaseGrant, LeaseRequest, Notice, Output, StoredState};
+use crate::protocol::{
+    Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
+};
+use crate::region::json::{RegionKind, REGION_KINDS};
+use crate::region::RegionInput;
 use crate::region::RegionOutput;
 
 fn envelope(shard: &str) -> Envelope {
@@ -16,7 +21,7 @@ fn envelope(shard: &str) -> Envelope {
 }
 
 fn input(text: &str) -> Result<Input> {
-    coordinator_input(text, "input")
+    Input::from_json(text, "input")
 }
 
 fn error(text: &str) -> String {
@@ -105,7 +110,7 @@ fn every_region_input_round_trips() {
     assert_eq!(all.len(), REGION_KINDS.len());
     for i in all {
         let text = to_string(&i).unwrap();
-        assert_eq!(region_input(&text, "input").unwrap(), i, "{text}");
+        assert_eq!(RegionInput::from_json(&text, "input").unwrap(), i, "{text}");
     }
 }
 
@@ -230,12 +235,12 @@ fn errors_name_the_field() {
 #[test]
 fn values_fail_like_text() {
     let v = json!({"type": "leaseLost", "token": -1});
-    let e = coordinator_input_value(&v, "input").unwrap_err();
+    let e = Input::from_json_value(&v, "input").unwrap_err();
     assert!(e.message().starts_with("input.token: invalid value"), "{e}");
-    let e = coordinator_input_value(&json!([1]), "input").unwrap_err();
+    let e = Input::from_json_value(&json!([1]), "input").unwrap_err();
     assert_eq!(e.message(), "input: expected an object, got an array");
     let v = json!({"type": "entityPassivated", "shard": "1"});
-    let e = region_input_value(&v, "input").unwrap_err();
+    let e = RegionInput::from_json_value(&v, "input").unwrap_err();
     assert_eq!(
         e.message(),
         "input: type \"entityPassivated\" needs field `entity`"

@@ -14,13 +14,15 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::coordinator::LeaseGrant;
+use crate::coordinator::StoredState;
 use crate::coordinator::{Coordinator, Input, Notice, Output, Record, Snapshot};
 use crate::host::{
     Clock, CoordinatorDriver, CoordinatorObserver, EntityHost, RegionDriver, RegionObserver,
     Transport,
 };
-use crate::host::{InMemoryLease, Lease, LeaseGrant};
-use crate::host::{InMemoryStore, Store, StoredState, WriteOutcome};
+use crate::host::{InMemoryLease, Lease};
+use crate::host::{InMemoryStore, Store, WriteOutcome};
 use crate::protocol::{EntityId, Envelope, FencingToken, Payload, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput};
 use crate::replay::{CoordinatorStep, Recorder, RegionStep};
