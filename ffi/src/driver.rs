@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::StoredState;
-use shardline_core::coordinator::{Input, Notice, Record, Snapshot};
+use shardline_core::coordinator::{CoordinatorInput, CoordinatorNotice, Record, Snapshot};
 use shardline_core::host::Lease;
 use shardline_core::host::{Clock, CoordinatorDriver, EntityHost, RegionDriver, Transport};
 use shardline_core::host::{Store, WriteOutcome};
@@ -627,8 +627,8 @@ trait Driven {
 }
 
 impl Driven for CoordinatorDriver {
-    type Notice = Notice;
-    fn take_notices(&mut self) -> Vec<Notice> {
+    type Notice = CoordinatorNotice;
+    fn take_notices(&mut self) -> Vec<CoordinatorNotice> {
         CoordinatorDriver::take_notices(self)
     }
 }
@@ -882,23 +882,29 @@ pub unsafe extern "C" fn shardline_coordinator_driver_feed(
         // SAFETY: caller's contract.
         unsafe {
             with_coordinator(driver, |d| match input {
-                Input::Receive(e) => d.call(|c| c.receive(e)),
-                Input::Member(m) => d.call(|c| c.member(m)),
-                Input::MemberRemoved { address } => d.call(|c| c.member_removed(&address)),
-                Input::Reachability { address, reachable } => {
+                CoordinatorInput::Receive(e) => d.call(|c| c.receive(e)),
+                CoordinatorInput::Member(m) => d.call(|c| c.member(m)),
+                CoordinatorInput::MemberRemoved { address } => {
+                    d.call(|c| c.member_removed(&address))
+                }
+                CoordinatorInput::Reachability { address, reachable } => {
                     d.call(|c| c.reachability(&address, reachable))
                 }
-                Input::RegionTerminated { region } => d.call(|c| c.region_terminated(&region)),
-                Input::LeaseLost { .. } => d.call(CoordinatorDriver::lease_lost),
-                Input::PreparingForShutdown => d.call(CoordinatorDriver::preparing_for_shutdown),
-                Input::Stop => d.call(CoordinatorDriver::stop),
-                Input::LeaseGranted(_)
-                | Input::LeaseDenied
-                | Input::LeaseRenewed { .. }
-                | Input::LeaseRenewFailed { .. }
-                | Input::StateLoaded(_)
-                | Input::StateLoadFailed { .. }
-                | Input::StoreFailed { .. } => Err(Failure::invalid_argument(
+                CoordinatorInput::RegionTerminated { region } => {
+                    d.call(|c| c.region_terminated(&region))
+                }
+                CoordinatorInput::LeaseLost { .. } => d.call(CoordinatorDriver::lease_lost),
+                CoordinatorInput::PreparingForShutdown => {
+                    d.call(CoordinatorDriver::preparing_for_shutdown)
+                }
+                CoordinatorInput::Stop => d.call(CoordinatorDriver::stop),
+                CoordinatorInput::LeaseGranted(_)
+                | CoordinatorInput::LeaseDenied
+                | CoordinatorInput::LeaseRenewed { .. }
+                | CoordinatorInput::LeaseRenewFailed { .. }
+                | CoordinatorInput::StateLoaded(_)
+                | CoordinatorInput::StateLoadFailed { .. }
+                | CoordinatorInput::StoreFailed { .. } => Err(Failure::invalid_argument(
                     "input->kind is a lease or store result: a driver obtains those through \
                      its callbacks (feed them to a shardline_coordinator instead)",
                 )),

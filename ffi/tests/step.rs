@@ -12,7 +12,7 @@ use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
 use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::StoredState;
-use shardline_core::coordinator::{Input, Output};
+use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput};
 use shardline_core::protocol::json;
 use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
 use shardline_core::region::RegionOutput;
@@ -40,12 +40,12 @@ fn take(p: *mut c_char) -> Option<String> {
 
 const SELF: &str = "pekko://sys@10.0.0.0:2552";
 
-fn handle(co: *mut shardline_coordinator, now: u64, input: &Input) -> S {
+fn handle(co: *mut shardline_coordinator, now: u64, input: &CoordinatorInput) -> S {
     let text = c(&json::to_string(input).unwrap());
     unsafe { shardline_coordinator_handle(co, now, text.as_ptr()) }
 }
 
-fn drain(co: *mut shardline_coordinator) -> Vec<Output> {
+fn drain(co: *mut shardline_coordinator) -> Vec<CoordinatorOutput> {
     let mut out = ptr::null_mut();
     assert_eq!(
         unsafe { shardline_coordinator_drain_outputs(co, &mut out) },
@@ -54,8 +54,8 @@ fn drain(co: *mut shardline_coordinator) -> Vec<Output> {
     json::from_str(&take(out).unwrap(), "outputs").unwrap()
 }
 
-fn from_r1(cmd: Command) -> Input {
-    Input::Receive(Envelope {
+fn from_r1(cmd: Command) -> CoordinatorInput {
+    CoordinatorInput::Receive(Envelope {
         from: Endpoint::Region("r1".into()),
         to: Endpoint::Coordinator,
         message: Message::Command(cmd),
@@ -75,14 +75,14 @@ fn standard() -> *mut shardline_coordinator {
     let rc = unsafe { shardline_coordinator_new(s, me.as_ptr(), ptr::null(), &mut co) };
     assert_eq!(rc, S::Ok, "{}", last_error());
     assert_eq!(unsafe { shardline_coordinator_start(co, 0) }, S::Ok);
-    let grant = Input::LeaseGranted(LeaseGrant {
+    let grant = CoordinatorInput::LeaseGranted(LeaseGrant {
         token: FencingToken(1),
         valid_until_ms: 1 << 63,
     });
     for input in [
         grant,
-        Input::StateLoaded(StoredState::default()),
-        Input::from_json(
+        CoordinatorInput::StateLoaded(StoredState::default()),
+        CoordinatorInput::from_json(
             r#"{"type":"member","member":{"address":"pekko://sys@10.0.0.1:2552"}}"#,
             "member",
         )

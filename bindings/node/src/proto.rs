@@ -2,7 +2,7 @@
 //! core's JSON step form (`shardline_core::step_json`, shared with the C ABI), carried through
 //! a JSON value.
 
-use shardline_core::coordinator::{Input, Output, Phase};
+use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput, Phase};
 use shardline_core::protocol::Envelope;
 use shardline_core::region::{RegionInput, RegionOutput};
 
@@ -22,11 +22,14 @@ fn input_json(js: Js, v: V) -> R<serde_json::Value> {
     conv::json(js, v, "input")
 }
 
-pub fn coordinator_input(js: Js, v: V) -> R<Input> {
-    Ok(Input::from_json_value(&input_json(js, v)?, "input")?)
+pub fn coordinator_input(js: Js, v: V) -> R<CoordinatorInput> {
+    Ok(CoordinatorInput::from_json_value(
+        &input_json(js, v)?,
+        "input",
+    )?)
 }
 
-pub fn coordinator_output(js: Js, o: &Output) -> R<V> {
+pub fn coordinator_output(js: Js, o: &CoordinatorOutput) -> R<V> {
     conv::ser(js, o)
 }
 

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::StoredState;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
 use shardline_core::protocol::{Envelope, FencingToken};
 
 use crate::busy::Guarded;
@@ -60,7 +60,7 @@ pub struct PyCoordinator {
 }
 
 impl PyCoordinator {
-    fn input(&self, py: Python<'_>, now_ms: u64, input: Input) -> PyResult<()> {
+    fn input(&self, py: Python<'_>, now_ms: u64, input: CoordinatorInput) -> PyResult<()> {
         self.inner.call(py, |c| c.handle(now_ms, input))
     }
 }
@@ -94,7 +94,7 @@ impl PyCoordinator {
 
     fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
         let env: Envelope = json::from_py(envelope, "envelope")?;
-        self.input(py, now_ms, Input::Receive(env))
+        self.input(py, now_ms, CoordinatorInput::Receive(env))
     }
 
     /// A cluster member joined or changed.
@@ -111,11 +111,11 @@ impl PyCoordinator {
         up_number: Option<i32>,
     ) -> PyResult<()> {
         let m = member(address, status, app_version, data_center, up_number)?;
-        self.input(py, now_ms, Input::Member(m))
+        self.input(py, now_ms, CoordinatorInput::Member(m))
     }
 
     fn member_removed(&self, py: Python<'_>, now_ms: u64, address: String) -> PyResult<()> {
-        self.input(py, now_ms, Input::MemberRemoved { address })
+        self.input(py, now_ms, CoordinatorInput::MemberRemoved { address })
     }
 
     fn reachability(
@@ -125,11 +125,15 @@ impl PyCoordinator {
         address: String,
         reachable: bool,
     ) -> PyResult<()> {
-        self.input(py, now_ms, Input::Reachability { address, reachable })
+        self.input(
+            py,
+            now_ms,
+            CoordinatorInput::Reachability { address, reachable },
+        )
     }
 
     fn region_terminated(&self, py: Python<'_>, now_ms: u64, region: String) -> PyResult<()> {
-        self.input(py, now_ms, Input::RegionTerminated { region })
+        self.input(py, now_ms, CoordinatorInput::RegionTerminated { region })
     }
 
     fn lease_granted(
@@ -143,11 +147,11 @@ impl PyCoordinator {
             token: FencingToken(token),
             valid_until_ms,
         };
-        self.input(py, now_ms, Input::LeaseGranted(g))
+        self.input(py, now_ms, CoordinatorInput::LeaseGranted(g))
     }
 
     fn lease_denied(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, Input::LeaseDenied)
+        self.input(py, now_ms, CoordinatorInput::LeaseDenied)
     }
 
     fn lease_renewed(
@@ -161,7 +165,7 @@ impl PyCoordinator {
         self.input(
             py,
             now_ms,
-            Input::LeaseRenewed {
+            CoordinatorInput::LeaseRenewed {
                 token,
                 valid_until_ms,
             },
@@ -170,37 +174,37 @@ impl PyCoordinator {
 
     fn lease_renew_failed(&self, py: Python<'_>, now_ms: u64, token: u64) -> PyResult<()> {
         let token = FencingToken(token);
-        self.input(py, now_ms, Input::LeaseRenewFailed { token })
+        self.input(py, now_ms, CoordinatorInput::LeaseRenewFailed { token })
     }
 
     fn lease_lost(&self, py: Python<'_>, now_ms: u64, token: u64) -> PyResult<()> {
         let token = FencingToken(token);
-        self.input(py, now_ms, Input::LeaseLost { token })
+        self.input(py, now_ms, CoordinatorInput::LeaseLost { token })
     }
 
     /// The stored state, `{"snapshot": ... or None, "events": [...]}`, after a `loadState`.
     fn state_loaded(&self, py: Python<'_>, now_ms: u64, stored: &Bound<'_, PyAny>) -> PyResult<()> {
         let s: StoredState = json::from_py(stored, "stored state")?;
-        self.input(py, now_ms, Input::StateLoaded(s))
+        self.input(py, now_ms, CoordinatorInput::StateLoaded(s))
     }
 
     #[pyo3(signature = (now_ms, fenced = false))]
     fn state_load_failed(&self, py: Python<'_>, now_ms: u64, fenced: bool) -> PyResult<()> {
-        self.input(py, now_ms, Input::StateLoadFailed { fenced })
+        self.input(py, now_ms, CoordinatorInput::StateLoadFailed { fenced })
     }
 
     /// A `persist` or `saveSnapshot` failed: drop the rest of the queued outputs first.
     #[pyo3(signature = (now_ms, fenced = false))]
     fn store_failed(&self, py: Python<'_>, now_ms: u64, fenced: bool) -> PyResult<()> {
-        self.input(py, now_ms, Input::StoreFailed { fenced })
+        self.input(py, now_ms, CoordinatorInput::StoreFailed { fenced })
     }
 
     fn preparing_for_shutdown(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, Input::PreparingForShutdown)
+        self.input(py, now_ms, CoordinatorInput::PreparingForShutdown)
     }
 
     fn stop(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {
-        self.input(py, now_ms, Input::Stop)
+        self.input(py, now_ms, CoordinatorInput::Stop)
     }
 
     fn on_timeout(&self, py: Python<'_>, now_ms: u64) -> PyResult<()> {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{Input, LeaseGrant, Phase, StoredState};
+use super::{CoordinatorInput, LeaseGrant, Phase, StoredState};
 use crate::protocol::json::{
     from_str, from_value, need, no_more, object_text, object_value, opt_address, MemberDoc,
     MemberOut,
@@ -16,18 +16,18 @@ use crate::Result;
 /// `crate::protocol::nested_field`).
 pub(crate) mod nested {
     crate::protocol::nested_field!(lease_request, "request", crate::coordinator::LeaseRequest);
-    crate::protocol::nested_field!(notice, "notice", crate::coordinator::Notice);
+    crate::protocol::nested_field!(notice, "notice", crate::coordinator::CoordinatorNotice);
 }
 
-impl Input {
+impl CoordinatorInput {
     /// A coordinator input from JSON text (see [`from_str`] for the errors).
-    pub fn from_json(text: &str, name: &str) -> Result<Input> {
+    pub fn from_json(text: &str, name: &str) -> Result<CoordinatorInput> {
         object_text(text, name)?;
         from_str(text, name)
     }
 
     /// A coordinator input from a JSON value.
-    pub fn from_json_value(value: &Value, name: &str) -> Result<Input> {
+    pub fn from_json_value(value: &Value, name: &str) -> Result<CoordinatorInput> {
         object_value(value, name)?;
         from_value(value, name)
     }
@@ -87,46 +87,46 @@ struct InputDoc {
 }
 
 impl InputDoc {
-    fn into_input<E: serde::de::Error>(mut self) -> Result<Input, E> {
+    fn into_input<E: serde::de::Error>(mut self) -> Result<CoordinatorInput, E> {
         use InputKind as K;
         let k = COORDINATOR_KINDS[self.kind as usize];
         let input = match self.kind {
-            K::Receive => Input::Receive(need(&mut self.envelope, "envelope", k)?),
-            K::Member => Input::Member((*need(&mut self.member, "member", k)?).into()),
-            K::MemberRemoved => Input::MemberRemoved {
+            K::Receive => CoordinatorInput::Receive(need(&mut self.envelope, "envelope", k)?),
+            K::Member => CoordinatorInput::Member((*need(&mut self.member, "member", k)?).into()),
+            K::MemberRemoved => CoordinatorInput::MemberRemoved {
                 address: need(&mut self.address, "address", k)?,
             },
-            K::Reachability => Input::Reachability {
+            K::Reachability => CoordinatorInput::Reachability {
                 address: need(&mut self.address, "address", k)?,
                 reachable: need(&mut self.reachable, "reachable", k)?,
             },
-            K::RegionTerminated => Input::RegionTerminated {
+            K::RegionTerminated => CoordinatorInput::RegionTerminated {
                 region: need(&mut self.region, "region", k)?,
             },
-            K::LeaseGranted => Input::LeaseGranted(LeaseGrant {
+            K::LeaseGranted => CoordinatorInput::LeaseGranted(LeaseGrant {
                 token: need(&mut self.token, "token", k)?,
                 valid_until_ms: need(&mut self.valid_until_ms, "validUntilMs", k)?,
             }),
-            K::LeaseDenied => Input::LeaseDenied,
-            K::LeaseRenewed => Input::LeaseRenewed {
+            K::LeaseDenied => CoordinatorInput::LeaseDenied,
+            K::LeaseRenewed => CoordinatorInput::LeaseRenewed {
                 token: need(&mut self.token, "token", k)?,
                 valid_until_ms: need(&mut self.valid_until_ms, "validUntilMs", k)?,
             },
-            K::LeaseRenewFailed => Input::LeaseRenewFailed {
+            K::LeaseRenewFailed => CoordinatorInput::LeaseRenewFailed {
                 token: need(&mut self.token, "token", k)?,
             },
-            K::LeaseLost => Input::LeaseLost {
+            K::LeaseLost => CoordinatorInput::LeaseLost {
                 token: need(&mut self.token, "token", k)?,
             },
-            K::StateLoaded => Input::StateLoaded(*need(&mut self.state, "state", k)?),
-            K::StateLoadFailed => Input::StateLoadFailed {
+            K::StateLoaded => CoordinatorInput::StateLoaded(*need(&mut self.state, "state", k)?),
+            K::StateLoadFailed => CoordinatorInput::StateLoadFailed {
                 fenced: need(&mut self.fenced, "fenced", k)?,
             },
-            K::StoreFailed => Input::StoreFailed {
+            K::StoreFailed => CoordinatorInput::StoreFailed {
                 fenced: need(&mut self.fenced, "fenced", k)?,
             },
-            K::PreparingForShutdown => Input::PreparingForShutdown,
-            K::Stop => Input::Stop,
+            K::PreparingForShutdown => CoordinatorInput::PreparingForShutdown,
+            K::Stop => CoordinatorInput::Stop,
         };
         no_more(
             &[
@@ -165,8 +165,8 @@ pub(crate) const COORDINATOR_KINDS: &[&str] = &[
     "stop",
 ];
 
-impl<'de> Deserialize<'de> for Input {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Input, D::Error> {
+impl<'de> Deserialize<'de> for CoordinatorInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CoordinatorInput, D::Error> {
         InputDoc::deserialize(d)?.into_input()
     }
 }
@@ -197,47 +197,47 @@ struct InputOut<'a> {
     fenced: Option<bool>,
 }
 
-impl Serialize for Input {
+impl Serialize for CoordinatorInput {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let kind = |k: InputKind| COORDINATOR_KINDS[k as usize];
         let o = match self {
-            Input::Receive(e) => InputOut {
+            CoordinatorInput::Receive(e) => InputOut {
                 kind: kind(InputKind::Receive),
                 envelope: Some(e),
                 ..InputOut::default()
             },
-            Input::Member(m) => InputOut {
+            CoordinatorInput::Member(m) => InputOut {
                 kind: kind(InputKind::Member),
                 member: Some(m.into()),
                 ..InputOut::default()
             },
-            Input::MemberRemoved { address } => InputOut {
+            CoordinatorInput::MemberRemoved { address } => InputOut {
                 kind: kind(InputKind::MemberRemoved),
                 address: Some(address),
                 ..InputOut::default()
             },
-            Input::Reachability { address, reachable } => InputOut {
+            CoordinatorInput::Reachability { address, reachable } => InputOut {
                 kind: kind(InputKind::Reachability),
                 address: Some(address),
                 reachable: Some(*reachable),
                 ..InputOut::default()
             },
-            Input::RegionTerminated { region } => InputOut {
+            CoordinatorInput::RegionTerminated { region } => InputOut {
                 kind: kind(InputKind::RegionTerminated),
                 region: Some(region),
                 ..InputOut::default()
             },
-            Input::LeaseGranted(g) => InputOut {
+            CoordinatorInput::LeaseGranted(g) => InputOut {
                 kind: kind(InputKind::LeaseGranted),
                 token: Some(g.token),
                 valid_until_ms: Some(g.valid_until_ms),
                 ..InputOut::default()
             },
-            Input::LeaseDenied => InputOut {
+            CoordinatorInput::LeaseDenied => InputOut {
                 kind: kind(InputKind::LeaseDenied),
                 ..InputOut::default()
             },
-            Input::LeaseRenewed {
+            CoordinatorInput::LeaseRenewed {
                 token,
                 valid_until_ms,
             } => InputOut {
@@ -246,36 +246,36 @@ impl Serialize for Input {
                 valid_until_ms: Some(*valid_until_ms),
                 ..InputOut::default()
             },
-            Input::LeaseRenewFailed { token } => InputOut {
+            CoordinatorInput::LeaseRenewFailed { token } => InputOut {
                 kind: kind(InputKind::LeaseRenewFailed),
                 token: Some(*token),
                 ..InputOut::default()
             },
-            Input::LeaseLost { token } => InputOut {
+            CoordinatorInput::LeaseLost { token } => InputOut {
                 kind: kind(InputKind::LeaseLost),
                 token: Some(*token),
                 ..InputOut::default()
             },
-            Input::StateLoaded(state) => InputOut {
+            CoordinatorInput::StateLoaded(state) => InputOut {
                 kind: kind(InputKind::StateLoaded),
                 state: Some(state),
                 ..InputOut::default()
             },
-            Input::StateLoadFailed { fenced } => InputOut {
+            CoordinatorInput::StateLoadFailed { fenced } => InputOut {
                 kind: kind(InputKind::StateLoadFailed),
                 fenced: Some(*fenced),
                 ..InputOut::default()
             },
-            Input::StoreFailed { fenced } => InputOut {
+            CoordinatorInput::StoreFailed { fenced } => InputOut {
                 kind: kind(InputKind::StoreFailed),
                 fenced: Some(*fenced),
                 ..InputOut::default()
             },
-            Input::PreparingForShutdown => InputOut {
+            CoordinatorInput::PreparingForShutdown => InputOut {
                 kind: kind(InputKind::PreparingForShutdown),
                 ..InputOut::default()
             },
-            Input::Stop => InputOut {
+            CoordinatorInput::Stop => InputOut {
                 kind: kind(InputKind::Stop),
                 ..InputOut::default()
             },

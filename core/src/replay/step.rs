@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::coordinator::{Coordinator, Input, Output};
+use crate::coordinator::{Coordinator, CoordinatorInput, CoordinatorOutput};
 use crate::protocol::json;
 use crate::protocol::{EntityId, Payload, ShardId};
 use crate::region::{Region, RegionInput, RegionOutput};
@@ -16,7 +16,7 @@ use crate::{Error, Result};
 pub enum CoordinatorStep {
     Start,
     Timeout,
-    Input(Input),
+    Input(CoordinatorInput),
 }
 
 /// A call on a region.
@@ -76,7 +76,7 @@ pub(crate) trait StepMachine {
 
 impl StepMachine for Coordinator {
     type Step = CoordinatorStep;
-    type Output = Output;
+    type Output = CoordinatorOutput;
     fn call(&mut self, now_ms: u64, step: CoordinatorStep) -> Result<()> {
         step.apply(self, now_ms)
     }
@@ -91,7 +91,7 @@ impl StepMachine for Coordinator {
     fn deadline(&self) -> Option<u64> {
         self.next_deadline()
     }
-    fn drain(&mut self) -> Vec<Output> {
+    fn drain(&mut self) -> Vec<CoordinatorOutput> {
         self.drain_outputs()
     }
 }
@@ -143,7 +143,7 @@ impl CoordinatorStep {
             Some(other) => Err(Error::invalid_argument(format!(
                 "{name}.type: {other:?} is a region call; a coordinator takes start, timeout or an input"
             ))),
-            None => Input::from_json_value(value, name).map(Self::Input),
+            None => CoordinatorInput::from_json_value(value, name).map(Self::Input),
         }
     }
 

@@ -21,7 +21,7 @@ mod wire;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::coordinator::{Coordinator, CoordinatorConfig, Input, PersistentState};
+use crate::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput, PersistentState};
 use crate::hashing::pekko_shard_id;
 use crate::host::InMemoryLease;
 use crate::host::InMemoryStore;
@@ -585,7 +585,7 @@ impl World {
                 if self.nodes[node].member.is_some() {
                     self.nodes[node].unreachable = !reachable;
                     let address = self.nodes[node].address.clone();
-                    self.member_event(Input::Reachability { address, reachable });
+                    self.member_event(CoordinatorInput::Reachability { address, reachable });
                 }
             }
             Event::Removed { node, incarnation } => self.removed(node, incarnation),
