@@ -66,7 +66,7 @@ fn server(test: &str) -> Option<Server> {
     if !on_path("etcd") {
         eprintln!(
             "SKIPPED {test}: no `etcd` binary on PATH and SHARDLINE_ETCD_ENDPOINTS unset \
-             (apt-get install etcd-server, or run tests/etcd.sh)"
+             (apt-get install etcd-server, or run scripts/test-etcd.sh)"
         );
         return None;
     }
