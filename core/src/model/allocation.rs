@@ -81,7 +81,7 @@ impl Region {
     pub fn candidate_position(&self) -> u64 {
         self.candidate_pos
     }
-    /// Capacity, tags, shard cap and draining flag (see [`crate::load`]).
+    /// Capacity, tags, shard cap and draining flag (see `model/load.rs`).
     pub fn profile(&self) -> &RegionProfile {
         &self.profile
     }

@@ -3,11 +3,13 @@
 //! Inputs are objects tagged by `type`, with the fields of their variant:
 //! `{"type":"receive","envelope":{..}}`, `{"type":"member","member":{"address":..}}`,
 //! `{"type":"leaseGranted","token":1,"validUntilMs":60000}`, `{"type":"stop"}`, ...
-//! Outputs are the core's own serde form ([`Output`], [`RegionOutput`]): a variant that wraps
-//! another struct or tagged enum nests it under its own key (`envelope`, `request`, `notice`),
-//! so no `type` is written twice.
+//! Outputs are the core's own serde form ([`crate::coordinator::CoordinatorOutput`],
+//! [`crate::region::RegionOutput`]): a variant that wraps another struct or tagged enum nests
+//! it under its own key (`envelope`, `request`, `notice`), so no `type` is written twice.
 //!
-//! Inputs are read in one pass into a flat document (every field any variant has) and then
+//! Each machine's input form lives beside its type (`coordinator/json.rs`, `region/json.rs`);
+//! this module has what they share: reading with field paths in errors, members, and the
+//! field checks. Inputs are read in one pass into a flat document (every field any variant has) and then
 //! checked against the variant named by `type`. That keeps the `type` key free to appear
 //! anywhere, keeps field paths in errors (an internally tagged derive would buffer the object
 //! and lose them), and rejects fields that belong to another variant.
