@@ -23,11 +23,11 @@ step "clippy" cargo clippy --workspace --exclude shardline-node --all-targets --
 step "clippy (node)" cargo clippy -p shardline-node --quiet -- -D warnings
 step "rust tests" cargo test
 step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
-step "differential vs Pekko" bash tests/differential.sh --count 2000
+step "differential vs Pekko" bash scripts/differential/run.sh --count 2000
 step "Python binding" bash scripts/test-python.sh
 step "Node binding" bash scripts/test-node.sh
 step "JVM binding and Pekko adapter" bash scripts/test-java.sh
-step "etcd integration (real etcd on loopback)" bash tests/etcd.sh
+step "etcd integration (real etcd on loopback)" bash scripts/test-etcd.sh
 step "release artifacts (scripts/package.sh)" bash scripts/package.sh
 step "artifacts installed as users install them, no cargo" bash scripts/test-install.sh
 step "least-load quality goals (plans with per-shard loads, short form)" bash -c 'cargo build -q -p shardline-cli && python3 scripts/bench/load_quality.py --quick --check --shardline "${CARGO_TARGET_DIR:-target}/debug/shardline" > /dev/null'

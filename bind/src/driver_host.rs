@@ -15,11 +15,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Record, Snapshot};
-use shardline_core::driver::{Clock, EntityHost, Transport};
-use shardline_core::lease::{Lease, LeaseGrant};
+use shardline_core::host::Lease;
+use shardline_core::host::{Clock, EntityHost, Transport};
+use shardline_core::host::{Store, WriteOutcome};
 use shardline_core::protocol::{EntityId, Envelope, FencingToken, Payload};
-use shardline_core::store::{Store, StoredState, WriteOutcome};
 use shardline_core::Result;
 
 use crate::ids::HostClock;

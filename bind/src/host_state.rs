@@ -10,7 +10,7 @@
 use std::sync::{Mutex, PoisonError};
 use std::thread::ThreadId;
 
-use shardline_core::allocation::AllocationState;
+use shardline_core::model::AllocationState;
 
 use crate::handle::{HandleCell, Wait};
 use crate::Failure;
@@ -124,8 +124,8 @@ impl HostState {
 mod tests {
     use super::*;
     use crate::Status;
-    use shardline_core::address::Address;
-    use shardline_core::cluster::ClusterView;
+    use shardline_core::model::Address;
+    use shardline_core::model::ClusterView;
 
     fn run(w: Wait<'_, AllocationState>) -> Result<(), Failure> {
         w.run()

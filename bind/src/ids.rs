@@ -8,7 +8,7 @@
 //! so every loop of the holder that waits for time to pass still ends. No reading is made up
 //! beyond what the core asked to wait for.
 
-use shardline_core::snowflake::{Clock, Layout};
+use shardline_core::workerid::snowflake::{Clock, Layout};
 use shardline_core::workerid::{
     HoldError, Identity, Policy, Registry, ReserveConfig, ReserveError, TenureConfig,
     WorkerIdHolder,

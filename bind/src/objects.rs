@@ -7,13 +7,13 @@
 //! object, a map) instead of walking each record by hand.
 
 use serde::{Deserialize, Serialize};
-use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, Region, ShardId};
-use shardline_core::cluster::{Member, MemberStatus};
 use shardline_core::coordinator::PersistentState;
-use shardline_core::snowflake::{Layout, Parts};
+use shardline_core::model::Address;
+use shardline_core::model::Version;
+use shardline_core::model::{AllocationState, Region, ShardId};
+use shardline_core::model::{Member, MemberStatus};
 use shardline_core::strategy::{Allocation, Explanation};
-use shardline_core::version::Version;
+use shardline_core::workerid::snowflake::{Layout, Parts};
 use shardline_core::workerid::Claim;
 use shardline_core::Result;
 
@@ -283,7 +283,7 @@ impl LeaseOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shardline_core::cluster::ClusterView;
+    use shardline_core::model::ClusterView;
 
     #[test]
     fn a_member_init_fills_defaults_and_names_the_bad_field() {

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use shardline_core::allocation::{AllocationState, ShardId};
+use shardline_core::model::{AllocationState, ShardId};
 use shardline_core::strategy::{Allocation, AllocationStrategy, Explanation, InProgress};
 
 use crate::status::Failure;
@@ -185,8 +185,8 @@ pub fn wrong_shard(got: &str) -> Failure {
 mod tests {
     use super::*;
     use crate::status::Status;
-    use shardline_core::address::Address;
-    use shardline_core::cluster::ClusterView;
+    use shardline_core::model::Address;
+    use shardline_core::model::ClusterView;
 
     struct Scripted {
         region: Option<String>,

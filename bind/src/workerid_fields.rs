@@ -5,7 +5,7 @@
 //! core's defaults come out in the same form, so a binding never restates a default, and a
 //! list read back in gets the core's own checks and messages naming the field.
 
-use shardline_core::snowflake::Layout;
+use shardline_core::workerid::snowflake::Layout;
 use shardline_core::workerid::{Backoff, Policy, ReserveConfig, TenureConfig};
 
 use crate::status::Failure;

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use shardline_bind::Status;
+use shardline_core::coordinator::phase_name;
 use shardline_core::coordinator::Phase;
-use shardline_core::step_json::phase_name;
 
 fn read(path: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

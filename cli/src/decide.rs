@@ -3,7 +3,7 @@
 use std::io::{Read, Write};
 
 use serde_json::Value;
-use shardline_core::conformance::decide;
+use shardline_core::decide::decide;
 
 use crate::EXIT_INVALID_INPUT;
 

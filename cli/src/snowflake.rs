@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use shardline_core::snowflake::{next_blocking, Layout, Snowflake, DEFAULT_EPOCH_MS};
+use shardline_core::workerid::snowflake::{next_blocking, Layout, Snowflake, DEFAULT_EPOCH_MS};
 
 use crate::workerid::{acquire, failed_exit, HoldArgs, SystemClock};
 use crate::EXIT_INVALID_INPUT;

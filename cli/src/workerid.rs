@@ -4,7 +4,7 @@ use std::io::Write;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
-use shardline_core::snowflake::{Clock, Layout};
+use shardline_core::workerid::snowflake::{Clock, Layout};
 use shardline_core::workerid::{
     HoldError, Identity, InMemoryRegistry, Policy, Registry, ReserveConfig, TenureConfig,
     WorkerIdHolder,

@@ -19,15 +19,17 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use shardline_core::address::Address;
-use shardline_core::cluster::Member;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
+use shardline_core::coordinator::{
+    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
+};
+use shardline_core::model::Address;
+use shardline_core::model::Member;
 use shardline_core::protocol::{
     Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
 };
 use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
-use shardline_core::store::StoredState;
 use shardline_core::strategy::StrategyConfig;
 
 const REGIONS: usize = 100;
@@ -39,8 +41,8 @@ fn node(i: usize) -> String {
     format!("pekko://sys@10.0.{}.{}:2552", i >> 8, i & 255)
 }
 
-fn from_region(region: &str, command: Command) -> Input {
-    Input::Receive(Envelope {
+fn from_region(region: &str, command: Command) -> CoordinatorInput {
+    CoordinatorInput::Receive(Envelope {
         from: Endpoint::Region(region.to_owned()),
         to: Endpoint::Coordinator,
         message: Message::Command(command),
@@ -48,9 +50,9 @@ fn from_region(region: &str, command: Command) -> Input {
 }
 
 /// Feeds the `ShardStarted` acks for every `HostShard` in `out` back, as regions would.
-fn ack_hosts(co: &mut Coordinator, out: Vec<Output>) {
+fn ack_hosts(co: &mut Coordinator, out: Vec<CoordinatorOutput>) {
     for o in out {
-        if let Output::Send(Envelope {
+        if let CoordinatorOutput::Send(Envelope {
             to: Endpoint::Region(region),
             message: Message::Directive(Directive::HostShard { shard, stamp, .. }),
             ..
@@ -81,12 +83,13 @@ fn coordinator(r: usize, s: usize) -> Coordinator {
         token: FencingToken(1),
         valid_until_ms: 1 << 63,
     };
-    co.handle(0, Input::LeaseGranted(grant)).expect("lease");
-    co.handle(0, Input::StateLoaded(StoredState::default()))
+    co.handle(0, CoordinatorInput::LeaseGranted(grant))
+        .expect("lease");
+    co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
         .expect("load");
     for i in 0..r {
         let address = Address::parse(&node(i)).expect("address");
-        co.handle(0, Input::Member(Member::new(address)))
+        co.handle(0, CoordinatorInput::Member(Member::new(address)))
             .expect("member");
         let register = Command::Register { node: node(i) };
         co.handle(0, from_region(&format!("r{i}"), register))
@@ -128,7 +131,7 @@ fn get_shard_home(c: &mut Criterion) {
         let out = co.drain_outputs();
         let owner = co.state().home_of("42").cloned().expect("allocated");
         assert!(
-            matches!(out.as_slice(), [Output::Send(Envelope {
+            matches!(out.as_slice(), [CoordinatorOutput::Send(Envelope {
                 to: Endpoint::Region(to),
                 message: Message::Directive(Directive::ShardHome(ShardHome { shard, region, .. })),
                 ..

@@ -13,11 +13,11 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use shardline_core::address::Address;
-use shardline_core::allocation::AllocationState;
-use shardline_core::cluster::{ClusterView, Member};
 use shardline_core::jvm::compare_utf16;
-use shardline_core::load::Amount;
+use shardline_core::model::Address;
+use shardline_core::model::AllocationState;
+use shardline_core::model::Amount;
+use shardline_core::model::{ClusterView, Member};
 use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, LeastLoad};
 
 const REGIONS: usize = 1000;

@@ -21,13 +21,15 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use shardline_core::address::Address;
-use shardline_core::allocation::AllocationState;
-use shardline_core::cluster::{ClusterView, Member};
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
+use shardline_core::coordinator::{
+    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
+};
+use shardline_core::model::Address;
+use shardline_core::model::AllocationState;
+use shardline_core::model::{ClusterView, Member};
 use shardline_core::protocol::{Command, Directive, Endpoint, Envelope, FencingToken, Message};
-use shardline_core::store::StoredState;
 use shardline_core::strategy::{Allocation, StrategyConfig};
 
 /// Live bytes requested from the system allocator by this process.
@@ -93,8 +95,8 @@ fn least_shard() -> StrategyConfig {
     StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"})).expect("config")
 }
 
-fn from_region(region: &str, command: Command) -> Input {
-    Input::Receive(Envelope {
+fn from_region(region: &str, command: Command) -> CoordinatorInput {
+    CoordinatorInput::Receive(Envelope {
         from: Endpoint::Region(region.to_owned()),
         to: Endpoint::Coordinator,
         message: Message::Command(command),
@@ -104,7 +106,7 @@ fn from_region(region: &str, command: Command) -> Input {
 /// Answers every `HostShard` with `ShardStarted`, as the regions would, and drops the rest.
 fn settle(co: &mut Coordinator) {
     for o in co.drain_outputs() {
-        if let Output::Send(Envelope {
+        if let CoordinatorOutput::Send(Envelope {
             to: Endpoint::Region(region),
             message: Message::Directive(Directive::HostShard { shard, stamp, .. }),
             ..
@@ -132,12 +134,13 @@ fn coordinator(s: usize) -> Coordinator {
         token: FencingToken(1),
         valid_until_ms: 1 << 63,
     };
-    co.handle(0, Input::LeaseGranted(grant)).expect("lease");
-    co.handle(0, Input::StateLoaded(StoredState::default()))
+    co.handle(0, CoordinatorInput::LeaseGranted(grant))
+        .expect("lease");
+    co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
         .expect("load");
     for i in 0..REGIONS {
         let address = Address::parse(&node(i)).expect("address");
-        co.handle(0, Input::Member(Member::new(address)))
+        co.handle(0, CoordinatorInput::Member(Member::new(address)))
             .expect("member");
         let register = Command::Register { node: node(i) };
         co.handle(0, from_region(&format!("r{i}"), register))

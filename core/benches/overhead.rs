@@ -12,13 +12,15 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use shardline_core::address::Address;
-use shardline_core::allocation::AllocationState;
-use shardline_core::cluster::{ClusterView, Member};
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
+use shardline_core::coordinator::{
+    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
+};
+use shardline_core::model::Address;
+use shardline_core::model::AllocationState;
+use shardline_core::model::{ClusterView, Member};
 use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
-use shardline_core::store::StoredState;
 use shardline_core::strategy::{Allocation, StrategyConfig};
 
 fn node(i: usize) -> String {
@@ -72,43 +74,45 @@ fn coordinator_step(c: &mut Criterion) {
     co.start(0);
     co.handle(
         0,
-        Input::LeaseGranted(LeaseGrant {
+        CoordinatorInput::LeaseGranted(LeaseGrant {
             token: FencingToken(1),
             valid_until_ms: u64::MAX,
         }),
     )
     .expect("grant");
-    co.handle(0, Input::StateLoaded(StoredState::default()))
+    co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
         .expect("load");
     co.handle(
         0,
-        Input::Member(Member::new(Address::parse(&node(1)).expect("addr"))),
+        CoordinatorInput::Member(Member::new(Address::parse(&node(1)).expect("addr"))),
     )
     .expect("member");
     co.handle(
         0,
-        Input::Receive(envelope(Command::Register { node: node(1) })),
+        CoordinatorInput::Receive(envelope(Command::Register { node: node(1) })),
     )
     .expect("register");
     co.handle(
         0,
-        Input::Receive(envelope(Command::GetShardHome { shard: "7".into() })),
+        CoordinatorInput::Receive(envelope(Command::GetShardHome { shard: "7".into() })),
     )
     .expect("home");
     co.drain_outputs();
     let ask = envelope(Command::GetShardHome { shard: "7".into() });
     // Behaviour check, outside the timed loop: exactly one Send per step.
-    co.handle(0, Input::Receive(ask.clone())).expect("step");
+    co.handle(0, CoordinatorInput::Receive(ask.clone()))
+        .expect("step");
     let out = co.drain_outputs();
     assert!(
-        matches!(out.as_slice(), [Output::Send(_)]),
+        matches!(out.as_slice(), [CoordinatorOutput::Send(_)]),
         "one ShardHome send per step, got {out:?}"
     );
     let mut g = c.benchmark_group("overhead");
     g.bench_function("coordinator-step", |b| {
         b.iter(|| {
-            co.handle(0, Input::Receive(ask.clone())).expect("step");
-            let out: Vec<Output> = co.drain_outputs();
+            co.handle(0, CoordinatorInput::Receive(ask.clone()))
+                .expect("step");
+            let out: Vec<CoordinatorOutput> = co.drain_outputs();
             black_box(out)
         })
     });

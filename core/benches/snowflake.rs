@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use shardline_core::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
+use shardline_core::workerid::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
 
 const T0: u64 = DEFAULT_EPOCH_MS + 1_000_000;
 

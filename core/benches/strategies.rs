@@ -24,11 +24,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use shardline_core::address::Address;
-use shardline_core::allocation::AllocationState;
-use shardline_core::cluster::{ClusterView, Member};
+use shardline_core::model::Address;
+use shardline_core::model::AllocationState;
+use shardline_core::model::Version;
+use shardline_core::model::{ClusterView, Member};
 use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, StrategyConfig};
-use shardline_core::version::Version;
 
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")

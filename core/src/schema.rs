@@ -5,27 +5,28 @@
 //! Most of it is derived by `schemars` from the same serde attributes that make the JSON, so
 //! the schema says what serde does. Only forms with a hand-written serde impl are described here
 //! by hand: payload bytes (base64 text) and the step inputs, whose flat reader accepts exactly
-//! the fields of the variant named by `type` (see [`crate::step_json`]).
+//! the fields of the variant named by `type` (see `crate::protocol::json`).
 
 use std::borrow::Cow;
 
 use schemars::generate::SchemaSettings;
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Value};
 
-use crate::cluster::MemberStatus;
-use crate::coordinator::{CoordinatorConfig, Input, Output, Phase};
-use crate::lease::LeaseGrant;
+use crate::coordinator::{
+    CoordinatorConfig, CoordinatorInput, CoordinatorOutput, LeaseGrant, Phase, StoredState,
+};
+use crate::host::WriteOutcome;
+use crate::model::MemberStatus;
 use crate::protocol::{EntityId, Envelope, FencingToken, RegionId, ShardId};
 use crate::region::{RegionConfig, RegionInput, RegionOutput};
-use crate::store::{StoredState, WriteOutcome};
 
 /// The schema document: `$defs` holds every wire form by name.
 pub fn wire_schema() -> Value {
     let mut g = SchemaSettings::draft2020_12().into_generator();
     // The roots; everything they refer to is defined too.
-    g.subschema_for::<Input>();
-    g.subschema_for::<Output>();
+    g.subschema_for::<CoordinatorInput>();
+    g.subschema_for::<CoordinatorOutput>();
     g.subschema_for::<Phase>();
     g.subschema_for::<RegionInput>();
     g.subschema_for::<RegionOutput>();
@@ -40,25 +41,6 @@ pub fn wire_schema() -> Value {
         "description": "The JSON forms of shardline's step inputs and outputs, notices, protocol envelopes, stored records and snapshots. Generated from the core's types (cargo test -p shardline-schema); do not edit.",
         "$defs": defs,
     })
-}
-
-/// An entity message's bytes. JSON text carries them as standard padded base64; a binding
-/// hands them to its host as the language's bytes type (Buffer, bytes, byte[]), recognised by
-/// this definition rather than by the name of a key.
-pub struct Payload;
-
-impl JsonSchema for Payload {
-    fn schema_name() -> Cow<'static, str> {
-        "Payload".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "string",
-            "contentEncoding": "base64",
-            "description": "Message bytes: standard padded base64 in JSON text, the language's bytes type in a binding."
-        })
-    }
 }
 
 /// A cluster member as an input carries it; omitted (or null) fields take Pekko's defaults.
@@ -78,7 +60,7 @@ struct MemberInit {
     up_number: Option<i32>,
 }
 
-// The form of [`Input`], whose serde impl is in [`crate::step_json`].
+// The form of [`CoordinatorInput`], whose serde impl is in `crate::coordinator::json`.
 /// What a coordinator is fed: one input per step.
 #[allow(dead_code)]
 #[derive(JsonSchema)]
@@ -88,7 +70,8 @@ struct MemberInit {
     rename_all_fields = "camelCase",
     deny_unknown_fields
 )]
-enum CoordinatorInput {
+#[schemars(rename = "CoordinatorInput")]
+enum CoordinatorInputForm {
     /// A message from a region or proxy.
     Receive {
         envelope: Envelope,
@@ -140,17 +123,17 @@ enum CoordinatorInput {
     Stop,
 }
 
-impl JsonSchema for Input {
+impl JsonSchema for CoordinatorInput {
     fn schema_name() -> Cow<'static, str> {
-        CoordinatorInput::schema_name()
+        CoordinatorInputForm::schema_name()
     }
 
     fn json_schema(g: &mut SchemaGenerator) -> Schema {
-        CoordinatorInput::json_schema(g)
+        CoordinatorInputForm::json_schema(g)
     }
 }
 
-// The form of [`RegionInput`], whose serde impl is in [`crate::step_json`].
+// The form of [`RegionInput`], whose serde impl is in `crate::region::json`.
 /// What a region is fed: one input per step.
 #[allow(dead_code)]
 #[derive(JsonSchema)]

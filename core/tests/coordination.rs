@@ -5,15 +5,16 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use shardline_core::address::Address;
-use shardline_core::cluster::Member;
 use shardline_core::coordinator::{
-    Coordinator, CoordinatorConfig, HandOffTimeoutPolicy, Input, LeaseRequest, Output,
+    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput, HandOffTimeoutPolicy,
+    LeaseRequest,
 };
-use shardline_core::lease::{InMemoryLease, Lease};
+use shardline_core::host::{InMemoryLease, Lease};
+use shardline_core::host::{InMemoryStore, Store, WriteOutcome};
+use shardline_core::model::Address;
+use shardline_core::model::Member;
 use shardline_core::protocol::{Endpoint, Envelope, Message};
 use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
-use shardline_core::store::{InMemoryStore, Store, WriteOutcome};
 use shardline_core::strategy::StrategyConfig;
 
 fn node(i: usize) -> String {
@@ -90,7 +91,7 @@ impl Net {
                 for n in (1..=8).chain(100..100 + coordinators) {
                     c.handle(
                         0,
-                        Input::Member(Member::new(Address::parse(&node(n)).unwrap())),
+                        CoordinatorInput::Member(Member::new(Address::parse(&node(n)).unwrap())),
                     )
                     .unwrap();
                 }
@@ -180,51 +181,53 @@ impl Net {
         }
     }
 
-    fn coordinator_output(&mut self, i: usize, o: Output) {
+    fn coordinator_output(&mut self, i: usize, o: CoordinatorOutput) {
         let now = self.now;
         let node = &mut self.coords[i];
         if !node.up {
             return;
         }
         match o {
-            Output::Send(env) => self.inflight.push_back(env),
-            Output::Persist { token, record } => {
+            CoordinatorOutput::Send(env) => self.inflight.push_back(env),
+            CoordinatorOutput::Persist { token, record } => {
                 if let WriteOutcome::Fenced { .. } = self.store.append(token, &record).unwrap() {
                     while node.c.poll_output().is_some() {}
                     node.c
-                        .handle(now, Input::StoreFailed { fenced: true })
+                        .handle(now, CoordinatorInput::StoreFailed { fenced: true })
                         .unwrap();
                 }
             }
-            Output::SaveSnapshot { token, snapshot } => {
+            CoordinatorOutput::SaveSnapshot { token, snapshot } => {
                 self.store.save_snapshot(token, &snapshot).unwrap();
             }
-            Output::LoadState { token } => {
+            CoordinatorOutput::LoadState { token } => {
                 let input = match self.store.load(token).unwrap() {
-                    Some(s) => Input::StateLoaded(s),
-                    None => Input::StateLoadFailed { fenced: true },
+                    Some(s) => CoordinatorInput::StateLoaded(s),
+                    None => CoordinatorInput::StateLoadFailed { fenced: true },
                 };
                 node.c.handle(now, input).unwrap();
             }
-            Output::Lease(LeaseRequest::Acquire) => {
+            CoordinatorOutput::Lease(LeaseRequest::Acquire) => {
                 let input = match node.lease.acquire(now).unwrap() {
-                    Some(g) => Input::LeaseGranted(g),
-                    None => Input::LeaseDenied,
+                    Some(g) => CoordinatorInput::LeaseGranted(g),
+                    None => CoordinatorInput::LeaseDenied,
                 };
                 node.c.handle(now, input).unwrap();
             }
-            Output::Lease(LeaseRequest::Renew { token }) => {
+            CoordinatorOutput::Lease(LeaseRequest::Renew { token }) => {
                 let input = match node.lease.renew(token, now).unwrap() {
-                    Some(valid_until_ms) => Input::LeaseRenewed {
+                    Some(valid_until_ms) => CoordinatorInput::LeaseRenewed {
                         token,
                         valid_until_ms,
                     },
-                    None => Input::LeaseLost { token },
+                    None => CoordinatorInput::LeaseLost { token },
                 };
                 node.c.handle(now, input).unwrap();
             }
-            Output::Lease(LeaseRequest::Release { token }) => node.lease.release(token).unwrap(),
-            Output::Notice(_) => {}
+            CoordinatorOutput::Lease(LeaseRequest::Release { token }) => {
+                node.lease.release(token).unwrap()
+            }
+            CoordinatorOutput::Notice(_) => {}
         }
     }
 
@@ -288,7 +291,9 @@ impl Net {
         match &env.to {
             Endpoint::Coordinator => {
                 for node in self.coords.iter_mut().filter(|n| n.up) {
-                    node.c.handle(now, Input::Receive(env.clone())).unwrap();
+                    node.c
+                        .handle(now, CoordinatorInput::Receive(env.clone()))
+                        .unwrap();
                 }
             }
             Endpoint::Region(r) => {
@@ -383,7 +388,7 @@ impl Net {
             node.c
                 .handle(
                     now,
-                    Input::MemberRemoved {
+                    CoordinatorInput::MemberRemoved {
                         address: node_addr(n),
                     },
                 )

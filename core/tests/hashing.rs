@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use shardline_core::hashing::murmur::vnode_hash;
+use shardline_core::hashing::vnode_hash;
 use shardline_core::hashing::{actor_ts_shard_id, pekko_shard_id, string_hash, Ring};
 use shardline_core::jvm::{compare_utf16, string_hash_code};
 use shardline_core::ErrorKind;

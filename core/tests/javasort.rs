@@ -1,4 +1,4 @@
-//! Conformance of `shardline_core::javasort::sort_by` with JDK 17's
+//! Conformance of `shardline_core::jvm::sort_by` with JDK 17's
 //! `java.util.Arrays.sort(T[], Comparator)` (java.util.TimSort).
 //!
 //! `tests/data/javasort.json` is produced by `scripts/javasort-fixture/GenFixture.java` on a real
@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use shardline_core::javasort::{sort_by, ContractViolation};
+use shardline_core::jvm::{sort_by, ContractViolation};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Rec {

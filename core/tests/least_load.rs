@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, ShardId};
-use shardline_core::cluster::{ClusterView, Member, MemberStatus};
-use shardline_core::conformance::decide;
+use shardline_core::decide::decide;
 use shardline_core::jvm::compare_utf16;
-use shardline_core::load::{utilisation, Amount, ShardRule};
+use shardline_core::model::Address;
+use shardline_core::model::{utilisation, Amount, ShardRule};
+use shardline_core::model::{AllocationState, ShardId};
+use shardline_core::model::{ClusterView, Member, MemberStatus};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, LeastLoad,
 };

@@ -16,16 +16,16 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::Config as ProptestConfig;
 use serde_json::{json, Map, Value};
-use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, Region, ShardId};
-use shardline_core::cluster::{ClusterView, Member, MemberStatus};
-use shardline_core::conformance::{decide, decide_json};
-use shardline_core::javasort;
+use shardline_core::decide::{decide, decide_json};
+use shardline_core::jvm;
 use shardline_core::jvm::compare_utf16;
+use shardline_core::model::Address;
+use shardline_core::model::Version;
+use shardline_core::model::{AllocationState, Region, ShardId};
+use shardline_core::model::{ClusterView, Member, MemberStatus};
 use shardline_core::strategy::{
     self, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };
-use shardline_core::version::Version;
 use shardline_core::ErrorKind;
 
 // ---- configuration ------------------------------------------------------------------------
@@ -630,7 +630,7 @@ fn ranked(state: &AllocationState, eligible_only: bool) -> Vec<&Region> {
 
 fn naive_sorted(state: &AllocationState, eligible_only: bool) -> Result<Vec<String>, ()> {
     let mut v = ranked(state, eligible_only);
-    javasort::sort_by(&mut v, |a, b| state.pekko_compare(a, b)).map_err(|_| ())?;
+    jvm::sort_by(&mut v, |a, b| state.pekko_compare(a, b)).map_err(|_| ())?;
     Ok(ids(v))
 }
 
@@ -1914,7 +1914,7 @@ fn legacy_model(
         return Vec::new();
     }
     let mut sorted = ranked(state, false);
-    if javasort::sort_by(&mut sorted, |a, b| state.pekko_compare(a, b)).is_err() {
+    if jvm::sort_by(&mut sorted, |a, b| state.pekko_compare(a, b)).is_err() {
         return Vec::new();
     }
     if !model_good_time(state, &sorted) {
@@ -2084,7 +2084,7 @@ fn least_shard_model(
         return Vec::new();
     }
     let mut sorted = ranked(state, false);
-    if javasort::sort_by(&mut sorted, |a, b| state.pekko_compare(a, b)).is_err()
+    if jvm::sort_by(&mut sorted, |a, b| state.pekko_compare(a, b)).is_err()
         || !model_good_time(state, &sorted)
     {
         return Vec::new();
@@ -2153,7 +2153,7 @@ fn chash_rebalance_model(
     busy: &InProgress,
 ) -> Vec<String> {
     let mut sorted = ranked(state, false);
-    if javasort::sort_by(&mut sorted, |a, b| state.pekko_compare(a, b)).is_err()
+    if jvm::sort_by(&mut sorted, |a, b| state.pekko_compare(a, b)).is_err()
         || !model_good_time(state, &sorted)
     {
         return Vec::new();

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use shardline_core::snowflake::{
+use shardline_core::workerid::snowflake::{
     next_blocking, Clock, Layout, Next, Snowflake, SnowflakeError, DEFAULT_EPOCH_MS,
 };
 

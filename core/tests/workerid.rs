@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use shardline_core::snowflake::{Layout, Next, Snowflake, SnowflakeError};
+use shardline_core::workerid::snowflake::{Layout, Next, Snowflake, SnowflakeError};
 use shardline_core::workerid::{
     Claim, Created, Fence, Identity, InMemoryRegistry, InMemorySession, Listing, LossReason,
     Policy, Registry, RegistryError, RegistryResult, Reservation, ReserveConfig, ReserveError,
@@ -318,7 +318,7 @@ fn retry_measurements_for_64_starters() {
 
 /// The trivial clock for synchronous drivers: sleeping jumps.
 struct JumpClock(u64);
-impl shardline_core::snowflake::Clock for JumpClock {
+impl shardline_core::workerid::snowflake::Clock for JumpClock {
     fn wall_ms(&mut self) -> u64 {
         WALL0 + self.0
     }

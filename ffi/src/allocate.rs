@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use shardline_core::allocation::ShardId;
+use shardline_core::model::ShardId;
 use shardline_core::strategy::{Allocation, Explanation, InProgress};
 
 use crate::args::{self, Out};

@@ -1,19 +1,19 @@
 //! `shardline_coordinator`: the shard coordinator's sans-IO step machine, driven with typed
 //! inputs and outputs (`shardline_coordinator_input` / `_output`) or with JSON ones (the step
-//! form of `shardline_core::step_json`).
+//! form of `shardline_core::protocol::json`).
 
 use std::ffi::{c_char, CStr};
 
-use shardline_core::address::Address;
-use shardline_core::cluster::{Member, MemberStatus};
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{
-    Coordinator, CoordinatorConfig, Input, LeaseRequest, Output, Phase,
+    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput, LeaseRequest, Phase,
 };
-use shardline_core::lease::LeaseGrant;
+use shardline_core::model::Address;
+use shardline_core::model::Version;
+use shardline_core::model::{Member, MemberStatus};
+use shardline_core::protocol::json;
 use shardline_core::protocol::FencingToken;
-use shardline_core::step_json;
-use shardline_core::store::StoredState;
-use shardline_core::version::Version;
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};
@@ -54,7 +54,7 @@ pub struct shardline_coordinator {
 
 struct Stepping {
     coordinator: Coordinator,
-    lent: Lent<Output, shardline_coordinator_output>,
+    lent: Lent<CoordinatorOutput, shardline_coordinator_output>,
 }
 
 impl shardline_coordinator {
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn shardline_coordinator_handle(
     guard(|| {
         // SAFETY: caller's contract.
         let text = unsafe { args::str(input_json, "input_json") }?;
-        let input: Input = step_json::coordinator_input(text, "input_json")?;
+        let input: CoordinatorInput = CoordinatorInput::from_json(text, "input_json")?;
         // SAFETY: caller's contract.
         unsafe { with(coordinator, |c| Ok(c.handle(now_ms, input)?)) }
     })
@@ -456,7 +456,9 @@ pub struct shardline_coordinator_input {
 /// # Safety
 /// `input` is NULL or a complete struct whose text, byte and list fields are valid for reads
 /// of their lengths.
-pub(crate) unsafe fn read_input(input: *const shardline_coordinator_input) -> Result<Input> {
+pub(crate) unsafe fn read_input(
+    input: *const shardline_coordinator_input,
+) -> Result<CoordinatorInput> {
     use shardline_coordinator_input_kind as K;
     // SAFETY: caller's contract, here and for every field read below.
     let i = unsafe { versioned(input, "input", "shardline_coordinator_input") }?;
@@ -473,7 +475,7 @@ pub(crate) unsafe fn read_input(input: *const shardline_coordinator_input) -> Re
     };
     let token = FencingToken(i.token);
     Ok(match kind {
-        K::Receive => Input::Receive(unsafe { i.envelope.read("input->envelope") }?),
+        K::Receive => CoordinatorInput::Receive(unsafe { i.envelope.read("input->envelope") }?),
         K::Member => {
             let mut m = Member::new(address()?);
             if i.status.len > 0 {
@@ -489,37 +491,37 @@ pub(crate) unsafe fn read_input(input: *const shardline_coordinator_input) -> Re
                 m.data_center = text(&i.data_center, "data_center")?.to_owned();
             }
             m.up_number = i.up_number;
-            Input::Member(m)
+            CoordinatorInput::Member(m)
         }
-        K::MemberRemoved => Input::MemberRemoved {
+        K::MemberRemoved => CoordinatorInput::MemberRemoved {
             address: address()?.as_str().to_owned(),
         },
-        K::Reachability => Input::Reachability {
+        K::Reachability => CoordinatorInput::Reachability {
             address: address()?.as_str().to_owned(),
             reachable: i.reachable,
         },
-        K::RegionTerminated => Input::RegionTerminated {
+        K::RegionTerminated => CoordinatorInput::RegionTerminated {
             region: text(&i.region, "region")?.to_owned(),
         },
-        K::LeaseGranted => Input::LeaseGranted(LeaseGrant {
+        K::LeaseGranted => CoordinatorInput::LeaseGranted(LeaseGrant {
             token,
             valid_until_ms: i.valid_until_ms,
         }),
-        K::LeaseDenied => Input::LeaseDenied,
-        K::LeaseRenewed => Input::LeaseRenewed {
+        K::LeaseDenied => CoordinatorInput::LeaseDenied,
+        K::LeaseRenewed => CoordinatorInput::LeaseRenewed {
             token,
             valid_until_ms: i.valid_until_ms,
         },
-        K::LeaseRenewFailed => Input::LeaseRenewFailed { token },
-        K::LeaseLost => Input::LeaseLost { token },
-        K::StateLoaded => Input::StateLoaded(step_json::from_str::<StoredState>(
+        K::LeaseRenewFailed => CoordinatorInput::LeaseRenewFailed { token },
+        K::LeaseLost => CoordinatorInput::LeaseLost { token },
+        K::StateLoaded => CoordinatorInput::StateLoaded(json::from_str::<StoredState>(
             text(&i.state_json, "state_json")?,
             "input->state_json",
         )?),
-        K::StateLoadFailed => Input::StateLoadFailed { fenced: i.fenced },
-        K::StoreFailed => Input::StoreFailed { fenced: i.fenced },
-        K::PreparingForShutdown => Input::PreparingForShutdown,
-        K::Stop => Input::Stop,
+        K::StateLoadFailed => CoordinatorInput::StateLoadFailed { fenced: i.fenced },
+        K::StoreFailed => CoordinatorInput::StoreFailed { fenced: i.fenced },
+        K::PreparingForShutdown => CoordinatorInput::PreparingForShutdown,
+        K::Stop => CoordinatorInput::Stop,
     })
 }
 
@@ -565,7 +567,7 @@ pub struct shardline_coordinator_output {
 
 /// The typed view of `o`, pointing into `o`, `lists` and `document`.
 fn output_view(
-    o: &Output,
+    o: &CoordinatorOutput,
     lists: &mut crate::envelope::Lists,
     document: &mut String,
 ) -> Result<shardline_coordinator_output> {
@@ -582,26 +584,26 @@ fn output_view(
         v.document = shardline_str::of(document);
     };
     match o {
-        Output::Send(e) => v.envelope = shardline_envelope::view(e, lists),
-        Output::Persist { token, record } => {
-            doc(K::Persist, step_json::to_string(record)?);
+        CoordinatorOutput::Send(e) => v.envelope = shardline_envelope::view(e, lists),
+        CoordinatorOutput::Persist { token, record } => {
+            doc(K::Persist, json::to_string(record)?);
             v.token = token.0;
         }
-        Output::SaveSnapshot { token, snapshot } => {
-            doc(K::SaveSnapshot, step_json::to_string(snapshot)?);
+        CoordinatorOutput::SaveSnapshot { token, snapshot } => {
+            doc(K::SaveSnapshot, json::to_string(snapshot)?);
             v.token = token.0;
         }
-        Output::Notice(n) => doc(K::Notice, step_json::to_string(n)?),
-        Output::Lease(LeaseRequest::Acquire) => v.kind = K::LeaseAcquire,
-        Output::Lease(LeaseRequest::Renew { token }) => {
+        CoordinatorOutput::Notice(n) => doc(K::Notice, json::to_string(n)?),
+        CoordinatorOutput::Lease(LeaseRequest::Acquire) => v.kind = K::LeaseAcquire,
+        CoordinatorOutput::Lease(LeaseRequest::Renew { token }) => {
             v.kind = K::LeaseRenew;
             v.token = token.0;
         }
-        Output::Lease(LeaseRequest::Release { token }) => {
+        CoordinatorOutput::Lease(LeaseRequest::Release { token }) => {
             v.kind = K::LeaseRelease;
             v.token = token.0;
         }
-        Output::LoadState { token } => {
+        CoordinatorOutput::LoadState { token } => {
             v.kind = K::LoadState;
             v.token = token.0;
         }
@@ -716,7 +718,7 @@ pub unsafe extern "C" fn shardline_coordinator_phase(
         let phase = unsafe { with(coordinator, |c| Ok(c.phase())) }?;
         debug_assert_eq!(
             phase_cstr(phase).to_str().ok(),
-            Some(step_json::phase_name(phase))
+            Some(shardline_core::coordinator::phase_name(phase))
         );
         // SAFETY: caller's contract.
         unsafe { out.write(phase_cstr(phase).as_ptr()) };

@@ -7,7 +7,7 @@ use std::ptr;
 
 use shardline_bind::strategy::{wrong_allocation, StrategyHost};
 use shardline_bind::Failure as BindFailure;
-use shardline_core::allocation::AllocationState;
+use shardline_core::model::AllocationState;
 use shardline_core::strategy::Allocation;
 
 use crate::args::{self, Out};

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use shardline_core::conformance::decide_json;
+use shardline_core::decide::decide_json;
 
 use crate::args::{self, Out};
 use crate::boundary::guard;

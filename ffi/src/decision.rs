@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::ffi::c_char;
 
-use shardline_core::allocation::ShardId;
+use shardline_core::model::ShardId;
 use shardline_core::strategy::Allocation;
 
 use crate::args;

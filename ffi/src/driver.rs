@@ -7,13 +7,15 @@ use std::ptr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
-use shardline_core::coordinator::{Input, Notice, Record, Snapshot};
-use shardline_core::driver::{Clock, CoordinatorDriver, EntityHost, RegionDriver, Transport};
-use shardline_core::lease::{Lease, LeaseGrant};
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
+use shardline_core::coordinator::{CoordinatorInput, CoordinatorNotice, Record, Snapshot};
+use shardline_core::host::Lease;
+use shardline_core::host::{Clock, CoordinatorDriver, EntityHost, RegionDriver, Transport};
+use shardline_core::host::{Store, WriteOutcome};
+use shardline_core::protocol::json;
 use shardline_core::protocol::{EntityId, Envelope, FencingToken, Payload};
 use shardline_core::region::{RegionInput, RegionNotice};
-use shardline_core::step_json;
-use shardline_core::store::{Store, StoredState, WriteOutcome};
 use shardline_core::Error;
 
 use crate::args::{self, Out};
@@ -373,7 +375,7 @@ impl<C: Callbacks> Host<C> {
     fn notices<N: Serialize>(&self, notices: Vec<N>) -> Result<()> {
         if let Some(f) = self.cb.notice() {
             for n in notices {
-                let json = step_json::to_string(&n)?;
+                let json = json::to_string(&n)?;
                 // SAFETY: the host vouched for the callback; the text lives across the call.
                 unsafe { f(self.cb.userdata(), shardline_str::of(&json)) };
             }
@@ -412,7 +414,7 @@ impl Host<shardline_coordinator_callbacks> {
         document: &impl Serialize,
     ) -> shardline_core::Result<WriteOutcome> {
         let f = present(f, name)?;
-        let json = step_json::to_string(document)?;
+        let json = json::to_string(document)?;
         let (mut fenced, mut highest) = (false, 0);
         // SAFETY: the host vouched for the callback; every pointer lives across the call.
         let code = unsafe {
@@ -512,7 +514,7 @@ impl Store for Host<shardline_coordinator_callbacks> {
         // SAFETY: the host keeps the text valid until this call returns.
         let json = unsafe { text.text(|| NAME.to_owned()) }
             .map_err(|f| Error::invalid_argument(f.message))?;
-        step_json::from_str(json, NAME).map(Some)
+        json::from_str(json, NAME).map(Some)
     }
 }
 
@@ -625,8 +627,8 @@ trait Driven {
 }
 
 impl Driven for CoordinatorDriver {
-    type Notice = Notice;
-    fn take_notices(&mut self) -> Vec<Notice> {
+    type Notice = CoordinatorNotice;
+    fn take_notices(&mut self) -> Vec<CoordinatorNotice> {
         CoordinatorDriver::take_notices(self)
     }
 }
@@ -880,23 +882,29 @@ pub unsafe extern "C" fn shardline_coordinator_driver_feed(
         // SAFETY: caller's contract.
         unsafe {
             with_coordinator(driver, |d| match input {
-                Input::Receive(e) => d.call(|c| c.receive(e)),
-                Input::Member(m) => d.call(|c| c.member(m)),
-                Input::MemberRemoved { address } => d.call(|c| c.member_removed(&address)),
-                Input::Reachability { address, reachable } => {
+                CoordinatorInput::Receive(e) => d.call(|c| c.receive(e)),
+                CoordinatorInput::Member(m) => d.call(|c| c.member(m)),
+                CoordinatorInput::MemberRemoved { address } => {
+                    d.call(|c| c.member_removed(&address))
+                }
+                CoordinatorInput::Reachability { address, reachable } => {
                     d.call(|c| c.reachability(&address, reachable))
                 }
-                Input::RegionTerminated { region } => d.call(|c| c.region_terminated(&region)),
-                Input::LeaseLost { .. } => d.call(CoordinatorDriver::lease_lost),
-                Input::PreparingForShutdown => d.call(CoordinatorDriver::preparing_for_shutdown),
-                Input::Stop => d.call(CoordinatorDriver::stop),
-                Input::LeaseGranted(_)
-                | Input::LeaseDenied
-                | Input::LeaseRenewed { .. }
-                | Input::LeaseRenewFailed { .. }
-                | Input::StateLoaded(_)
-                | Input::StateLoadFailed { .. }
-                | Input::StoreFailed { .. } => Err(Failure::invalid_argument(
+                CoordinatorInput::RegionTerminated { region } => {
+                    d.call(|c| c.region_terminated(&region))
+                }
+                CoordinatorInput::LeaseLost { .. } => d.call(CoordinatorDriver::lease_lost),
+                CoordinatorInput::PreparingForShutdown => {
+                    d.call(CoordinatorDriver::preparing_for_shutdown)
+                }
+                CoordinatorInput::Stop => d.call(CoordinatorDriver::stop),
+                CoordinatorInput::LeaseGranted(_)
+                | CoordinatorInput::LeaseDenied
+                | CoordinatorInput::LeaseRenewed { .. }
+                | CoordinatorInput::LeaseRenewFailed { .. }
+                | CoordinatorInput::StateLoaded(_)
+                | CoordinatorInput::StateLoadFailed { .. }
+                | CoordinatorInput::StoreFailed { .. } => Err(Failure::invalid_argument(
                     "input->kind is a lease or store result: a driver obtains those through \
                      its callbacks (feed them to a shardline_coordinator instead)",
                 )),

@@ -1,14 +1,14 @@
 //! `shardline_region`: a shard region's (or proxy's) sans-IO step machine, driven with typed
 //! inputs and outputs (`shardline_region_input` / `_output`) or with JSON ones (the step form
-//! of `shardline_core::step_json`).
+//! of `shardline_core::protocol::json`).
 
 use std::ffi::c_char;
 
-use shardline_core::address::Address;
+use shardline_core::model::Address;
+use shardline_core::protocol::json;
 use shardline_core::region::{
     ExtractorDoc, Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor,
 };
-use shardline_core::step_json;
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn shardline_region_handle(
     guard(|| {
         // SAFETY: caller's contract.
         let text = unsafe { args::str(input_json, "input_json") }?;
-        let input: RegionInput = step_json::region_input(text, "input_json")?;
+        let input: RegionInput = RegionInput::from_json(text, "input_json")?;
         // SAFETY: caller's contract.
         unsafe {
             with(region, |r| {
@@ -525,7 +525,7 @@ fn output_view(
         }
         RegionOutput::Stopped => v.kind = K::Stopped,
         RegionOutput::Notice(n) => {
-            *document = step_json::to_string(n)?;
+            *document = json::to_string(n)?;
             v.kind = K::Notice;
             v.document = shardline_str::of(document);
         }

@@ -5,10 +5,10 @@ use std::ffi::c_char;
 use std::ptr::NonNull;
 
 use shardline_bind::HandleCell;
-use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, Region};
-use shardline_core::cluster::{ClusterView, Member, MemberStatus};
-use shardline_core::version::Version;
+use shardline_core::model::Address;
+use shardline_core::model::Version;
+use shardline_core::model::{AllocationState, Region};
+use shardline_core::model::{ClusterView, Member, MemberStatus};
 
 use crate::args::{self, Out};
 use crate::boundary::{guard, infallible, Failure, Result};

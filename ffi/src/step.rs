@@ -1,5 +1,5 @@
 //! What the coordinator and region handles (and their drivers) share: the cell that detects
-//! re-entrant use, the JSON step form (`shardline_core::step_json`) at the boundary, and the
+//! re-entrant use, the JSON step form (`shardline_core::protocol::json`) at the boundary, and the
 //! plumbing of the typed form (versioned input structs, outputs lent out as views).
 
 use std::ffi::c_char;
@@ -9,7 +9,7 @@ use std::ptr;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use shardline_bind::HandleCell;
-use shardline_core::step_json;
+use shardline_core::protocol::json;
 
 use crate::args::{self, Out};
 use crate::boundary::{Failure, Result};
@@ -111,7 +111,7 @@ impl<O, V> Lent<O, V> {
 pub unsafe fn json_arg<T: DeserializeOwned>(p: *const c_char, param: &str) -> Result<T> {
     // SAFETY: forwarded contract.
     let text = unsafe { args::str(p, param) }?;
-    Ok(step_json::from_str(text, param)?)
+    Ok(json::from_str(text, param)?)
 }
 
 /// Writes `value` as JSON text the caller frees with shardline_string_free.
@@ -119,7 +119,7 @@ pub unsafe fn json_arg<T: DeserializeOwned>(p: *const c_char, param: &str) -> Re
 /// # Safety
 /// As for [`Out::write`].
 pub unsafe fn write_json<T: Serialize + ?Sized>(out: Out<*mut c_char>, value: &T) -> Result<()> {
-    let text = to_c(&step_json::to_string(value)?)?;
+    let text = to_c(&json::to_string(value)?)?;
     // SAFETY: forwarded contract.
     unsafe { out.write(text.into_raw()) };
     Ok(())

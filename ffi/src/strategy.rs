@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use serde_json::Value;
 use shardline_bind::HandleCell;
-use shardline_core::allocation::AllocationState;
+use shardline_core::model::AllocationState;
 use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
 use crate::args::{self, Out};

@@ -10,12 +10,12 @@ use shardline::region::*;
 use shardline::status::shardline_status as S;
 use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
-use shardline_core::coordinator::{Input, Output};
-use shardline_core::lease::LeaseGrant;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
+use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput};
+use shardline_core::protocol::json;
 use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
 use shardline_core::region::RegionOutput;
-use shardline_core::step_json;
-use shardline_core::store::StoredState;
 
 fn last_error() -> String {
     let mut buf = [0 as c_char; 1024];
@@ -40,22 +40,22 @@ fn take(p: *mut c_char) -> Option<String> {
 
 const SELF: &str = "pekko://sys@10.0.0.0:2552";
 
-fn handle(co: *mut shardline_coordinator, now: u64, input: &Input) -> S {
-    let text = c(&step_json::to_string(input).unwrap());
+fn handle(co: *mut shardline_coordinator, now: u64, input: &CoordinatorInput) -> S {
+    let text = c(&json::to_string(input).unwrap());
     unsafe { shardline_coordinator_handle(co, now, text.as_ptr()) }
 }
 
-fn drain(co: *mut shardline_coordinator) -> Vec<Output> {
+fn drain(co: *mut shardline_coordinator) -> Vec<CoordinatorOutput> {
     let mut out = ptr::null_mut();
     assert_eq!(
         unsafe { shardline_coordinator_drain_outputs(co, &mut out) },
         S::Ok
     );
-    step_json::from_str(&take(out).unwrap(), "outputs").unwrap()
+    json::from_str(&take(out).unwrap(), "outputs").unwrap()
 }
 
-fn from_r1(cmd: Command) -> Input {
-    Input::Receive(Envelope {
+fn from_r1(cmd: Command) -> CoordinatorInput {
+    CoordinatorInput::Receive(Envelope {
         from: Endpoint::Region("r1".into()),
         to: Endpoint::Coordinator,
         message: Message::Command(cmd),
@@ -75,14 +75,14 @@ fn standard() -> *mut shardline_coordinator {
     let rc = unsafe { shardline_coordinator_new(s, me.as_ptr(), ptr::null(), &mut co) };
     assert_eq!(rc, S::Ok, "{}", last_error());
     assert_eq!(unsafe { shardline_coordinator_start(co, 0) }, S::Ok);
-    let grant = Input::LeaseGranted(LeaseGrant {
+    let grant = CoordinatorInput::LeaseGranted(LeaseGrant {
         token: FencingToken(1),
         valid_until_ms: 1 << 63,
     });
     for input in [
         grant,
-        Input::StateLoaded(StoredState::default()),
-        step_json::coordinator_input(
+        CoordinatorInput::StateLoaded(StoredState::default()),
+        CoordinatorInput::from_json(
             r#"{"type":"member","member":{"address":"pekko://sys@10.0.0.1:2552"}}"#,
             "member",
         )
@@ -106,7 +106,7 @@ fn the_standard_coordinator_step() {
         assert_eq!(handle(co, 0, &ask), S::Ok);
         let out = drain(co);
         assert_eq!(out.len(), 1, "{out:?}");
-        let text = step_json::to_string(&out[0]).unwrap();
+        let text = json::to_string(&out[0]).unwrap();
         assert!(
             text.contains(r#""type":"shardHome","shard":"7","region":"r1""#),
             "{text}"
@@ -175,7 +175,7 @@ fn a_region_registers_and_routes() {
     assert_eq!(unsafe { shardline_region_start(r, 0) }, S::Ok);
     let mut out = ptr::null_mut();
     assert_eq!(unsafe { shardline_region_poll_output(r, &mut out) }, S::Ok);
-    let first: RegionOutput = step_json::from_str(&take(out).unwrap(), "output").unwrap();
+    let first: RegionOutput = json::from_str(&take(out).unwrap(), "output").unwrap();
     let RegionOutput::Send(e) = first else {
         panic!("{first:?}")
     };

@@ -13,11 +13,11 @@ use shardline::region::*;
 use shardline::status::shardline_status as S;
 use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
-use shardline_core::coordinator::{LeaseRequest, Output};
+use shardline_core::coordinator::{CoordinatorOutput, LeaseRequest};
+use shardline_core::protocol::json;
 use shardline_core::protocol::{
     Command, Directive, Endpoint, Envelope, FencingToken, Forward, Message, ShardHome, Stamp,
 };
-use shardline_core::step_json;
 
 fn last_error() -> String {
     let mut buf = [0 as c_char; 1024];
@@ -244,8 +244,8 @@ fn the_typed_step_yields_what_the_json_step_yields() {
             unsafe { shardline_coordinator_drain_outputs(json, &mut out) },
             S::Ok
         );
-        let want: Vec<Output> =
-            step_json::from_str(unsafe { CStr::from_ptr(out) }.to_str().unwrap(), "out").unwrap();
+        let want: Vec<CoordinatorOutput> =
+            json::from_str(unsafe { CStr::from_ptr(out) }.to_str().unwrap(), "out").unwrap();
         unsafe { shardline_string_free(out) };
         for w in want {
             let mut o = ptr::null();
@@ -256,18 +256,20 @@ fn the_typed_step_yields_what_the_json_step_yields() {
             let o = unsafe { o.as_ref() }.expect("as many typed outputs as JSON ones");
             use shardline_coordinator_output_kind as K;
             match (&w, o.kind) {
-                (Output::Send(e), K::Send) => {
+                (CoordinatorOutput::Send(e), K::Send) => {
                     assert_eq!(&unsafe { o.envelope.read("envelope") }.unwrap(), e)
                 }
-                (Output::Persist { token, record }, K::Persist) => {
+                (CoordinatorOutput::Persist { token, record }, K::Persist) => {
                     assert_eq!(o.token, token.0);
-                    assert_eq!(text(o.document), step_json::to_string(record).unwrap());
+                    assert_eq!(text(o.document), json::to_string(record).unwrap());
                 }
-                (Output::Notice(n), K::Notice) => {
-                    assert_eq!(text(o.document), step_json::to_string(n).unwrap())
+                (CoordinatorOutput::Notice(n), K::Notice) => {
+                    assert_eq!(text(o.document), json::to_string(n).unwrap())
                 }
-                (Output::LoadState { token }, K::LoadState) => assert_eq!(o.token, token.0),
-                (Output::Lease(LeaseRequest::Acquire), K::LeaseAcquire) => {}
+                (CoordinatorOutput::LoadState { token }, K::LoadState) => {
+                    assert_eq!(o.token, token.0)
+                }
+                (CoordinatorOutput::Lease(LeaseRequest::Acquire), K::LeaseAcquire) => {}
                 (w, k) => panic!("JSON gave {w:?}, typed gave {k:?}"),
             }
             seen += 1;

@@ -98,6 +98,6 @@ fn forms_the_core_refuses_are_refused() {
         r#"{"type":"leaseGranted","token":3}"#,
         r#"{"type":"nope"}"#,
     ] {
-        assert!(shardline_core::step_json::coordinator_input(text, "input").is_err());
+        assert!(shardline_core::coordinator::CoordinatorInput::from_json(text, "input").is_err());
     }
 }

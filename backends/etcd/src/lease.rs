@@ -4,7 +4,8 @@
 //! also when the same owner re-acquires; renewals only touch the etcd lease and keep it.
 
 use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
-use shardline_core::lease::{Lease, LeaseGrant};
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::host::Lease;
 use shardline_core::protocol::FencingToken;
 use shardline_core::{Error, Result};
 

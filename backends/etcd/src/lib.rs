@@ -3,10 +3,10 @@
 //! * [`EtcdRegistry`]: worker-id [`Registry`](shardline_core::workerid::Registry), one etcd
 //!   lease per session; exclusive create is a transaction on `create_revision == 0` that also
 //!   writes the id's fence, so claim and fence never disagree;
-//! * [`EtcdLease`]: the coordinator [`Lease`](shardline_core::lease::Lease); the fencing token
+//! * [`EtcdLease`]: the coordinator [`Lease`](shardline_core::host::Lease); the fencing token
 //!   is the lease key's `mod_revision`, which grows with every acquisition, including a
 //!   re-acquisition by the same owner;
-//! * [`EtcdStore`]: the coordinator [`Store`](shardline_core::store::Store); every write and
+//! * [`EtcdStore`]: the coordinator [`Store`](shardline_core::host::Store); every write and
 //!   every load is one transaction guarded by the token (and, when bound to a lease, by the
 //!   lease key still carrying that token).
 //!

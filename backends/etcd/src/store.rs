@@ -14,9 +14,10 @@
 use etcd_client::{
     Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp, TxnOpResponse, TxnResponse,
 };
-use shardline_core::coordinator::state::{Record, Snapshot};
+use shardline_core::coordinator::StoredState;
+use shardline_core::coordinator::{Record, Snapshot};
+use shardline_core::host::{Store, WriteOutcome};
 use shardline_core::protocol::FencingToken;
-use shardline_core::store::{Store, StoredState, WriteOutcome};
 use shardline_core::{Error, Result};
 
 use crate::Etcd;

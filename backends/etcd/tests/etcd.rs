@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use shardline_core::coordinator::state::{Event, Record, Snapshot};
-use shardline_core::lease::Lease;
+use shardline_core::coordinator::{Event, Record, Snapshot};
+use shardline_core::host::Lease;
+use shardline_core::host::{Store, WriteOutcome};
 use shardline_core::protocol::FencingToken;
-use shardline_core::snowflake::{Clock, Layout};
-use shardline_core::store::{Store, WriteOutcome};
+use shardline_core::workerid::snowflake::{Clock, Layout};
 use shardline_core::workerid::{
     reserve, Claim, Created, Fence, HoldError, Identity, Policy, Registry, RegistryError,
     RegistryResult, ReserveConfig, Reserver, Slot, TenureConfig, Version, WorkerIdHolder,
@@ -66,7 +66,7 @@ fn server(test: &str) -> Option<Server> {
     if !on_path("etcd") {
         eprintln!(
             "SKIPPED {test}: no `etcd` binary on PATH and SHARDLINE_ETCD_ENDPOINTS unset \
-             (apt-get install etcd-server, or run tests/etcd.sh)"
+             (apt-get install etcd-server, or run scripts/test-etcd.sh)"
         );
         return None;
     }
@@ -386,7 +386,9 @@ fn after_a_holder_goes_silent_the_next_holder_of_its_id_repeats_no_id() {
         let now = clock.monotonic_ms();
         assert!(now < started + 20_000, "B never got id 0");
         if a.tenure().is_valid(now) {
-            if let Ok(shardline_core::snowflake::Next::Id(id)) = a_gen.next(clock.wall_ms()) {
+            if let Ok(shardline_core::workerid::snowflake::Next::Id(id)) =
+                a_gen.next(clock.wall_ms())
+            {
                 a_ids.push(id);
                 a_last_at = now;
             }

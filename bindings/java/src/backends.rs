@@ -6,10 +6,11 @@ use jni::objects::{JClass, JString};
 use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Record, Snapshot};
-use shardline_core::lease::{InMemoryLease, Lease};
+use shardline_core::host::{InMemoryLease, Lease};
+use shardline_core::host::{InMemoryStore, Store, WriteOutcome};
 use shardline_core::protocol::FencingToken;
-use shardline_core::store::{InMemoryStore, Store, StoredState, WriteOutcome};
 
 use crate::boundary::{entry, Result};
 use crate::convert::{

@@ -8,10 +8,10 @@ use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
-use shardline_core::address::Address;
-use shardline_core::cluster::{Member, MemberStatus};
+use shardline_core::model::Address;
+use shardline_core::model::Version;
+use shardline_core::model::{Member, MemberStatus};
 use shardline_core::protocol::{Endpoint, Envelope, Message};
-use shardline_core::version::Version;
 
 use crate::boundary::{Failure, Result};
 

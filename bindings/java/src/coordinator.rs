@@ -5,12 +5,11 @@ use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
-use shardline_core::address::Address;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
-use shardline_core::driver::CoordinatorDriver;
-use shardline_core::lease::LeaseGrant;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
+use shardline_core::host::CoordinatorDriver;
+use shardline_core::model::Address;
 use shardline_core::protocol::FencingToken;
-use shardline_core::step_json;
 
 use crate::boundary::{entry, Failure, Result};
 use crate::convert::{
@@ -114,33 +113,33 @@ pub extern "system" fn Java_org_shardline_Coordinator_nInput<'l>(
     entry(&mut env, (), |env| {
         let now = unsigned(now, "nowMs")?;
         let input = match kind {
-            0 => Input::Receive(envelope(env, &a, &b, &c)?),
-            1 => Input::MemberRemoved {
+            0 => CoordinatorInput::Receive(envelope(env, &a, &b, &c)?),
+            1 => CoordinatorInput::MemberRemoved {
                 address: Address::parse(&string(env, &a, "address")?)?.to_string(),
             },
-            2 => Input::Reachability {
+            2 => CoordinatorInput::Reachability {
                 address: Address::parse(&string(env, &a, "address")?)?.to_string(),
                 reachable: x != 0,
             },
-            3 => Input::RegionTerminated {
+            3 => CoordinatorInput::RegionTerminated {
                 region: string(env, &a, "region")?,
             },
-            4 => Input::LeaseGranted(LeaseGrant {
+            4 => CoordinatorInput::LeaseGranted(LeaseGrant {
                 token: token(x)?,
                 valid_until_ms: unsigned(y, "validUntilMs")?,
             }),
-            5 => Input::LeaseDenied,
-            6 => Input::LeaseRenewed {
+            5 => CoordinatorInput::LeaseDenied,
+            6 => CoordinatorInput::LeaseRenewed {
                 token: token(x)?,
                 valid_until_ms: unsigned(y, "validUntilMs")?,
             },
-            7 => Input::LeaseRenewFailed { token: token(x)? },
-            8 => Input::LeaseLost { token: token(x)? },
-            9 => Input::StateLoaded(from_json(env, &c, "stored state")?),
-            10 => Input::StateLoadFailed { fenced: x != 0 },
-            11 => Input::StoreFailed { fenced: x != 0 },
-            12 => Input::PreparingForShutdown,
-            13 => Input::Stop,
+            7 => CoordinatorInput::LeaseRenewFailed { token: token(x)? },
+            8 => CoordinatorInput::LeaseLost { token: token(x)? },
+            9 => CoordinatorInput::StateLoaded(from_json(env, &c, "stored state")?),
+            10 => CoordinatorInput::StateLoadFailed { fenced: x != 0 },
+            11 => CoordinatorInput::StoreFailed { fenced: x != 0 },
+            12 => CoordinatorInput::PreparingForShutdown,
+            13 => CoordinatorInput::Stop,
             other => {
                 return Err(Failure::invalid_argument(format!(
                     "unknown input kind {other}"
@@ -163,7 +162,9 @@ pub extern "system" fn Java_org_shardline_Coordinator_nMember<'l>(
     entry(&mut env, (), |env| {
         let now = unsigned(now, "nowMs")?;
         let m = member(env, &fields, up_number)?;
-        unsafe { handle::with::<Coordinator, _>(h, |c| Ok(c.handle(now, Input::Member(m))?)) }
+        unsafe {
+            handle::with::<Coordinator, _>(h, |c| Ok(c.handle(now, CoordinatorInput::Member(m))?))
+        }
     })
 }
 
@@ -189,7 +190,7 @@ pub extern "system" fn Java_org_shardline_CoordinatorQueries_nPhase<'l>(
     entry(&mut env, std::ptr::null_mut(), |env| {
         // SAFETY: the Java side passes a live handle of the kind `driver` names.
         let phase = unsafe { query(h, driver, |c| Ok(c.phase())) }?;
-        new_string(env, step_json::phase_name(phase))
+        new_string(env, shardline_core::coordinator::phase_name(phase))
     })
 }
 

@@ -9,10 +9,10 @@ use jni::JNIEnv;
 
 use shardline_bind::driver_host as adapt;
 use shardline_core::coordinator::Coordinator;
-use shardline_core::driver::{Clock, CoordinatorDriver, RegionDriver, Transport};
-use shardline_core::lease::Lease;
+use shardline_core::host::Lease;
+use shardline_core::host::Store;
+use shardline_core::host::{Clock, CoordinatorDriver, RegionDriver, Transport};
 use shardline_core::region::Region;
-use shardline_core::store::Store;
 
 use crate::backends;
 use crate::boundary::{entry, Failure, Result};
@@ -87,7 +87,7 @@ pub extern "system" fn Java_org_shardline_CoordinatorDriver_nInput<'l>(
 ) {
     entry(&mut env, (), |env| {
         let address = |env: &mut JNIEnv| -> Result<String> {
-            Ok(shardline_core::address::Address::parse(&string(env, &a, "address")?)?.to_string())
+            Ok(shardline_core::model::Address::parse(&string(env, &a, "address")?)?.to_string())
         };
         match kind {
             0 => unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.start()?)) },

@@ -13,8 +13,8 @@ use shardline_bind::driver_host::{HostObject, Spelling};
 use shardline_bind::tree::{to_tree, Tree};
 use shardline_bind::Failure as BindFailure;
 use shardline_core::coordinator::{Record, Snapshot};
+use shardline_core::host::WriteOutcome;
 use shardline_core::protocol::{Envelope, FencingToken};
-use shardline_core::store::WriteOutcome;
 
 use crate::callback::{attempt, keep, JavaObject, Refusal, BRIDGE};
 use crate::convert::{endpoint_id, local_opt_string, local_string_array, to_json};

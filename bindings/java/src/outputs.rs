@@ -9,7 +9,7 @@ use jni::signature::ReturnType;
 use jni::sys::{jlong, jobjectArray, jvalue};
 use jni::JNIEnv;
 
-use shardline_core::coordinator::{LeaseRequest, Notice, Output};
+use shardline_core::coordinator::{CoordinatorNotice, CoordinatorOutput, LeaseRequest};
 use shardline_core::region::{RegionNotice, RegionOutput};
 
 use crate::boundary::{Failure, Result};
@@ -35,10 +35,10 @@ fn notice_type(json: &str) -> String {
         .unwrap_or_default()
 }
 
-fn coordinator_fields(o: Output) -> Fields {
+fn coordinator_fields(o: CoordinatorOutput) -> Fields {
     let token = |t: shardline_core::protocol::FencingToken| t.0.min(i64::MAX as u64) as jlong;
     match o {
-        Output::Send(e) => Fields {
+        CoordinatorOutput::Send(e) => Fields {
             tag: 0,
             a: endpoint_id(&e.from).map(str::to_owned),
             b: endpoint_id(&e.to).map(str::to_owned),
@@ -46,39 +46,39 @@ fn coordinator_fields(o: Output) -> Fields {
             token: -1,
             ..Default::default()
         },
-        Output::Persist { token: t, record } => Fields {
+        CoordinatorOutput::Persist { token: t, record } => Fields {
             tag: 1,
             c: Some(to_json(&record)),
             token: token(t),
             ..Default::default()
         },
-        Output::SaveSnapshot { token: t, snapshot } => Fields {
+        CoordinatorOutput::SaveSnapshot { token: t, snapshot } => Fields {
             tag: 2,
             c: Some(to_json(&snapshot)),
             token: token(t),
             ..Default::default()
         },
-        Output::Lease(LeaseRequest::Acquire) => Fields {
+        CoordinatorOutput::Lease(LeaseRequest::Acquire) => Fields {
             tag: 3,
             token: -1,
             ..Default::default()
         },
-        Output::Lease(LeaseRequest::Renew { token: t }) => Fields {
+        CoordinatorOutput::Lease(LeaseRequest::Renew { token: t }) => Fields {
             tag: 4,
             token: token(t),
             ..Default::default()
         },
-        Output::Lease(LeaseRequest::Release { token: t }) => Fields {
+        CoordinatorOutput::Lease(LeaseRequest::Release { token: t }) => Fields {
             tag: 5,
             token: token(t),
             ..Default::default()
         },
-        Output::LoadState { token: t } => Fields {
+        CoordinatorOutput::LoadState { token: t } => Fields {
             tag: 6,
             token: token(t),
             ..Default::default()
         },
-        Output::Notice(n) => notice_fields(to_json(&n)),
+        CoordinatorOutput::Notice(n) => notice_fields(to_json(&n)),
     }
 }
 
@@ -251,7 +251,10 @@ fn array(
     Ok(out.into_raw())
 }
 
-pub fn coordinator_outputs(env: &mut JNIEnv, outputs: Vec<Output>) -> Result<jobjectArray> {
+pub fn coordinator_outputs(
+    env: &mut JNIEnv,
+    outputs: Vec<CoordinatorOutput>,
+) -> Result<jobjectArray> {
     let fields = outputs.into_iter().map(coordinator_fields).collect();
     array(env, "coordinator", &COORDINATOR_OUTPUT, fields)
 }
@@ -261,7 +264,10 @@ pub fn region_outputs(env: &mut JNIEnv, outputs: Vec<RegionOutput>) -> Result<jo
     array(env, "region", &REGION_OUTPUT, fields)
 }
 
-pub fn coordinator_notices(env: &mut JNIEnv, notices: Vec<Notice>) -> Result<jobjectArray> {
+pub fn coordinator_notices(
+    env: &mut JNIEnv,
+    notices: Vec<CoordinatorNotice>,
+) -> Result<jobjectArray> {
     let fields = notices.iter().map(|n| notice_fields(to_json(n))).collect();
     array(env, "notice", &NOTICE, fields)
 }

@@ -5,7 +5,7 @@ use jni::objects::{JByteArray, JClass, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_TRUE};
 use jni::JNIEnv;
 
-use shardline_core::driver::RegionDriver;
+use shardline_core::host::RegionDriver;
 use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
 
 use crate::boundary::{entry, Failure, Result};
@@ -56,7 +56,7 @@ pub extern "system" fn Java_org_shardline_Region_nNew<'l>(
     entry(&mut env, 0, |env| {
         let config = config(env, &config_json)?;
         let id = string(env, &id, "region id")?;
-        let node = shardline_core::address::Address::parse(&string(env, &node, "node")?)?;
+        let node = shardline_core::model::Address::parse(&string(env, &node, "node")?)?;
         let r = Region::new(config, &id, node.as_str(), extractor(kind, n)?)?;
         Ok(Handle::into_raw("region", r))
     })

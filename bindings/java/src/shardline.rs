@@ -4,7 +4,7 @@ use jni::objects::{JClass, JString};
 use jni::sys::{jboolean, jint, jstring, JNI_FALSE};
 use jni::JNIEnv;
 
-use shardline_core::conformance::decide_json;
+use shardline_core::decide::decide_json;
 use shardline_core::hashing::{actor_ts_shard_id, pekko_shard_id, string_hash};
 
 use crate::boundary::{entry, Failure};

@@ -13,9 +13,9 @@ use jni::JNIEnv;
 
 use shardline_bind::handle::Read;
 use shardline_bind::HandleCell;
-use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, Region};
-use shardline_core::cluster::ClusterView;
+use shardline_core::model::Address;
+use shardline_core::model::ClusterView;
+use shardline_core::model::{AllocationState, Region};
 use shardline_core::strategy::{rank, AkkaOptions};
 
 use crate::boundary::{entry, Failure, Result};

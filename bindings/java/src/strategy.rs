@@ -8,8 +8,8 @@ use jni::JNIEnv;
 
 use shardline_bind::strategy::StrategyHost;
 use shardline_bind::{CustomStrategy, Failure as BindFailure};
-use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, ShardId};
+use shardline_core::model::Address;
+use shardline_core::model::{AllocationState, ShardId};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, External, InProgress, Lookup, ShardLocations,
     StrategyConfig,

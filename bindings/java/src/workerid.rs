@@ -11,7 +11,7 @@ use jni::JNIEnv;
 use shardline_bind::driver_host::{self, Adapter};
 use shardline_bind::ids::HolderOptions;
 use shardline_bind::workerid_fields;
-use shardline_core::snowflake::{Layout, Next, Snowflake};
+use shardline_core::workerid::snowflake::{Layout, Next, Snowflake};
 use shardline_core::workerid::{Identity, InMemoryRegistry, InMemorySession};
 
 use crate::boundary::{entry, Failure, Result};

@@ -8,11 +8,12 @@ use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
 use shardline_bind::objects::{LeaseHolder, LeaseOptions};
+use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::{Record, Snapshot};
-use shardline_core::driver::{Clock, ManualClock as CoreClock};
-use shardline_core::lease::{InMemoryLease as CoreLease, Lease, LeaseGrant};
+use shardline_core::host::{Clock, ManualClock as CoreClock};
+use shardline_core::host::{InMemoryLease as CoreLease, Lease};
+use shardline_core::host::{InMemoryStore as CoreStore, Store};
 use shardline_core::protocol::FencingToken;
-use shardline_core::store::{InMemoryStore as CoreStore, Store};
 
 use crate::conv;
 use crate::error::{boundary, R};

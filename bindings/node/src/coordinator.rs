@@ -4,8 +4,10 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig, Notice};
-use shardline_core::driver::CoordinatorDriver as CoreDriver;
+use shardline_core::coordinator::{
+    Coordinator as CoreCoordinator, CoordinatorConfig, CoordinatorNotice,
+};
+use shardline_core::host::CoordinatorDriver as CoreDriver;
 
 use shardline_bind::objects::RegionAssignment;
 
@@ -46,7 +48,7 @@ fn common(js: Js, options: V) -> R<Common> {
     })
 }
 
-fn notices_js(js: Js, notices: &[Notice]) -> R<V> {
+fn notices_js(js: Js, notices: &[CoordinatorNotice]) -> R<V> {
     js.array_of(notices, |n| conv::ser(js, n))
 }
 

@@ -4,7 +4,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::conformance;
+use shardline_core::decide;
 use shardline_core::hashing::{actor_ts_shard_id, pekko_shard_id, string_hash};
 
 use crate::conv;
@@ -65,7 +65,7 @@ pub fn decide<'a>(env: &'a Env, vector: Unknown, options: Unknown) -> Result<Unk
             None => false,
         };
         let input = conv::json(js, vector.raw(), "vector")?;
-        let out = conformance::decide(&input, explain)?;
+        let out = decide::decide(&input, explain)?;
         Ok(unknown(js, conv::ser(js, &out)?))
     })
 }
@@ -76,6 +76,6 @@ pub fn decide_json(env: &Env, text: Unknown, explain: Unknown) -> Result<String>
     boundary(env, None, |js| {
         let text = conv::string(js, text.raw(), "json")?;
         let explain = conv::opt_bool(js, explain.raw(), "explain", false)?;
-        Ok(conformance::decide_json(&text, explain)?)
+        Ok(decide::decide_json(&text, explain)?)
     })
 }

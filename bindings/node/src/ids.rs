@@ -9,7 +9,7 @@ use shardline_bind::driver_host::{self as adapt, Adapter};
 use shardline_bind::ids::{self, HolderOptions, HostClock, SystemClock};
 use shardline_bind::objects::{LayoutSpec, SnowflakeParts, WorkerClaim};
 use shardline_bind::Failure;
-use shardline_core::snowflake::{Layout, Next, Snowflake as CoreSnowflake};
+use shardline_core::workerid::snowflake::{Layout, Next, Snowflake as CoreSnowflake};
 use shardline_core::workerid::{
     Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
 };

@@ -1,11 +1,10 @@
 //! Step-API inputs and outputs as tagged plain objects (`{type: 'receive', envelope}`): the
-//! core's JSON step form (`shardline_core::step_json`, shared with the C ABI), carried through
+//! core's JSON step form (`shardline_core::protocol::json`, shared with the C ABI), carried through
 //! a JSON value.
 
-use shardline_core::coordinator::{Input, Output, Phase};
+use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput, Phase};
 use shardline_core::protocol::Envelope;
 use shardline_core::region::{RegionInput, RegionOutput};
-use shardline_core::step_json;
 
 use crate::conv;
 use crate::error::{Fail, R};
@@ -23,23 +22,23 @@ fn input_json(js: Js, v: V) -> R<serde_json::Value> {
     conv::json(js, v, "input")
 }
 
-pub fn coordinator_input(js: Js, v: V) -> R<Input> {
-    Ok(step_json::coordinator_input_value(
+pub fn coordinator_input(js: Js, v: V) -> R<CoordinatorInput> {
+    Ok(CoordinatorInput::from_json_value(
         &input_json(js, v)?,
         "input",
     )?)
 }
 
-pub fn coordinator_output(js: Js, o: &Output) -> R<V> {
+pub fn coordinator_output(js: Js, o: &CoordinatorOutput) -> R<V> {
     conv::ser(js, o)
 }
 
 pub fn phase_name(p: Phase) -> &'static str {
-    step_json::phase_name(p)
+    shardline_core::coordinator::phase_name(p)
 }
 
 pub fn region_input(js: Js, v: V) -> R<RegionInput> {
-    Ok(step_json::region_input_value(&input_json(js, v)?, "input")?)
+    Ok(RegionInput::from_json_value(&input_json(js, v)?, "input")?)
 }
 
 pub fn region_output(js: Js, o: &RegionOutput) -> R<V> {

@@ -4,7 +4,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::driver::RegionDriver as CoreDriver;
+use shardline_core::host::RegionDriver as CoreDriver;
 use shardline_core::region::{
     ExtractorDoc, Region as CoreRegion, RegionConfig, RegionNotice, ShardExtractor,
 };

@@ -12,10 +12,10 @@ use napi_derive::napi;
 
 use shardline_bind::objects::{self, MemberInit, RegionInfo};
 use shardline_bind::HandleCell;
-use shardline_core::address::Address;
-use shardline_core::allocation::AllocationState as CoreState;
-use shardline_core::cluster::{ClusterView, Member};
-use shardline_core::conformance::{StateDoc, StateRegion};
+use shardline_core::decide::{StateDoc, StateRegion};
+use shardline_core::model::Address;
+use shardline_core::model::AllocationState as CoreState;
+use shardline_core::model::{ClusterView, Member};
 
 use crate::conv;
 use crate::error::{boundary, Code, Fail, R};

@@ -9,7 +9,7 @@ use napi_derive::napi;
 use shardline_bind::objects::{ExplainedAllocation, ExplainedRebalance};
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
 use shardline_bind::{CustomStrategy, Failure, HandleCell};
-use shardline_core::allocation::{AllocationState as CoreState, ShardId};
+use shardline_core::model::{AllocationState as CoreState, ShardId};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };

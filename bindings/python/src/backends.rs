@@ -4,10 +4,10 @@
 
 use pyo3::prelude::*;
 use shardline_core::coordinator::{Record, Snapshot};
-use shardline_core::driver::{Clock, ManualClock};
-use shardline_core::lease::{InMemoryLease, Lease};
+use shardline_core::host::{Clock, ManualClock};
+use shardline_core::host::{InMemoryLease, Lease};
+use shardline_core::host::{InMemoryStore, Store, WriteOutcome};
 use shardline_core::protocol::FencingToken;
-use shardline_core::store::{InMemoryStore, Store, WriteOutcome};
 
 use crate::errors::OrRaise;
 use crate::values;

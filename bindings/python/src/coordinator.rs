@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, Input};
+use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
 use shardline_core::protocol::Envelope;
 
 use crate::busy::Guarded;
@@ -23,7 +23,7 @@ pub fn build(
     Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
 }
 
-pub use shardline_core::step_json::phase_name;
+pub use shardline_core::coordinator::phase_name;
 
 /// Read-only questions both the step coordinator and its driver answer.
 pub mod queries {
@@ -57,7 +57,7 @@ pub struct PyCoordinator {
 }
 
 impl PyCoordinator {
-    fn input(&self, py: Python<'_>, now_ms: u64, input: Input) -> PyResult<()> {
+    fn input(&self, py: Python<'_>, now_ms: u64, input: CoordinatorInput) -> PyResult<()> {
         self.inner.call(py, |c| c.handle(now_ms, input))
     }
 }
@@ -91,14 +91,14 @@ impl PyCoordinator {
 
     fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
         let env: Envelope = values::from_py(envelope, "envelope")?;
-        self.input(py, now_ms, Input::Receive(env))
+        self.input(py, now_ms, CoordinatorInput::Receive(env))
     }
 
     /// One input as the step API's document (`{"type": "leaseGranted", "token": 1,
     /// "validUntilMs": 60000}`, the form C and Node take); `shardline.Coordinator` has a named
     /// method for each.
     fn handle(&self, py: Python<'_>, now_ms: u64, input: &Bound<'_, PyAny>) -> PyResult<()> {
-        let input: Input = values::from_py(input, "input")?;
+        let input: CoordinatorInput = values::from_py(input, "input")?;
         self.input(py, now_ms, input)
     }
 

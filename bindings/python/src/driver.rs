@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use shardline_core::driver::{CoordinatorDriver, RegionDriver};
+use shardline_core::host::{CoordinatorDriver, RegionDriver};
 use shardline_core::protocol::Envelope;
 use shardline_core::region::Region;
 

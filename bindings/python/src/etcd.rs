@@ -6,10 +6,12 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
+use shardline_core::coordinator::LeaseGrant;
+use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Record, Snapshot};
-use shardline_core::lease::{Lease, LeaseGrant};
+use shardline_core::host::Lease;
+use shardline_core::host::{Store, WriteOutcome};
 use shardline_core::protocol::FencingToken;
-use shardline_core::store::{Store, StoredState, WriteOutcome};
 use shardline_core::workerid::{
     Claim, Created, Fence, Listing, Registry, RegistryResult, Slot, Version,
 };

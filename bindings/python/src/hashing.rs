@@ -1,7 +1,7 @@
 //! Entity id -> shard id, and the hash functions placement must agree on bit for bit.
 
 use pyo3::prelude::*;
-use shardline_core::hashing::{self, murmur, Ring};
+use shardline_core::hashing::{self, Ring};
 use shardline_core::jvm;
 
 use crate::errors::OrRaise;
@@ -21,14 +21,14 @@ pub fn actor_ts_shard_id(entity_id: &str, num_shards: u32) -> PyResult<u32> {
 /// Pekko `MurmurHash.stringHash` (signed 32-bit).
 #[pyfunction]
 pub fn murmur_string_hash(s: &str) -> i32 {
-    murmur::string_hash(s)
+    hashing::string_hash(s)
 }
 
 /// Position of virtual node `replica` (1-based) of a node whose `murmur_string_hash` is
 /// `node_hash` on Pekko's ring.
 #[pyfunction]
 pub fn murmur_vnode_hash(node_hash: i32, replica: u32) -> i32 {
-    murmur::vnode_hash(node_hash, replica)
+    hashing::vnode_hash(node_hash, replica)
 }
 
 /// Java `String.hashCode` (signed 32-bit, over UTF-16 units).

@@ -10,9 +10,9 @@ use pyo3::types::PyTuple;
 use shardline_bind::driver_host::{self as adapt, HostObject, Role, Spelling};
 use shardline_bind::tree::Tree;
 use shardline_bind::Failure;
-use shardline_core::driver::{Clock, EntityHost, Transport};
-use shardline_core::lease::Lease;
-use shardline_core::store::Store;
+use shardline_core::host::Lease;
+use shardline_core::host::Store;
+use shardline_core::host::{Clock, EntityHost, Transport};
 
 use crate::backends::{PyInMemoryLease, PyInMemoryStore, PyManualClock};
 use crate::errors::{failure_err, NullPointerError, Raised};

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use shardline_bind::driver_host::{self, Adapter};
 use shardline_bind::ids::{self, HolderOptions};
 use shardline_bind::Failure;
-use shardline_core::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
+use shardline_core::workerid::snowflake::{Layout, Next, Snowflake, DEFAULT_EPOCH_MS};
 use shardline_core::workerid::{Identity, InMemoryRegistry, Registry, ReserveConfig, TenureConfig};
 
 use crate::busy::{Enter, Guarded};

@@ -33,7 +33,7 @@ fn decide<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     errors::guard(|| {
         let doc = values::document(vector)?;
-        let out = shardline_core::conformance::decide(&doc, explain).map_err(errors::core_err)?;
+        let out = shardline_core::decide::decide(&doc, explain).map_err(errors::core_err)?;
         values::to_py(py, &out)
     })
 }

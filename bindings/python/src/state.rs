@@ -2,11 +2,11 @@
 //! by Python, or a read-only view lent to a custom strategy's callback for its duration.
 
 use pyo3::prelude::*;
-use shardline_core::address::Address;
-use shardline_core::allocation::{AllocationState, Region};
-use shardline_core::cluster::{ClusterView, Member, MemberStatus};
+use shardline_core::model::Address;
+use shardline_core::model::Version;
+use shardline_core::model::{AllocationState, Region};
+use shardline_core::model::{ClusterView, Member, MemberStatus};
 use shardline_core::strategy::{rank, AkkaOptions};
-use shardline_core::version::Version;
 
 use crate::busy::park;
 use crate::errors::{failure_err, invalid_state, OrRaise};

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyString};
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
 use shardline_bind::{CustomStrategy, Failure};
-use shardline_core::allocation::{AllocationState, ShardId};
+use shardline_core::model::{AllocationState, ShardId};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };

@@ -379,7 +379,7 @@ fields!(SerializeStruct, SerializeStructVariant);
 /// names `what` and the path of the field that is wrong: `envelope.message.command: ...`.
 pub fn from_py<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return shardline_core::step_json::from_str(s.to_str()?, what)
+        return shardline_core::protocol::json::from_str(s.to_str()?, what)
             .map_err(crate::errors::core_err);
     }
     read(obj, what)

@@ -1,10 +1,10 @@
 //! The shard coordinator as a sans-IO state machine (Pekko `ShardCoordinator`, §2 of the
 //! research notes), gated by a fenced lease.
 //!
-//! The host feeds [`Input`]s with its monotonic `now`, calls [`Coordinator::on_timeout`] at
-//! [`Coordinator::next_deadline`], and carries out the [`Output`]s **in order**: a `Persist`
+//! The host feeds [`CoordinatorInput`]s with its monotonic `now`, calls [`Coordinator::on_timeout`] at
+//! [`Coordinator::next_deadline`], and carries out the [`CoordinatorOutput`]s **in order**: a `Persist`
 //! or `SaveSnapshot` must be durable before any later output is carried out, and if it fails
-//! the host drops the rest of the queue and reports [`Input::StoreFailed`]. That is how "state
+//! the host drops the rest of the queue and reports [`CoordinatorInput::StoreFailed`]. That is how "state
 //! changes become visible only after they are stored" holds without the machine waiting.
 //!
 //! Differences from Pekko, all deliberate:
@@ -17,34 +17,39 @@
 //! * on re-registration of a known region, `HostShard` is re-sent for its shards, so a region
 //!   that lost them comes back with them instead of silently not hosting.
 
-pub mod config;
+mod config;
 mod handoff;
-pub mod state;
+pub(crate) mod json;
+mod lease;
+mod state;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::address::Address;
-use crate::allocation::AllocationState;
-use crate::cluster::{ClusterView, Member, MemberStatus};
-use crate::lease::{LeaseGrant, LeaseHolder};
+use crate::model::Address;
+use crate::model::AllocationState;
+use crate::model::Timers;
+use crate::model::{ClusterView, Member, MemberStatus};
 use crate::protocol::{
     Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId, ShardHome,
     ShardId, Stamp,
 };
-use crate::store::StoredState;
 use crate::strategy::{Allocation, AllocationStrategy, InProgress};
-use crate::timers::Timers;
 use crate::{Error, Result};
 
 pub use config::{CoordinatorConfig, HandOffTimeoutPolicy};
 use handoff::{HandOff, Step};
-pub use state::{Event, PersistentState, Record, Snapshot};
+pub use json::phase_name;
+pub use lease::LeaseGrant;
+pub(crate) use lease::LeaseHolder;
+pub use state::{
+    Event, PersistentState, Record, Snapshot, SnapshotProxy, SnapshotRegion, StoredState,
+};
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Input {
+pub enum CoordinatorInput {
     /// A message from a region or proxy.
     Receive(Envelope),
     /// A cluster member joined or changed (status, version, data center).
@@ -104,7 +109,7 @@ pub enum LeaseRequest {
     schemars(rename = "CoordinatorOutput")
 )]
 #[serde(tag = "type", rename_all = "camelCase")]
-pub enum Output {
+pub enum CoordinatorOutput {
     Send(
         #[serde(with = "crate::protocol::nested::envelope")]
         #[cfg_attr(
@@ -120,23 +125,17 @@ pub enum Output {
         snapshot: Snapshot,
     },
     Lease(
-        #[serde(with = "crate::protocol::nested::lease_request")]
-        #[cfg_attr(
-            feature = "schema",
-            schemars(with = "crate::protocol::nested::lease_request::In")
-        )]
+        #[serde(with = "json::nested::lease_request")]
+        #[cfg_attr(feature = "schema", schemars(with = "json::nested::lease_request::In"))]
         LeaseRequest,
     ),
     /// Load the stored state with this token (fencing older writers), then feed
-    /// [`Input::StateLoaded`] or [`Input::StateLoadFailed`].
+    /// [`CoordinatorInput::StateLoaded`] or [`CoordinatorInput::StateLoadFailed`].
     LoadState { token: FencingToken },
     Notice(
-        #[serde(with = "crate::protocol::nested::coordinator_notice")]
-        #[cfg_attr(
-            feature = "schema",
-            schemars(with = "crate::protocol::nested::coordinator_notice::In")
-        )]
-        Notice,
+        #[serde(with = "json::nested::notice")]
+        #[cfg_attr(feature = "schema", schemars(with = "json::nested::notice::In"))]
+        CoordinatorNotice,
     ),
 }
 
@@ -148,7 +147,7 @@ pub enum Output {
     schemars(rename = "CoordinatorNotice")
 )]
 #[serde(tag = "type", rename_all = "camelCase")]
-pub enum Notice {
+pub enum CoordinatorNotice {
     Active {
         token: FencingToken,
     },
@@ -233,7 +232,7 @@ pub struct Coordinator {
     /// Terminations reported while not coordinating; applied on the next restore.
     terminated_while_inactive: BTreeSet<RegionId>,
     timers: Timers<Timer>,
-    out: VecDeque<Output>,
+    out: VecDeque<CoordinatorOutput>,
     now: u64,
 }
 
@@ -325,7 +324,7 @@ impl Coordinator {
         }
     }
 
-    pub fn poll_output(&mut self) -> Option<Output> {
+    pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
         self.out.pop_front()
     }
 
@@ -335,7 +334,7 @@ impl Coordinator {
     }
 
     /// Everything queued so far, in order.
-    pub fn drain_outputs(&mut self) -> Vec<Output> {
+    pub fn drain_outputs(&mut self) -> Vec<CoordinatorOutput> {
         self.out.drain(..).collect()
     }
 
@@ -353,24 +352,24 @@ impl Coordinator {
 
     /// Errors are host mistakes (e.g. a lease token that does not grow) or a stored state
     /// that breaks its own preconditions; protocol anomalies are ignored, not errors.
-    pub fn handle(&mut self, now_ms: u64, input: Input) -> Result<()> {
+    pub fn handle(&mut self, now_ms: u64, input: CoordinatorInput) -> Result<()> {
         self.tick(now_ms);
         // The local lease deadline binds even if the host has not called on_timeout yet.
         if self.lease.grant().is_some() && !self.lease.is_valid(self.now) {
             self.step_down("the lease's local deadline passed", false);
         }
         match input {
-            Input::Receive(env) => self.receive(env),
-            Input::Member(m) => {
+            CoordinatorInput::Receive(env) => self.receive(env),
+            CoordinatorInput::Member(m) => {
                 self.alloc.upsert_member(m);
                 Ok(())
             }
-            Input::MemberRemoved { address } => self.member_removed(&address),
-            Input::Reachability { address, reachable } => {
+            CoordinatorInput::MemberRemoved { address } => self.member_removed(&address),
+            CoordinatorInput::Reachability { address, reachable } => {
                 self.alloc.set_reachable(&address, reachable);
                 Ok(())
             }
-            Input::RegionTerminated { region } => {
+            CoordinatorInput::RegionTerminated { region } => {
                 if self.is_active() {
                     self.region_terminated(&region, false)
                 } else {
@@ -378,8 +377,8 @@ impl Coordinator {
                     Ok(())
                 }
             }
-            Input::LeaseGranted(g) => self.lease_granted(g),
-            Input::LeaseDenied => {
+            CoordinatorInput::LeaseGranted(g) => self.lease_granted(g),
+            CoordinatorInput::LeaseDenied => {
                 if self.phase == Phase::AcquiringLease {
                     self.timers.set(
                         Timer::LeaseRetry,
@@ -388,7 +387,7 @@ impl Coordinator {
                 }
                 Ok(())
             }
-            Input::LeaseRenewed {
+            CoordinatorInput::LeaseRenewed {
                 token,
                 valid_until_ms,
             } => {
@@ -397,20 +396,20 @@ impl Coordinator {
                 }
                 Ok(())
             }
-            Input::LeaseRenewFailed { token } => {
+            CoordinatorInput::LeaseRenewFailed { token } => {
                 // Keep trying until the local deadline; never extend without a renewal.
                 if self.lease.token() == Some(token) {
                     self.arm_lease_timers();
                 }
                 Ok(())
             }
-            Input::LeaseLost { token } => {
+            CoordinatorInput::LeaseLost { token } => {
                 if self.lease.token() == Some(token) {
                     self.step_down("the lease was lost", false);
                 }
                 Ok(())
             }
-            Input::StateLoaded(stored) => {
+            CoordinatorInput::StateLoaded(stored) => {
                 if self.phase != Phase::Loading {
                     return Ok(());
                 }
@@ -421,7 +420,7 @@ impl Coordinator {
                 }
                 Ok(())
             }
-            Input::StateLoadFailed { fenced } => {
+            CoordinatorInput::StateLoadFailed { fenced } => {
                 if self.phase == Phase::Loading {
                     if fenced {
                         self.step_down("the store has a newer coordinator", true);
@@ -434,7 +433,7 @@ impl Coordinator {
                 }
                 Ok(())
             }
-            Input::StoreFailed { fenced } => {
+            CoordinatorInput::StoreFailed { fenced } => {
                 if fenced {
                     self.step_down("a state write was fenced by a newer coordinator", true);
                 } else if self.is_active() {
@@ -444,12 +443,12 @@ impl Coordinator {
                 }
                 Ok(())
             }
-            Input::PreparingForShutdown => {
+            CoordinatorInput::PreparingForShutdown => {
                 self.preparing_for_shutdown = true;
                 self.timers.cancel(&Timer::Rebalance);
                 Ok(())
             }
-            Input::Stop => {
+            CoordinatorInput::Stop => {
                 self.step_down("stopped", true);
                 self.timers.clear();
                 self.phase = Phase::Stopped;
@@ -473,7 +472,7 @@ impl Coordinator {
             Timer::LeaseRenew => {
                 if let Some(token) = self.lease.token() {
                     self.out
-                        .push_back(Output::Lease(LeaseRequest::Renew { token }));
+                        .push_back(CoordinatorOutput::Lease(LeaseRequest::Renew { token }));
                     // Re-armed when the answer comes; if none comes, try again.
                     self.arm_lease_timers();
                 }
@@ -521,7 +520,8 @@ impl Coordinator {
 
     fn request_lease(&mut self) {
         self.phase = Phase::AcquiringLease;
-        self.out.push_back(Output::Lease(LeaseRequest::Acquire));
+        self.out
+            .push_back(CoordinatorOutput::Lease(LeaseRequest::Acquire));
         // Also a guard against an answer that never comes.
         self.timers.set(
             Timer::LeaseRetry,
@@ -534,13 +534,17 @@ impl Coordinator {
             // Not asked for (any more): give it back so no one waits for a lease nobody uses.
             if self.lease.token() != Some(g.token) {
                 self.out
-                    .push_back(Output::Lease(LeaseRequest::Release { token: g.token }));
+                    .push_back(CoordinatorOutput::Lease(LeaseRequest::Release {
+                        token: g.token,
+                    }));
             }
             return Ok(());
         }
         if g.valid_until_ms <= self.now {
             self.out
-                .push_back(Output::Lease(LeaseRequest::Release { token: g.token }));
+                .push_back(CoordinatorOutput::Lease(LeaseRequest::Release {
+                    token: g.token,
+                }));
             self.timers.set(
                 Timer::LeaseRetry,
                 self.now + self.config.lease_retry_interval_ms,
@@ -571,20 +575,21 @@ impl Coordinator {
             return;
         };
         self.phase = Phase::Loading;
-        self.out.push_back(Output::LoadState { token });
+        self.out.push_back(CoordinatorOutput::LoadState { token });
     }
 
     /// Stops acting: everything volatile is dropped, the lease is (optionally) released and
     /// re-acquired after the retry interval.
     fn step_down(&mut self, reason: &str, release: bool) {
         if let Some(token) = self.lease.lose(None) {
-            self.out.push_back(Output::Notice(Notice::SteppedDown {
-                token,
-                reason: reason.to_owned(),
-            }));
+            self.out
+                .push_back(CoordinatorOutput::Notice(CoordinatorNotice::SteppedDown {
+                    token,
+                    reason: reason.to_owned(),
+                }));
             if release {
                 self.out
-                    .push_back(Output::Lease(LeaseRequest::Release { token }));
+                    .push_back(CoordinatorOutput::Lease(LeaseRequest::Release { token }));
             }
         }
         self.reset_volatile();
@@ -647,7 +652,10 @@ impl Coordinator {
         self.reset_volatile();
         self.phase = Phase::Active;
         let token = self.lease.token().expect("loading requires the lease");
-        self.out.push_back(Output::Notice(Notice::Active { token }));
+        self.out
+            .push_back(CoordinatorOutput::Notice(CoordinatorNotice::Active {
+                token,
+            }));
 
         // Pekko watchStateActors: whatever lived on a node that is gone is terminated now.
         let gone = |node: &str| {
@@ -748,10 +756,12 @@ impl Coordinator {
 
     fn register(&mut self, region: &str, node: &str, proxy: bool) -> Result<()> {
         let refuse = |s: &mut Self, why: String| {
-            s.out.push_back(Output::Notice(Notice::RegisterRefused {
-                region: region.to_owned(),
-                reason: why,
-            }));
+            s.out.push_back(CoordinatorOutput::Notice(
+                CoordinatorNotice::RegisterRefused {
+                    region: region.to_owned(),
+                    reason: why,
+                },
+            ));
             Ok(())
         };
         let Ok(address) = Address::parse(node) else {
@@ -874,7 +884,7 @@ impl Coordinator {
                 },
                 shard,
             };
-            self.out.push_back(Output::Send(Envelope {
+            self.out.push_back(CoordinatorOutput::Send(Envelope {
                 from: Endpoint::Coordinator,
                 to: Endpoint::Region(from),
                 message: Message::Directive(Directive::ShardHome(home)),
@@ -914,19 +924,23 @@ impl Coordinator {
             Ok(Allocation::Region(r)) => r,
             Ok(Allocation::Pending) => return Ok(()),
             Err(e) => {
-                self.out.push_back(Output::Notice(Notice::AllocationFailed {
-                    shard: shard.to_owned(),
-                    reason: e.to_string(),
-                }));
+                self.out.push_back(CoordinatorOutput::Notice(
+                    CoordinatorNotice::AllocationFailed {
+                        shard: shard.to_owned(),
+                        reason: e.to_string(),
+                    },
+                ));
                 return Ok(());
             }
         };
         // Pekko re-checks the answer: only registered regions not shutting down or terminating.
         if !self.alloc.region(&chosen).is_some_and(|r| r.is_eligible()) {
-            self.out.push_back(Output::Notice(Notice::AllocationFailed {
-                shard: shard.to_owned(),
-                reason: format!("the strategy chose {chosen}, which cannot take shards"),
-            }));
+            self.out.push_back(CoordinatorOutput::Notice(
+                CoordinatorNotice::AllocationFailed {
+                    shard: shard.to_owned(),
+                    reason: format!("the strategy chose {chosen}, which cannot take shards"),
+                },
+            ));
             return Ok(());
         }
         let version = self.state.version(shard) + 1;
@@ -996,10 +1010,12 @@ impl Coordinator {
         let shards = match self.strategy.rebalance(&self.alloc, &in_progress, None) {
             Ok(s) => s,
             Err(e) => {
-                self.out.push_back(Output::Notice(Notice::AllocationFailed {
-                    shard: String::new(),
-                    reason: format!("rebalance: {e}"),
-                }));
+                self.out.push_back(CoordinatorOutput::Notice(
+                    CoordinatorNotice::AllocationFailed {
+                        shard: String::new(),
+                        reason: format!("rebalance: {e}"),
+                    },
+                ));
                 return Ok(());
             }
         };
@@ -1034,11 +1050,13 @@ impl Coordinator {
         for t in &targets {
             self.send(t, h.begin());
         }
-        self.out.push_back(Output::Notice(Notice::HandOffStarted {
-            shard: shard.to_owned(),
-            from: from.to_owned(),
-            rebalance: is_rebalance,
-        }));
+        self.out.push_back(CoordinatorOutput::Notice(
+            CoordinatorNotice::HandOffStarted {
+                shard: shard.to_owned(),
+                from: from.to_owned(),
+                rebalance: is_rebalance,
+            },
+        ));
         self.timers
             .set(Timer::HandOffTimeout(shard.to_owned()), deadline);
         if self.config.handoff_resend_interval_ms > 0 {
@@ -1076,10 +1094,12 @@ impl Coordinator {
         let Some(h) = self.end_handoff(shard) else {
             return Ok(());
         };
-        self.out.push_back(Output::Notice(Notice::HandOffCompleted {
-            shard: shard.to_owned(),
-            from: h.from.clone(),
-        }));
+        self.out.push_back(CoordinatorOutput::Notice(
+            CoordinatorNotice::HandOffCompleted {
+                shard: shard.to_owned(),
+                from: h.from.clone(),
+            },
+        ));
         if self.state.home_of(shard).is_some() {
             let version = self.state.version(shard) + 1;
             self.persist(Event::ShardHomeDeallocated {
@@ -1102,11 +1122,13 @@ impl Coordinator {
             return Ok(());
         };
         let policy = self.config.handoff_timeout_policy;
-        self.out.push_back(Output::Notice(Notice::HandOffTimedOut {
-            shard: shard.to_owned(),
-            from: h.from.clone(),
-            policy,
-        }));
+        self.out.push_back(CoordinatorOutput::Notice(
+            CoordinatorNotice::HandOffTimedOut {
+                shard: shard.to_owned(),
+                from: h.from.clone(),
+                policy,
+            },
+        ));
         let still_owner = self.state.home_of(shard) == Some(&h.from);
         // An owner that acknowledged BeginHandOff buffers instead of delivering, so moving
         // the shard cannot run it twice. One that never answered may still be running it:
@@ -1301,7 +1323,7 @@ impl Coordinator {
     }
 
     fn send(&mut self, to: &str, d: Directive) {
-        self.out.push_back(Output::Send(Envelope {
+        self.out.push_back(CoordinatorOutput::Send(Envelope {
             from: Endpoint::Coordinator,
             to: Endpoint::Region(to.to_owned()),
             message: Message::Directive(d),
@@ -1369,12 +1391,12 @@ impl Coordinator {
             | Event::EntityForgotten { .. } => {}
         }
         let seq = self.state.seq();
-        self.out.push_back(Output::Persist {
+        self.out.push_back(CoordinatorOutput::Persist {
             token,
             record: Record { seq, event },
         });
         if self.config.snapshot_after > 0 && seq.is_multiple_of(self.config.snapshot_after) {
-            self.out.push_back(Output::SaveSnapshot {
+            self.out.push_back(CoordinatorOutput::SaveSnapshot {
                 token,
                 snapshot: self.state.snapshot(),
             });
@@ -1392,7 +1414,7 @@ mod serde_shape {
 
     #[test]
     fn nested_outputs_keep_both_tags() {
-        let out = Output::Lease(LeaseRequest::Renew {
+        let out = CoordinatorOutput::Lease(LeaseRequest::Renew {
             token: FencingToken(3),
         });
         let text = serde_json::to_string(&out).unwrap();
@@ -1400,8 +1422,11 @@ mod serde_shape {
             text,
             r#"{"type":"lease","request":{"type":"renew","token":3}}"#
         );
-        assert_eq!(serde_json::from_str::<Output>(&text).unwrap(), out);
-        let out = Output::Notice(Notice::Active {
+        assert_eq!(
+            serde_json::from_str::<CoordinatorOutput>(&text).unwrap(),
+            out
+        );
+        let out = CoordinatorOutput::Notice(CoordinatorNotice::Active {
             token: FencingToken(1),
         });
         let text = serde_json::to_string(&out).unwrap();
@@ -1409,6 +1434,9 @@ mod serde_shape {
             text,
             r#"{"type":"notice","notice":{"type":"active","token":1}}"#
         );
-        assert_eq!(serde_json::from_str::<Output>(&text).unwrap(), out);
+        assert_eq!(
+            serde_json::from_str::<CoordinatorOutput>(&text).unwrap(),
+            out
+        );
     }
 }

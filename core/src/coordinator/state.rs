@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::IdKey;
+use crate::model::IdKey;
 use crate::protocol::{EntityId, RegionId, ShardId};
 use crate::{Error, Result};
 
@@ -87,6 +87,15 @@ pub struct Snapshot {
     pub unallocated: Vec<ShardId>,
     pub remembered: BTreeMap<ShardId, Vec<EntityId>>,
     pub versions: BTreeMap<ShardId, u64>,
+}
+
+/// What a coordinator restores from: the latest snapshot, then the events after it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct StoredState {
+    pub snapshot: Option<Snapshot>,
+    pub events: Vec<Record>,
 }
 
 #[derive(Debug, Clone)]

@@ -3,9 +3,9 @@
 //! everything else for the test to inspect.
 
 use super::*;
-use crate::cluster::Member;
+use crate::host::{InMemoryStore, Store, WriteOutcome};
+use crate::model::Member;
 use crate::protocol::ShardVersion;
-use crate::store::{InMemoryStore, Store, WriteOutcome};
 use crate::strategy::StrategyConfig;
 
 fn node(i: u32) -> String {
@@ -26,7 +26,7 @@ struct H {
     c: Coordinator,
     store: InMemoryStore,
     now: u64,
-    outs: Vec<Output>,
+    outs: Vec<CoordinatorOutput>,
 }
 
 impl H {
@@ -36,7 +36,7 @@ impl H {
         for i in 0..=6 {
             c.handle(
                 0,
-                Input::Member(Member::new(Address::parse(&node(i)).unwrap())),
+                CoordinatorInput::Member(Member::new(Address::parse(&node(i)).unwrap())),
             )
             .unwrap();
         }
@@ -63,7 +63,7 @@ impl H {
     }
 
     fn grant(&mut self, token: u64, valid_until_ms: u64) {
-        self.input(Input::LeaseGranted(LeaseGrant {
+        self.input(CoordinatorInput::LeaseGranted(LeaseGrant {
             token: FencingToken(token),
             valid_until_ms,
         }));
@@ -73,23 +73,23 @@ impl H {
     fn pump(&mut self) {
         while let Some(o) = self.c.poll_output() {
             match &o {
-                Output::Persist { token, record } => {
+                CoordinatorOutput::Persist { token, record } => {
                     if let WriteOutcome::Fenced { .. } = self.store.append(*token, record).unwrap()
                     {
                         // The host drops the rest of the queue and reports the failure.
                         while self.c.poll_output().is_some() {}
                         self.c
-                            .handle(self.now, Input::StoreFailed { fenced: true })
+                            .handle(self.now, CoordinatorInput::StoreFailed { fenced: true })
                             .unwrap();
                     }
                 }
-                Output::SaveSnapshot { token, snapshot } => {
+                CoordinatorOutput::SaveSnapshot { token, snapshot } => {
                     self.store.save_snapshot(*token, snapshot).unwrap();
                 }
-                Output::LoadState { token } => {
+                CoordinatorOutput::LoadState { token } => {
                     let input = match self.store.load(*token).unwrap() {
-                        Some(s) => Input::StateLoaded(s),
-                        None => Input::StateLoadFailed { fenced: true },
+                        Some(s) => CoordinatorInput::StateLoaded(s),
+                        None => CoordinatorInput::StateLoadFailed { fenced: true },
                     };
                     self.outs.push(o.clone());
                     self.c.handle(self.now, input).unwrap();
@@ -101,13 +101,13 @@ impl H {
         }
     }
 
-    fn input(&mut self, i: Input) {
+    fn input(&mut self, i: CoordinatorInput) {
         self.c.handle(self.now, i).unwrap();
         self.pump();
     }
 
     fn from(&mut self, region: &str, cmd: Command) {
-        self.input(Input::Receive(Envelope {
+        self.input(CoordinatorInput::Receive(Envelope {
             from: Endpoint::Region(region.into()),
             to: Endpoint::Coordinator,
             message: Message::Command(cmd),
@@ -138,7 +138,7 @@ impl H {
         self.advance_to(t);
     }
 
-    fn take(&mut self) -> Vec<Output> {
+    fn take(&mut self) -> Vec<CoordinatorOutput> {
         std::mem::take(&mut self.outs)
     }
 
@@ -146,7 +146,7 @@ impl H {
         self.take()
             .into_iter()
             .filter_map(|o| match o {
-                Output::Send(Envelope {
+                CoordinatorOutput::Send(Envelope {
                     to: Endpoint::Region(r),
                     message: Message::Directive(d),
                     ..
@@ -217,10 +217,10 @@ fn begin_stamp(sent: &[(String, Directive)], shard: &str) -> Stamp {
         .expect("a BeginHandOff")
 }
 
-fn notices(outs: &[Output]) -> Vec<Notice> {
+fn notices(outs: &[CoordinatorOutput]) -> Vec<CoordinatorNotice> {
     outs.iter()
         .filter_map(|o| match o {
-            Output::Notice(n) => Some(n.clone()),
+            CoordinatorOutput::Notice(n) => Some(n.clone()),
             _ => None,
         })
         .collect()
@@ -235,23 +235,29 @@ fn nothing_happens_before_the_lease_is_granted_and_denials_retry() {
     assert!(h.take().is_empty(), "not started: messages are dropped");
     h.c.start(h.now);
     h.pump();
-    assert_eq!(h.take(), vec![Output::Lease(LeaseRequest::Acquire)]);
+    assert_eq!(
+        h.take(),
+        vec![CoordinatorOutput::Lease(LeaseRequest::Acquire)]
+    );
     h.register("a", 1);
     assert!(h.take().is_empty(), "acquiring: messages are dropped");
-    h.input(Input::LeaseDenied);
+    h.input(CoordinatorInput::LeaseDenied);
     h.advance(4_999);
     assert!(h.take().is_empty());
     h.advance(1);
-    assert_eq!(h.take(), vec![Output::Lease(LeaseRequest::Acquire)]);
+    assert_eq!(
+        h.take(),
+        vec![CoordinatorOutput::Lease(LeaseRequest::Acquire)]
+    );
     h.grant(3, FAR);
     let outs = h.take();
     assert_eq!(
         outs[0],
-        Output::LoadState {
+        CoordinatorOutput::LoadState {
             token: FencingToken(3)
         }
     );
-    assert!(notices(&outs).contains(&Notice::Active {
+    assert!(notices(&outs).contains(&CoordinatorNotice::Active {
         token: FencingToken(3)
     }));
     h.register("a", 1);
@@ -267,14 +273,14 @@ fn nothing_happens_before_the_lease_is_granted_and_denials_retry() {
 #[test]
 fn a_lease_token_that_does_not_grow_is_an_error() {
     let mut h = H::active(CoordinatorConfig::default());
-    h.input(Input::LeaseLost {
+    h.input(CoordinatorInput::LeaseLost {
         token: FencingToken(7),
     });
     h.advance(5_000);
     let err =
         h.c.handle(
             h.now,
-            Input::LeaseGranted(LeaseGrant {
+            CoordinatorInput::LeaseGranted(LeaseGrant {
                 token: FencingToken(7),
                 valid_until_ms: FAR,
             }),
@@ -295,7 +301,7 @@ fn the_local_deadline_stops_the_coordinator_without_any_event() {
     h.advance_to(11_000);
     assert_eq!(
         h.take(),
-        vec![Output::Lease(LeaseRequest::Renew {
+        vec![CoordinatorOutput::Lease(LeaseRequest::Renew {
             token: FencingToken(1)
         })]
     );
@@ -307,17 +313,17 @@ fn the_local_deadline_stops_the_coordinator_without_any_event() {
     assert!(
         matches!(
             &notices(&outs)[..],
-            [Notice::SteppedDown {
+            [CoordinatorNotice::SteppedDown {
                 token: FencingToken(1),
                 ..
             }]
         ),
         "{outs:?}"
     );
-    assert!(!outs.iter().any(|o| matches!(o, Output::Send(_))));
+    assert!(!outs.iter().any(|o| matches!(o, CoordinatorOutput::Send(_))));
     assert!(!h.c.is_active());
     // Lost once per grant: a late LeaseLost for the same token does nothing.
-    h.input(Input::LeaseLost {
+    h.input(CoordinatorInput::LeaseLost {
         token: FencingToken(1),
     });
     assert!(notices(&h.take()).is_empty());
@@ -331,25 +337,25 @@ fn renewals_extend_and_failures_retry_until_the_deadline() {
     h.take();
     h.advance_to(11_000);
     h.take();
-    h.input(Input::LeaseRenewed {
+    h.input(CoordinatorInput::LeaseRenewed {
         token: FencingToken(1),
         valid_until_ms: 41_000,
     });
     h.advance_to(31_000);
     assert!(h.c.is_active(), "renewed past the first deadline");
     h.take();
-    h.input(Input::LeaseRenewFailed {
+    h.input(CoordinatorInput::LeaseRenewFailed {
         token: FencingToken(1),
     });
     // (41000 - 31000) / 3 later it asks again.
     h.advance_to(34_333);
     assert_eq!(
         h.take(),
-        vec![Output::Lease(LeaseRequest::Renew {
+        vec![CoordinatorOutput::Lease(LeaseRequest::Renew {
             token: FencingToken(1)
         })]
     );
-    h.input(Input::LeaseRenewed {
+    h.input(CoordinatorInput::LeaseRenewed {
         token: FencingToken(99),
         valid_until_ms: FAR,
     });
@@ -367,7 +373,7 @@ fn only_up_members_and_the_own_node_may_register() {
     let mut h = H::active(CoordinatorConfig::default());
     let mut joining = Member::new(Address::parse(&node(9)).unwrap());
     joining.status = MemberStatus::Joining;
-    h.input(Input::Member(joining));
+    h.input(CoordinatorInput::Member(joining));
     h.register("j", 9);
     h.from(
         "x",
@@ -386,7 +392,7 @@ fn only_up_members_and_the_own_node_may_register() {
     assert!(h.events().is_empty());
     // The coordinator's own node needs no membership entry.
     let mut h = H::new(CoordinatorConfig::default(), InMemoryStore::new());
-    h.input(Input::MemberRemoved { address: node(0) });
+    h.input(CoordinatorInput::MemberRemoved { address: node(0) });
     h.c.start(h.now);
     h.grant(1, FAR);
     h.register("local", 0);
@@ -405,15 +411,15 @@ fn registration_sends_homes_first_persists_then_acks_and_is_idempotent() {
     let kinds: Vec<&str> = outs
         .iter()
         .map(|o| match o {
-            Output::Send(Envelope {
+            CoordinatorOutput::Send(Envelope {
                 message: Message::Directive(Directive::ShardHomes { .. }),
                 ..
             }) => "homes",
-            Output::Send(Envelope {
+            CoordinatorOutput::Send(Envelope {
                 message: Message::Directive(Directive::RegisterAck { .. }),
                 ..
             }) => "ack",
-            Output::Persist { .. } => "persist",
+            CoordinatorOutput::Persist { .. } => "persist",
             _ => "other",
         })
         .collect();
@@ -436,7 +442,7 @@ fn a_registration_never_takes_over_a_registered_identity() {
     let outs = h.take();
     assert!(matches!(
         &notices(&outs)[..],
-        [Notice::RegisterRefused { region, .. }] if region == "a"
+        [CoordinatorNotice::RegisterRefused { region, .. }] if region == "a"
     ));
     assert_eq!(h.home("s1").as_deref(), Some("a"));
     assert_eq!(h.c.state().region_node("a"), Some(node(1).as_str()));
@@ -513,14 +519,14 @@ fn get_shard_home_waits_for_min_members_then_allocates_write_ahead() {
     let outs = h.take();
     let persist = outs
         .iter()
-        .position(|o| matches!(o, Output::Persist { .. }))
+        .position(|o| matches!(o, CoordinatorOutput::Persist { .. }))
         .unwrap();
     let host = outs
         .iter()
         .position(|o| {
             matches!(
                 o,
-                Output::Send(Envelope {
+                CoordinatorOutput::Send(Envelope {
                     message: Message::Directive(Directive::HostShard { .. }),
                     ..
                 })
@@ -532,7 +538,7 @@ fn get_shard_home_waits_for_min_members_then_allocates_write_ahead() {
         .position(|o| {
             matches!(
                 o,
-                Output::Send(Envelope {
+                CoordinatorOutput::Send(Envelope {
                     message: Message::Directive(Directive::ShardHome(_)),
                     ..
                 })
@@ -546,7 +552,7 @@ fn get_shard_home_waits_for_min_members_then_allocates_write_ahead() {
         "least shards, map order"
     );
     // The latch stays open even if a region goes away.
-    h.input(Input::RegionTerminated { region: "b".into() });
+    h.input(CoordinatorInput::RegionTerminated { region: "b".into() });
     h.take();
     h.ask("a", "s2");
     assert_eq!(h.home("s2").as_deref(), Some("a"));
@@ -645,7 +651,10 @@ fn a_strategy_answer_outside_the_active_regions_is_dropped() {
     h.ask("p", "s1");
     let outs = h.take();
     assert!(
-        matches!(&notices(&outs)[..], [Notice::AllocationFailed { .. }]),
+        matches!(
+            &notices(&outs)[..],
+            [CoordinatorNotice::AllocationFailed { .. }]
+        ),
         "{outs:?}"
     );
     assert_eq!(h.home("s1"), None);
@@ -824,7 +833,7 @@ fn a_terminated_region_counts_as_acked_and_a_dead_owner_completes_the_hand_off()
     h.advance(10_000);
     let stamp = begin_stamp(&h.sent(), "0");
     h.ack_all("0", stamp, &["a", "b"]);
-    h.input(Input::RegionTerminated { region: "c".into() });
+    h.input(CoordinatorInput::RegionTerminated { region: "c".into() });
     assert!(h.sent().contains(&(
         "a".to_string(),
         Directive::HandOff {
@@ -833,7 +842,7 @@ fn a_terminated_region_counts_as_acked_and_a_dead_owner_completes_the_hand_off()
         }
     )));
     // The owner crashes before ShardStopped: all its shards move, none back to it.
-    h.input(Input::MemberRemoved { address: node(1) });
+    h.input(CoordinatorInput::MemberRemoved { address: node(1) });
     assert!(h.c.handoffs_in_progress().is_empty());
     for s in 0..4 {
         assert_eq!(
@@ -863,7 +872,7 @@ fn hand_off_timeout_keeps_the_owner_by_default() {
             .iter()
             .filter(|n| matches!(
                 n,
-                Notice::HandOffTimedOut {
+                CoordinatorNotice::HandOffTimedOut {
                     policy: HandOffTimeoutPolicy::KeepOwner,
                     ..
                 }
@@ -879,7 +888,7 @@ fn hand_off_timeout_keeps_the_owner_by_default() {
     let sends: Vec<(String, Directive)> = outs
         .into_iter()
         .filter_map(|o| match o {
-            Output::Send(Envelope {
+            CoordinatorOutput::Send(Envelope {
                 to: Endpoint::Region(r),
                 message: Message::Directive(d),
                 ..
@@ -995,7 +1004,7 @@ fn a_forced_move_never_overrules_an_owner_that_may_still_be_running() {
     let sends: Vec<(String, Directive)> = outs
         .into_iter()
         .filter_map(|o| match o {
-            Output::Send(Envelope {
+            CoordinatorOutput::Send(Envelope {
                 to: Endpoint::Region(r),
                 message: Message::Directive(d),
                 ..
@@ -1055,7 +1064,7 @@ fn a_graceful_shutdown_moves_every_shard_then_the_region_is_removed() {
 fn preparing_for_shutdown_stops_rebalancing() {
     let mut h = H::active(CoordinatorConfig::default());
     h.two_regions_with_shards_on_a(4);
-    h.input(Input::PreparingForShutdown);
+    h.input(CoordinatorInput::PreparingForShutdown);
     h.advance(100_000);
     assert!(h.c.handoffs_in_progress().is_empty());
     let mut h = H::active(CoordinatorConfig {
@@ -1076,7 +1085,7 @@ fn a_removal_margin_fences_a_failed_region_before_reallocating() {
         ..Default::default()
     });
     h.two_regions_with_shards_on_a(2);
-    h.input(Input::MemberRemoved { address: node(1) });
+    h.input(CoordinatorInput::MemberRemoved { address: node(1) });
     assert_eq!(h.home("0").as_deref(), Some("a"));
     h.ask("b", "0");
     h.ask("b", "new");
@@ -1106,7 +1115,7 @@ fn a_clean_stop_skips_the_removal_margin() {
         ..Default::default()
     });
     h.two_regions_with_shards_on_a(2);
-    h.input(Input::RegionTerminated { region: "a".into() });
+    h.input(CoordinatorInput::RegionTerminated { region: "a".into() });
     assert_eq!(h.home("0").as_deref(), Some("b"));
 }
 
@@ -1121,12 +1130,12 @@ fn lease_loss_mid_hand_off_drops_it_and_a_successor_reestablishes_the_owner() {
     let stamp = begin_stamp(&h.sent(), "0");
     h.ack_all("0", stamp, &["a", "b"]);
     h.take();
-    h.input(Input::LeaseLost {
+    h.input(CoordinatorInput::LeaseLost {
         token: FencingToken(7),
     });
     assert!(matches!(
         &notices(&h.take())[..],
-        [Notice::SteppedDown { .. }]
+        [CoordinatorNotice::SteppedDown { .. }]
     ));
     h.from(
         "a",
@@ -1164,7 +1173,7 @@ fn lease_loss_mid_hand_off_drops_it_and_a_successor_reestablishes_the_owner() {
     h.register("z", 4);
     assert!(notices(&h.take())
         .iter()
-        .any(|n| matches!(n, Notice::SteppedDown { .. })));
+        .any(|n| matches!(n, CoordinatorNotice::SteppedDown { .. })));
     assert!(!h
         .events()
         .iter()
@@ -1179,8 +1188,8 @@ fn restore_terminates_regions_on_departed_nodes_and_rehosts_the_rest() {
     h.ask("b", "x");
     h.from("p", Command::RegisterProxy { node: node(3) });
     let mut next = H::new(CoordinatorConfig::default(), store);
-    next.input(Input::MemberRemoved { address: node(1) });
-    next.input(Input::MemberRemoved { address: node(3) });
+    next.input(CoordinatorInput::MemberRemoved { address: node(1) });
+    next.input(CoordinatorInput::MemberRemoved { address: node(3) });
     next.c.start(next.now);
     next.grant(8, FAR);
     let outs = next.take();
@@ -1189,7 +1198,7 @@ fn restore_terminates_regions_on_departed_nodes_and_rehosts_the_rest() {
     let hosts: Vec<(String, String)> = outs
         .iter()
         .filter_map(|o| match o {
-            Output::Send(Envelope {
+            CoordinatorOutput::Send(Envelope {
                 to: Endpoint::Region(r),
                 message: Message::Directive(Directive::HostShard { shard, .. }),
                 ..
@@ -1230,7 +1239,7 @@ fn a_restored_coordinator_makes_the_same_decisions() {
         for (i, s) in ["k", "e", "y", "s", "q", "w", "r"].iter().enumerate() {
             old.ask(["a", "b", "c"][i % 3], s);
         }
-        old.input(Input::RegionTerminated { region: "b".into() });
+        old.input(CoordinatorInput::RegionTerminated { region: "b".into() });
         old.register("d", 4);
         old.take();
         if snapshot_after > 0 {
@@ -1295,13 +1304,13 @@ fn a_fenced_write_steps_down_and_releases_and_an_unavailable_store_reloads() {
     h.ask("a", "s1");
     let outs = h.take();
     assert!(
-        outs.contains(&Output::Lease(LeaseRequest::Release {
+        outs.contains(&CoordinatorOutput::Lease(LeaseRequest::Release {
             token: FencingToken(7)
         })),
         "{outs:?}"
     );
     assert!(
-        !outs.iter().any(|o| matches!(o, Output::Send(_))),
+        !outs.iter().any(|o| matches!(o, CoordinatorOutput::Send(_))),
         "nothing sent after a fenced write"
     );
     assert!(!h.c.is_active());
@@ -1309,9 +1318,9 @@ fn a_fenced_write_steps_down_and_releases_and_an_unavailable_store_reloads() {
     let mut h = H::active(CoordinatorConfig::default());
     h.register("a", 1);
     h.take();
-    h.input(Input::StoreFailed { fenced: false });
+    h.input(CoordinatorInput::StoreFailed { fenced: false });
     let outs = h.take();
-    assert!(outs.contains(&Output::LoadState {
+    assert!(outs.contains(&CoordinatorOutput::LoadState {
         token: FencingToken(7)
     }));
     assert!(h.c.is_active(), "reloaded and carried on");
@@ -1328,7 +1337,7 @@ fn a_reload_under_the_same_token_never_undercuts_stamps_already_sent() {
     h.from("a", Command::GracefulShutdownReq);
     let begun = begin_stamp(&h.sent(), "0");
     let token = h.c.token();
-    h.input(Input::StoreFailed { fenced: false });
+    h.input(CoordinatorInput::StoreFailed { fenced: false });
     assert!(h.c.is_active(), "reloaded");
     assert_eq!(h.c.token(), token, "under the same lease grant");
     let rehost = h
@@ -1351,7 +1360,7 @@ fn corrupt_stored_state_is_an_error_and_steps_down() {
     h.c.start(h.now);
     h.c.handle(
         h.now,
-        Input::LeaseGranted(LeaseGrant {
+        CoordinatorInput::LeaseGranted(LeaseGrant {
             token: FencingToken(1),
             valid_until_ms: FAR,
         }),
@@ -1368,7 +1377,9 @@ fn corrupt_stored_state_is_an_error_and_steps_down() {
             },
         }],
     };
-    let err = h.c.handle(h.now, Input::StateLoaded(bad)).unwrap_err();
+    let err =
+        h.c.handle(h.now, CoordinatorInput::StateLoaded(bad))
+            .unwrap_err();
     assert!(err.message().contains("event 1"), "{err}");
     assert!(!h.c.is_active());
 }
@@ -1421,7 +1432,7 @@ fn remembered_entities_travel_with_the_shard() {
     );
     h.take();
     // Crash: the shard is re-allocated eagerly, with its entities.
-    h.input(Input::RegionTerminated { region: "a".into() });
+    h.input(CoordinatorInput::RegionTerminated { region: "a".into() });
     let sent = h.sent();
     assert!(
         sent.contains(&(

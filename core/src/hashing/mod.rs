@@ -3,10 +3,10 @@
 //! Placement must agree with a running Pekko/Akka or actor-ts cluster, so each function
 //! reproduces its original's integer arithmetic exactly, quirks included.
 
-pub mod entity;
-pub mod murmur;
-pub mod ring;
+mod entity;
+mod murmur;
+mod ring;
 
 pub use entity::{actor_ts_shard_id, pekko_shard_id};
-pub use murmur::string_hash;
+pub use murmur::{string_hash, vnode_hash};
 pub use ring::Ring;

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::hashing::entity::{actor_ts_shard_id, pekko_shard_id};
+use crate::hashing::{actor_ts_shard_id, pekko_shard_id};
 use crate::protocol::ShardId;
 use crate::{Error, Result};
 

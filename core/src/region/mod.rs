@@ -12,6 +12,7 @@
 
 mod buffer;
 mod extractor;
+pub(crate) mod json;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -19,12 +20,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::IdKey;
+use crate::model::IdKey;
+use crate::model::Timers;
 use crate::protocol::{
     Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message, Payload,
     RegionId, ShardHome, ShardId, Stamp,
 };
-use crate::timers::Timers;
 use crate::{Error, Result};
 
 pub use buffer::Buffered;
@@ -121,7 +122,10 @@ pub enum RegionOutput {
         shard: ShardId,
         entity: EntityId,
         #[serde(with = "crate::protocol::payload")]
-        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Payload"))]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "crate::protocol::payload::Schema")
+        )]
         payload: Payload,
     },
     /// Stop every entity of the shard, then report [`RegionInput::ShardStopped`].
@@ -131,18 +135,18 @@ pub enum RegionOutput {
         shard: ShardId,
         entity: EntityId,
         #[serde(with = "crate::protocol::payload")]
-        #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Payload"))]
+        #[cfg_attr(
+            feature = "schema",
+            schemars(with = "crate::protocol::payload::Schema")
+        )]
         payload: Payload,
         reason: String,
     },
     /// Graceful shutdown finished: nothing hosted, nothing buffered.
     Stopped,
     Notice(
-        #[serde(with = "crate::protocol::nested::region_notice")]
-        #[cfg_attr(
-            feature = "schema",
-            schemars(with = "crate::protocol::nested::region_notice::In")
-        )]
+        #[serde(with = "json::nested::notice")]
+        #[cfg_attr(feature = "schema", schemars(with = "json::nested::notice::In"))]
         RegionNotice,
     ),
 }

@@ -11,6 +11,7 @@
 //! `{"machine":..,"now":..,"input":..,"outputs":[..],"deadline":..,"error":..}` (`deadline`
 //! and `error` only when there is one), and `{"end":..}` when a machine crashed or left.
 
+#[cfg(feature = "sim")]
 mod record;
 mod step;
 
@@ -19,12 +20,14 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::address::Address;
 use crate::coordinator::{Coordinator, CoordinatorConfig};
+use crate::model::Address;
+use crate::protocol::json;
 use crate::region::{ExtractorDoc, Region, RegionConfig};
 use crate::strategy::StrategyConfig;
-use crate::{step_json, Error, Result};
+use crate::{Error, Result};
 
+#[cfg(feature = "sim")]
 pub(crate) use record::Recorder;
 pub(crate) use step::StepMachine;
 pub use step::{CoordinatorStep, RegionStep};
@@ -57,6 +60,7 @@ pub(crate) struct Header {
 }
 
 impl Header {
+    #[cfg(feature = "sim")]
     pub fn new(
         strategy: StrategyConfig,
         coordinator: CoordinatorConfig,
@@ -92,7 +96,7 @@ impl Header {
                 )))
             }
         }
-        let h: Header = step_json::from_value(&value, &format!("{at}: header"))?;
+        let h: Header = json::from_value(&value, &format!("{at}: header"))?;
         h.strategy
             .build()
             .map_err(|e| e.context(format!("{at}: header.strategy")))?;
@@ -300,7 +304,7 @@ pub fn replay(text: &str) -> Result<Replayed> {
     };
     for (n, text) in lines {
         let at = format!("line {n}");
-        let doc: RecordDoc = step_json::from_value(&json_line(text, &at)?, &at)?;
+        let doc: RecordDoc = json::from_value(&json_line(text, &at)?, &at)?;
         match doc.into_record(&at)? {
             Record::Create {
                 kind,
@@ -389,7 +393,7 @@ fn unknown_machine(
 
 /// [`replay`] as JSON text: `{"steps":N,"mismatches":M,"first":null|{..}}`.
 pub fn replay_json(text: &str) -> Result<String> {
-    step_json::to_string(&replay(text)?)
+    json::to_string(&replay(text)?)
 }
 
 /// The result as a JSON value (what the bindings hand out).

@@ -5,17 +5,18 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::coordinator::{Coordinator, Input, Output};
+use crate::coordinator::{Coordinator, CoordinatorInput, CoordinatorOutput};
+use crate::protocol::json;
 use crate::protocol::{EntityId, Payload, ShardId};
 use crate::region::{Region, RegionInput, RegionOutput};
-use crate::{step_json, Error, Result};
+use crate::{Error, Result};
 
 /// A call on a coordinator.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CoordinatorStep {
     Start,
     Timeout,
-    Input(Input),
+    Input(CoordinatorInput),
 }
 
 /// A call on a region.
@@ -65,7 +66,9 @@ pub(crate) trait StepMachine {
     type Step;
     type Output: Serialize;
     fn call(&mut self, now_ms: u64, step: Self::Step) -> Result<()>;
+    #[cfg(feature = "sim")]
     fn step_json(step: &Self::Step) -> String;
+    #[cfg(feature = "sim")]
     fn queued(&self) -> usize;
     fn deadline(&self) -> Option<u64>;
     fn drain(&mut self) -> Vec<Self::Output>;
@@ -73,20 +76,22 @@ pub(crate) trait StepMachine {
 
 impl StepMachine for Coordinator {
     type Step = CoordinatorStep;
-    type Output = Output;
+    type Output = CoordinatorOutput;
     fn call(&mut self, now_ms: u64, step: CoordinatorStep) -> Result<()> {
         step.apply(self, now_ms)
     }
+    #[cfg(feature = "sim")]
     fn step_json(step: &CoordinatorStep) -> String {
         step.to_json()
     }
+    #[cfg(feature = "sim")]
     fn queued(&self) -> usize {
         self.queued_outputs()
     }
     fn deadline(&self) -> Option<u64> {
         self.next_deadline()
     }
-    fn drain(&mut self) -> Vec<Output> {
+    fn drain(&mut self) -> Vec<CoordinatorOutput> {
         self.drain_outputs()
     }
 }
@@ -97,9 +102,11 @@ impl StepMachine for Region {
     fn call(&mut self, now_ms: u64, step: RegionStep) -> Result<()> {
         step.apply(self, now_ms)
     }
+    #[cfg(feature = "sim")]
     fn step_json(step: &RegionStep) -> String {
         step.to_json()
     }
+    #[cfg(feature = "sim")]
     fn queued(&self) -> usize {
         self.queued_outputs()
     }
@@ -131,12 +138,12 @@ impl CoordinatorStep {
     /// with `name` and name the field.
     pub fn from_value(value: &Value, name: &str) -> Result<CoordinatorStep> {
         match call_kind(value) {
-            Some("start") => step_json::from_value::<Bare>(value, name).map(|_| Self::Start),
-            Some("timeout") => step_json::from_value::<Bare>(value, name).map(|_| Self::Timeout),
+            Some("start") => json::from_value::<Bare>(value, name).map(|_| Self::Start),
+            Some("timeout") => json::from_value::<Bare>(value, name).map(|_| Self::Timeout),
             Some(other) => Err(Error::invalid_argument(format!(
                 "{name}.type: {other:?} is a region call; a coordinator takes start, timeout or an input"
             ))),
-            None => step_json::coordinator_input_value(value, name).map(Self::Input),
+            None => CoordinatorInput::from_json_value(value, name).map(Self::Input),
         }
     }
 
@@ -167,14 +174,14 @@ impl RegionStep {
     /// `{"type":"route","shard":..,"entity":..,"payload":"<base64>"}` or a region input.
     pub fn from_value(value: &Value, name: &str) -> Result<RegionStep> {
         match call_kind(value) {
-            Some("start") => step_json::from_value::<Bare>(value, name).map(|_| Self::Start),
-            Some("timeout") => step_json::from_value::<Bare>(value, name).map(|_| Self::Timeout),
-            Some(_) => step_json::from_value::<RouteDoc>(value, name).map(|r| Self::Route {
+            Some("start") => json::from_value::<Bare>(value, name).map(|_| Self::Start),
+            Some("timeout") => json::from_value::<Bare>(value, name).map(|_| Self::Timeout),
+            Some(_) => json::from_value::<RouteDoc>(value, name).map(|r| Self::Route {
                 shard: r.shard,
                 entity: r.entity,
                 payload: r.payload,
             }),
-            None => step_json::region_input_value(value, name).map(Self::Input),
+            None => RegionInput::from_json_value(value, name).map(Self::Input),
         }
     }
 

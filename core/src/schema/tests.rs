@@ -1,7 +1,7 @@
 use super::*;
 
+use crate::coordinator::phase_name;
 use crate::coordinator::Phase;
-use crate::step_json::phase_name;
 
 /// The string values a definition allows, in order.
 fn values(def: &str) -> Vec<String> {
@@ -50,11 +50,11 @@ fn input_types_are_the_readers() {
     for (def, read) in [
         (
             "CoordinatorInput",
-            (|t: &str| crate::step_json::coordinator_input(t, "input").map(|_| ()))
+            (|t: &str| crate::coordinator::CoordinatorInput::from_json(t, "input").map(|_| ()))
                 as fn(&str) -> crate::Result<()>,
         ),
         ("RegionInput", |t: &str| {
-            crate::step_json::region_input(t, "input").map(|_| ())
+            crate::region::RegionInput::from_json(t, "input").map(|_| ())
         }),
     ] {
         for v in schema["$defs"][def]["oneOf"].as_array().expect("a union") {

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::version::Version;
+use crate::model::Version;
 
 use super::clock::Proc;
 use super::world::World;

@@ -1,12 +1,12 @@
 //! actor-ts `HashAllocationStrategy` and `LeastShardAllocationStrategy`, with one deliberate
 //! fix: the threshold is strict (actor-ts's `>=` hands the same shards back and forth forever
 //! at threshold 1). Addresses order exactly as actor-ts's `localeCompare` orders them
-//! ([`crate::address::ActorTsKey`]).
+//! ([`crate::model::ActorTsKey`]).
 //!
 //! Candidates are the eligible regions, in candidate order; a region's address is its node.
 
 use super::{note, Allocation, AllocationStrategy, Explanation, InProgress, Skip};
-use crate::allocation::{AllocationState, Region, ShardId};
+use crate::model::{AllocationState, Region, ShardId};
 use crate::{Error, Result};
 
 /// actor-ts shard ids are integers; ours are their decimal strings.

@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use super::consistent::{CachedRing, ConsistentHashing, MAX_VIRTUAL_NODES};
 use super::least_shard::{good_time, sort_failed, sorted_entries, AkkaOptions};
 use super::{note, Allocation, AllocationStrategy, Explanation, InProgress};
-use crate::allocation::{AllocationState, Region, ShardId};
 use crate::hashing::string_hash;
+use crate::model::{AllocationState, Region, ShardId};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use super::{
     ActorTsHash, ActorTsLeastShard, AkkaOptions, AllocationStrategy, BoundedLoadHashing,
     ConsistentHashing, External, LeastLoad, LeastShard, LeastShardLegacy,
 };
-use crate::address::Address;
-use crate::load::Amount;
+use crate::model::Address;
+use crate::model::Amount;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use super::least_shard::{good_time, sort_failed, sorted_entries, AkkaOptions};
 use super::{note, Allocation, AllocationStrategy, Explanation, InProgress};
-use crate::allocation::{AllocationState, Region, ShardId};
 use crate::hashing::Ring;
+use crate::model::{AllocationState, Region, ShardId};
 use crate::{Error, Result};
 
 /// Pekko hard-codes 10; the bound keeps a ring of 10 000 nodes under ~80 MB.
@@ -52,7 +52,7 @@ impl ConsistentHashing {
     ) -> &'a CachedRing {
         let stamp = state.topology_stamp();
         if cache.as_ref().map(|c| c.stamp) != Some(stamp) {
-            let mut nodes: Vec<&crate::address::Address> = state
+            let mut nodes: Vec<&crate::model::Address> = state
                 .regions()
                 .filter(|r| !eligible_only || r.is_eligible())
                 .map(|r| state.node_of(r))

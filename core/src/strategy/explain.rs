@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::allocation::{AllocationState, Region};
+use crate::model::{AllocationState, Region};
 
 /// How many ranked candidates an explanation lists; enough to see why the winner won.
 pub const MAX_CANDIDATES: usize = 10;

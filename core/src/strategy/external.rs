@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{note, Allocation, AllocationStrategy, Explanation, InProgress, Skip};
-use crate::address::Address;
-use crate::allocation::{AllocationState, ShardId};
+use crate::model::Address;
+use crate::model::{AllocationState, ShardId};
 use crate::Result;
 
 /// What a location source answers.

@@ -21,11 +21,11 @@ use super::least_shard::{by_age, round_start};
 use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
-use crate::allocation::{AllocationState, Region, RegionId, ShardId};
-use crate::load::{
+use crate::model::{
     check_budget, utilisation, Amount, CapVec, ClassEntry, ClassIndex, ClassKey, LoadVec, Ordered,
     ShardMap, ShardRule,
 };
+use crate::model::{AllocationState, Region, RegionId, ShardId};
 use crate::{Error, Result};
 
 /// Tolerance above the fluid optimum before a region gives shards away.
@@ -172,7 +172,7 @@ impl<'a> View<'a> {
 /// A region that may take the shard, and its utilisation if it does.
 struct Fit<'a> {
     region: &'a Region,
-    class: (bool, &'a crate::version::Version),
+    class: (bool, &'a crate::model::Version),
     after: f64,
     count: usize,
 }

@@ -4,9 +4,9 @@
 use std::cmp::Ordering;
 
 use super::{note, Allocation, AllocationStrategy, Explanation, InProgress, Skip};
-use crate::allocation::{AllocationState, RebalanceBlocker, Region, ShardId};
-use crate::javasort;
+use crate::jvm;
 use crate::jvm::compare_utf16;
+use crate::model::{AllocationState, RebalanceBlocker, Region, ShardId};
 use crate::{Error, Result};
 
 /// Behaviour of newer Akka releases; both off reproduces Pekko and Akka 2.6.
@@ -123,7 +123,7 @@ pub(crate) fn sorted_entries(
         .regions()
         .filter(|r| state.member_of(r).is_some() && (!eligible_only || r.is_eligible()))
         .collect();
-    javasort::sort_by(&mut v, |a, b| compare(state, akka, a, b)).ok()?;
+    jvm::sort_by(&mut v, |a, b| compare(state, akka, a, b)).ok()?;
     Some(v)
 }
 

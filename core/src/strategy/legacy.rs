@@ -7,8 +7,8 @@ use super::least_shard::{
     allocate_least, fold_min, good_time, sort_failed, sorted_entries, AkkaOptions,
 };
 use super::{note, Allocation, AllocationStrategy, Explanation, InProgress, Skip};
-use crate::allocation::{AllocationState, ShardId};
 use crate::jvm::compare_utf16;
+use crate::model::{AllocationState, ShardId};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone)]

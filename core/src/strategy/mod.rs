@@ -29,7 +29,7 @@ pub use least_load::{LeastLoad, DEFAULT_BAND};
 pub use least_shard::{AkkaOptions, LeastShard};
 pub use legacy::LeastShardLegacy;
 
-use crate::allocation::{AllocationState, RegionId, ShardId};
+use crate::model::{AllocationState, RegionId, ShardId};
 use crate::Result;
 
 /// Shards whose hand-off is under way (Pekko's `rebalanceInProgress` key set).

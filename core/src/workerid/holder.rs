@@ -8,7 +8,7 @@ use super::record::Identity;
 use super::registry::Registry;
 use super::reserver::{Reservation, ReserveConfig, ReserveError, Reserver, Step};
 use super::tenure::{LossReason, Tenure, TenureConfig, TenureStep};
-use crate::snowflake::{Clock, Layout, Next, Snowflake, SnowflakeError};
+use crate::workerid::snowflake::{Clock, Layout, Next, Snowflake, SnowflakeError};
 
 /// Runs `reserver` against `registry` until it reserves an id or gives up.
 pub fn reserve(

@@ -17,7 +17,7 @@ use jni::objects::{JClass, JObject, JObjectArray, JString};
 use jni::sys::{jint, jlong};
 use jni::JNIEnv;
 
-use shardline_core::allocation::ShardId;
+use shardline_core::model::ShardId;
 use shardline_core::strategy::{Allocation, InProgress};
 
 use crate::boundary::{entry, Failure, Result};

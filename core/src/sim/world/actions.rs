@@ -1,13 +1,13 @@
 //! What scenarios and chaos do to the cluster: nodes join, leave, crash and flap;
 //! coordinators crash; the lease expires; clocks jump.
 
-use crate::address::Address;
-use crate::cluster::{Member, MemberStatus};
-use crate::coordinator::Input;
+use crate::coordinator::CoordinatorInput;
+use crate::model::Address;
+use crate::model::Version;
+use crate::model::{Member, MemberStatus};
 use crate::protocol::{Endpoint, Message};
 use crate::region::RegionInput;
 use crate::replay::{CoordinatorStep, RegionStep};
-use crate::version::Version;
 
 use super::super::clock::Proc;
 use super::{node_address, Event, NodeSlot, NodeState, World};
@@ -48,7 +48,7 @@ impl World {
         n.member = Some(m.clone());
         let inc = n.incarnation;
         self.clocks.reset(Proc::Node(i));
-        self.member_event(Input::Member(m));
+        self.member_event(CoordinatorInput::Member(m));
         let at = self.now + self.rng.range(200, 800);
         self.agenda.push(
             at,
@@ -59,7 +59,7 @@ impl World {
         );
     }
 
-    pub(super) fn member_event(&mut self, input: Input) {
+    pub(super) fn member_event(&mut self, input: CoordinatorInput) {
         self.membership_gen += 1;
         for k in 0..self.coords.len() {
             if self.coords[k].driver.is_some() {
@@ -74,7 +74,7 @@ impl World {
         };
         m.status = status;
         let m = m.clone();
-        self.member_event(Input::Member(m));
+        self.member_event(CoordinatorInput::Member(m));
     }
 
     /// Marks a disruption: convergence is measured from the last one.
@@ -210,7 +210,7 @@ impl World {
         self.nodes[node].member = None;
         self.nodes[node].unreachable = false;
         let address = self.nodes[node].address.clone();
-        self.member_event(Input::MemberRemoved { address });
+        self.member_event(CoordinatorInput::MemberRemoved { address });
         let old = self.nodes[node].region.take();
         let terminated: Option<String> = match old {
             Some(id) => {

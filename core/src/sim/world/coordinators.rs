@@ -1,9 +1,11 @@
 //! The coordinators' host: each runs in a driver over the shared store and lease (see
 //! `hosts`), and the checks that tie a coordinator to what the store holds.
 
-use crate::allocation::AllocationState;
-use crate::coordinator::{Coordinator, Input, Notice, PersistentState, Snapshot};
-use crate::driver::CoordinatorDriver;
+use crate::coordinator::{
+    Coordinator, CoordinatorInput, CoordinatorNotice, PersistentState, Snapshot,
+};
+use crate::host::CoordinatorDriver;
+use crate::model::AllocationState;
 use crate::replay::{CoordinatorStep, MachineKind};
 use crate::strategy::{Allocation, BoundedLoadHashing, InProgress, LeastShard, StrategyConfig};
 use crate::Result;
@@ -139,11 +141,11 @@ impl World {
         self.coords[k].driver = Some(driver);
         for (m, unreachable) in self.members() {
             let address = m.address.as_str().to_owned();
-            self.coordinator_do(k, CoordinatorStep::Input(Input::Member(m)));
+            self.coordinator_do(k, CoordinatorStep::Input(CoordinatorInput::Member(m)));
             if unreachable {
                 self.coordinator_do(
                     k,
-                    CoordinatorStep::Input(Input::Reachability {
+                    CoordinatorStep::Input(CoordinatorInput::Reachability {
                         address,
                         reachable: false,
                     }),
@@ -240,10 +242,10 @@ impl World {
         }
     }
 
-    pub(super) fn coordinator_notice(&mut self, k: usize, n: Notice) {
+    pub(super) fn coordinator_notice(&mut self, k: usize, n: CoordinatorNotice) {
         self.trace(&format!("c{k}"), &n);
         match n {
-            Notice::Active { .. } => {
+            CoordinatorNotice::Active { .. } => {
                 self.coordinator_stats.takeovers += 1;
                 self.coords[k].check_restore = true;
                 let incarnation = self.coords[k].incarnation;
@@ -253,8 +255,8 @@ impl World {
                 let at = self.now + self.rng.range(10, 300);
                 self.agenda.push(at, Event::CoordinatorChanged);
             }
-            Notice::SteppedDown { .. } => self.coordinator_stats.step_downs += 1,
-            Notice::HandOffStarted { rebalance, .. } => {
+            CoordinatorNotice::SteppedDown { .. } => self.coordinator_stats.step_downs += 1,
+            CoordinatorNotice::HandOffStarted { rebalance, .. } => {
                 self.handoffs.started += 1;
                 self.last_change = self.now;
                 if rebalance {
@@ -272,12 +274,13 @@ impl World {
                     );
                 }
             }
-            Notice::HandOffCompleted { .. } => {
+            CoordinatorNotice::HandOffCompleted { .. } => {
                 self.handoffs.completed += 1;
                 self.last_change = self.now;
             }
-            Notice::HandOffTimedOut { .. } => self.handoffs.timed_out += 1,
-            Notice::RegisterRefused { .. } | Notice::AllocationFailed { .. } => {}
+            CoordinatorNotice::HandOffTimedOut { .. } => self.handoffs.timed_out += 1,
+            CoordinatorNotice::RegisterRefused { .. }
+            | CoordinatorNotice::AllocationFailed { .. } => {}
         }
     }
 
@@ -324,7 +327,7 @@ impl World {
         for region in dead {
             self.coordinator_do(
                 k,
-                CoordinatorStep::Input(Input::RegionTerminated { region }),
+                CoordinatorStep::Input(CoordinatorInput::RegionTerminated { region }),
             );
         }
     }

@@ -8,22 +8,26 @@
 //! else as [`Effect`]s, in the order they happened; the world carries those out right after
 //! the call returns, before anything else happens in the simulation.
 //!
-//! [`CoordinatorDriver`]: crate::driver::CoordinatorDriver
-//! [`RegionDriver`]: crate::driver::RegionDriver
+//! [`CoordinatorDriver`]: crate::host::CoordinatorDriver
+//! [`RegionDriver`]: crate::host::RegionDriver
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::coordinator::{Coordinator, Input, Notice, Output, Record, Snapshot};
-use crate::driver::{
+use crate::coordinator::LeaseGrant;
+use crate::coordinator::StoredState;
+use crate::coordinator::{
+    Coordinator, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, Record, Snapshot,
+};
+use crate::host::{
     Clock, CoordinatorDriver, CoordinatorObserver, EntityHost, RegionDriver, RegionObserver,
     Transport,
 };
-use crate::lease::{InMemoryLease, Lease, LeaseGrant};
+use crate::host::{InMemoryLease, Lease};
+use crate::host::{InMemoryStore, Store, WriteOutcome};
 use crate::protocol::{EntityId, Envelope, FencingToken, Payload, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput};
 use crate::replay::{CoordinatorStep, Recorder, RegionStep};
-use crate::store::{InMemoryStore, Store, StoredState, WriteOutcome};
 use crate::{Error, Result};
 
 use super::World;
@@ -50,7 +54,7 @@ pub(super) enum Effect {
     InjectedRenewFailure,
     CoordinatorNotice {
         k: usize,
-        notice: Notice,
+        notice: CoordinatorNotice,
     },
     /// The coordinator itself refused a call: always a bug.
     CoordinatorError {
@@ -323,12 +327,12 @@ impl CoordinatorObserver for CoordinatorWatch {
         }
     }
 
-    fn output(&mut self, output: &Output) {
+    fn output(&mut self, output: &CoordinatorOutput) {
         let mut host = self.shared.lock();
         if let Some(r) = host.recorder.as_mut() {
             r.output(&self.name, output);
         }
-        if let Output::Notice(n) = output {
+        if let CoordinatorOutput::Notice(n) = output {
             host.effects.push(Effect::CoordinatorNotice {
                 k: self.k,
                 notice: n.clone(),
@@ -366,13 +370,17 @@ pub(super) fn drive_coordinator(d: &mut CoordinatorDriver, step: CoordinatorStep
     match step {
         CoordinatorStep::Start => d.start(),
         CoordinatorStep::Timeout => d.poll().map(drop),
-        CoordinatorStep::Input(Input::Receive(env)) => d.receive(env),
-        CoordinatorStep::Input(Input::Member(m)) => d.member(m),
-        CoordinatorStep::Input(Input::MemberRemoved { address }) => d.member_removed(&address),
-        CoordinatorStep::Input(Input::Reachability { address, reachable }) => {
+        CoordinatorStep::Input(CoordinatorInput::Receive(env)) => d.receive(env),
+        CoordinatorStep::Input(CoordinatorInput::Member(m)) => d.member(m),
+        CoordinatorStep::Input(CoordinatorInput::MemberRemoved { address }) => {
+            d.member_removed(&address)
+        }
+        CoordinatorStep::Input(CoordinatorInput::Reachability { address, reachable }) => {
             d.reachability(&address, reachable)
         }
-        CoordinatorStep::Input(Input::RegionTerminated { region }) => d.region_terminated(&region),
+        CoordinatorStep::Input(CoordinatorInput::RegionTerminated { region }) => {
+            d.region_terminated(&region)
+        }
         CoordinatorStep::Input(other) => Err(Error::invalid_argument(format!(
             "the driver feeds {other:?} itself"
         ))),

@@ -21,19 +21,19 @@ mod wire;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::address::Address;
-use crate::cluster::{Member, MemberStatus};
-use crate::coordinator::{Coordinator, CoordinatorConfig, Input, PersistentState};
-use crate::driver::{CoordinatorDriver, RegionDriver};
-use crate::hashing::entity::pekko_shard_id;
-use crate::lease::InMemoryLease;
+use crate::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput, PersistentState};
+use crate::hashing::pekko_shard_id;
+use crate::host::InMemoryLease;
+use crate::host::InMemoryStore;
+use crate::host::{CoordinatorDriver, RegionDriver};
+use crate::model::Address;
+use crate::model::Version;
+use crate::model::{Member, MemberStatus};
 use crate::protocol::{Envelope, ShardId};
 use crate::region::ExtractorDoc;
 use crate::region::{Region, RegionConfig, RegionInput};
 use crate::replay::{Header, Recorder, RegionStep};
-use crate::store::InMemoryStore;
 use crate::strategy::StrategyConfig;
-use crate::version::Version;
 use crate::Result;
 
 use super::checker::{Checker, RegionKey};
@@ -585,7 +585,7 @@ impl World {
                 if self.nodes[node].member.is_some() {
                     self.nodes[node].unreachable = !reachable;
                     let address = self.nodes[node].address.clone();
-                    self.member_event(Input::Reachability { address, reachable });
+                    self.member_event(CoordinatorInput::Reachability { address, reachable });
                 }
             }
             Event::Removed { node, incarnation } => self.removed(node, incarnation),

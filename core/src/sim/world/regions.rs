@@ -1,8 +1,8 @@
 //! The regions' host: entity deliveries, shard stops that take time, undeliverable
 //! messages sent back for another try, death watch, and the traffic itself.
 
-use crate::coordinator::Input;
-use crate::driver::RegionDriver;
+use crate::coordinator::CoordinatorInput;
+use crate::host::RegionDriver;
 use crate::protocol::ShardId;
 use crate::region::{Region, RegionInput, ShardExtractor};
 use crate::replay::{CoordinatorStep, MachineKind, RegionStep};
@@ -297,7 +297,7 @@ impl World {
             let region = region.to_owned();
             self.coordinator_do(
                 k,
-                CoordinatorStep::Input(Input::RegionTerminated { region }),
+                CoordinatorStep::Input(CoordinatorInput::RegionTerminated { region }),
             );
         }
     }

@@ -1,7 +1,7 @@
 //! Sending and delivering: coordinator-addressed messages reach every live candidate,
 //! entity messages ride their per-pair channel, and traces show what touched a shard.
 
-use crate::coordinator::Input;
+use crate::coordinator::CoordinatorInput;
 use crate::protocol::{Endpoint, Envelope, Message};
 use crate::region::RegionInput;
 use crate::replay::{CoordinatorStep, RegionStep};
@@ -127,7 +127,7 @@ impl World {
         match to {
             Dest::Coordinator { k, incarnation } => {
                 if self.coords[k].incarnation == incarnation && self.coords[k].driver.is_some() {
-                    self.coordinator_do(k, CoordinatorStep::Input(Input::Receive(env)));
+                    self.coordinator_do(k, CoordinatorStep::Input(CoordinatorInput::Receive(env)));
                 }
             }
             Dest::Region(id) => {

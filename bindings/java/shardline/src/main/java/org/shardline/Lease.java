@@ -4,7 +4,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * The coordinator lease, as a driver uses it (see core/src/lease.rs for the full contract).
+ * The coordinator lease, as a driver uses it (see core/src/host/lease.rs for the full contract).
  * {@link InMemoryLease} is the embedded implementation.
  */
 public interface Lease {

@@ -8,18 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
-use crate::coordinator::state::{Record, Snapshot};
+use crate::coordinator::{Record, Snapshot, StoredState};
 use crate::protocol::FencingToken;
 use crate::{Error, Result};
-
-/// What a coordinator restores from: the latest snapshot, then the events after it.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct StoredState {
-    pub snapshot: Option<Snapshot>,
-    pub events: Vec<Record>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -146,7 +137,7 @@ impl Store for InMemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::state::Event;
+    use crate::coordinator::Event;
 
     fn rec(seq: u64) -> Record {
         Record {

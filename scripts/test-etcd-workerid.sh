@@ -21,7 +21,7 @@ trap cleanup EXIT
 if [ -n "${SHARDLINE_ETCD_ENDPOINTS:-}" ]; then
   endpoint=$SHARDLINE_ETCD_ENDPOINTS
 else
-  command -v etcd >/dev/null || { echo "no etcd on PATH: run tests/etcd.sh" >&2; exit 1; }
+  command -v etcd >/dev/null || { echo "no etcd on PATH: run scripts/test-etcd.sh" >&2; exit 1; }
   etcd_start
   endpoint=$ETCD_ENDPOINT
 fi

@@ -5,7 +5,7 @@
 //! draining flag. A shard may require tags or be pinned to one region. A region's
 //! utilisation is the maximum over dimensions of its summed load over its capacity.
 //!
-//! [`AllocationState`](crate::allocation::AllocationState) keeps all of this beside the shard
+//! [`AllocationState`](crate::model::AllocationState) keeps all of this beside the shard
 //! map and re-sums a region's load as shards come and go, so a host that learns new loads
 //! (reported by regions, or measured) updates them in place and the next decision sees them.
 
@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::allocation::RegionId;
-use crate::version::{Version, VersionKey};
+use crate::model::RegionId;
+use crate::model::{Version, VersionKey};
 use crate::{Error, Result};
 
 /// A load, capacity or budget as given: one number for every dimension, or a number per

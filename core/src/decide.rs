@@ -6,15 +6,15 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::address::Address;
-use crate::allocation::{AllocationState, ShardId};
-use crate::cluster::{ClusterView, Member, MemberStatus};
 use crate::jvm::compare_utf16;
-use crate::load::{Amount, ShardRule};
+use crate::model::Address;
+use crate::model::Version;
+use crate::model::{AllocationState, ShardId};
+use crate::model::{Amount, ShardRule};
+use crate::model::{ClusterView, Member, MemberStatus};
 use crate::strategy::{
     AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
 };
-use crate::version::Version;
 use crate::{Error, ErrorKind, Result};
 
 #[derive(Debug, Deserialize)]

@@ -2,8 +2,8 @@
 # Randomized differential test: shardline's allocation strategies against the REAL reference
 # implementations, on random cases shardline has never seen.
 #
-#   tests/differential.sh [--seed N] [--count N]
-#   SHARDLINE=/path/to/shardline tests/differential.sh ...   (test that binary; skip cargo build)
+#   scripts/differential/run.sh [--seed N] [--count N]
+#   SHARDLINE=/path/to/shardline scripts/differential/run.sh ...   (test that binary; skip cargo build)
 #
 # - Apache Pekko (JVM): scripts/differential/pekko generates --count random cases from the seed,
 #   runs Pekko's own LeastShardAllocationStrategy (new and legacy) and its ConsistentHash ring,
@@ -16,7 +16,7 @@
 # The last line is `differential: N passed, M failed`; the exit status is 1 on any mismatch.
 # Needs: cargo, Java 17+, Maven, python3 (and node/npm for actor-ts). Same seed, same cases.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 seed=""
 count=500
@@ -36,7 +36,7 @@ fi
 case "$seed" in (*[!0-9-]*|'') echo "--seed must be an integer" >&2; exit 2 ;; esac
 
 start=$(date +%s)
-echo "differential: seed $seed (reproduce with: tests/differential.sh --seed $seed --count $count)"
+echo "differential: seed $seed (reproduce with: scripts/differential/run.sh --seed $seed --count $count)"
 work="/tmp/shardline-differential-$seed"
 rm -rf "$work"
 mkdir -p "$work"

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::address::Address;
-use crate::version::Version;
+use crate::model::Address;
+use crate::model::Version;
 use crate::{Error, Result};
 
 /// Pekko `MemberStatus` (Removed members are simply absent).

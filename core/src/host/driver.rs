@@ -16,13 +16,15 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::cluster::Member;
-use crate::coordinator::{Coordinator, Input, LeaseRequest, Notice, Output};
-use crate::lease::Lease;
+use crate::coordinator::{
+    Coordinator, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, LeaseRequest,
+};
+use crate::host::Lease;
+use crate::host::{Store, WriteOutcome};
+use crate::model::Member;
 use crate::protocol::{EntityId, Envelope, Payload, RegionId, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, Rejected};
 use crate::replay::{CoordinatorStep, RegionStep};
-use crate::store::{Store, WriteOutcome};
 use crate::Result;
 
 /// Carries envelopes to their [`Envelope::to`]. Delivery may be lossy and reordered; the
@@ -96,7 +98,7 @@ pub trait CoordinatorObserver: Send {
         coordinator: &Coordinator,
         result: &Result<()>,
     );
-    fn output(&mut self, output: &Output);
+    fn output(&mut self, output: &CoordinatorOutput);
 }
 
 /// Watches a [`RegionDriver`] the way [`CoordinatorObserver`] watches a coordinator's.
@@ -117,7 +119,7 @@ pub struct CoordinatorDriver {
     clock: Box<dyn Clock>,
     lease: Box<dyn Lease>,
     store: Box<dyn Store>,
-    notices: Vec<Notice>,
+    notices: Vec<CoordinatorNotice>,
     observer: Option<Box<dyn CoordinatorObserver>>,
 }
 
@@ -150,7 +152,7 @@ impl CoordinatorDriver {
     }
 
     /// Notices since the last call.
-    pub fn take_notices(&mut self) -> Vec<Notice> {
+    pub fn take_notices(&mut self) -> Vec<CoordinatorNotice> {
         std::mem::take(&mut self.notices)
     }
 
@@ -163,28 +165,28 @@ impl CoordinatorDriver {
     }
 
     pub fn receive(&mut self, envelope: Envelope) -> Result<()> {
-        self.input(Input::Receive(envelope))
+        self.input(CoordinatorInput::Receive(envelope))
     }
 
     pub fn member(&mut self, member: Member) -> Result<()> {
-        self.input(Input::Member(member))
+        self.input(CoordinatorInput::Member(member))
     }
 
     pub fn member_removed(&mut self, address: &str) -> Result<()> {
-        self.input(Input::MemberRemoved {
+        self.input(CoordinatorInput::MemberRemoved {
             address: address.to_owned(),
         })
     }
 
     pub fn reachability(&mut self, address: &str, reachable: bool) -> Result<()> {
-        self.input(Input::Reachability {
+        self.input(CoordinatorInput::Reachability {
             address: address.to_owned(),
             reachable,
         })
     }
 
     pub fn region_terminated(&mut self, region: &str) -> Result<()> {
-        self.input(Input::RegionTerminated {
+        self.input(CoordinatorInput::RegionTerminated {
             region: region.to_owned(),
         })
     }
@@ -193,17 +195,17 @@ impl CoordinatorDriver {
     /// repeats are ignored).
     pub fn lease_lost(&mut self) -> Result<()> {
         match self.coordinator.token() {
-            Some(token) => self.input(Input::LeaseLost { token }),
+            Some(token) => self.input(CoordinatorInput::LeaseLost { token }),
             None => Ok(()),
         }
     }
 
     pub fn preparing_for_shutdown(&mut self) -> Result<()> {
-        self.input(Input::PreparingForShutdown)
+        self.input(CoordinatorInput::PreparingForShutdown)
     }
 
     pub fn stop(&mut self) -> Result<()> {
-        self.input(Input::Stop)
+        self.input(CoordinatorInput::Stop)
     }
 
     /// Runs every timer that is due; returns when to call again.
@@ -220,7 +222,7 @@ impl CoordinatorDriver {
         self.coordinator.next_deadline()
     }
 
-    fn input(&mut self, input: Input) -> Result<()> {
+    fn input(&mut self, input: CoordinatorInput) -> Result<()> {
         let now = self.clock.now_ms();
         let r = self.call(now, CoordinatorStep::Input(input));
         let ran = self.run();
@@ -238,7 +240,7 @@ impl CoordinatorDriver {
         r
     }
 
-    fn take_output(&mut self) -> Option<Output> {
+    fn take_output(&mut self) -> Option<CoordinatorOutput> {
         let o = self.coordinator.poll_output()?;
         if let Some(observer) = self.observer.as_mut() {
             observer.output(&o);
@@ -253,56 +255,58 @@ impl CoordinatorDriver {
         while let Some(o) = self.take_output() {
             let now = self.clock.now_ms();
             let feed = match o {
-                Output::Send(env) => {
+                CoordinatorOutput::Send(env) => {
                     keep_first(&mut first, self.transport.send(env));
                     None
                 }
-                Output::Persist { token, record } => {
+                CoordinatorOutput::Persist { token, record } => {
                     Self::write_failure(self.store.append(token, &record), &mut first)
                 }
-                Output::SaveSnapshot { token, snapshot } => {
+                CoordinatorOutput::SaveSnapshot { token, snapshot } => {
                     Self::write_failure(self.store.save_snapshot(token, &snapshot), &mut first)
                 }
-                Output::LoadState { token } => Some(match self.store.load(token) {
-                    Ok(Some(s)) => Input::StateLoaded(s),
-                    Ok(None) => Input::StateLoadFailed { fenced: true },
+                CoordinatorOutput::LoadState { token } => Some(match self.store.load(token) {
+                    Ok(Some(s)) => CoordinatorInput::StateLoaded(s),
+                    Ok(None) => CoordinatorInput::StateLoadFailed { fenced: true },
                     Err(e) => {
                         first.get_or_insert(e);
-                        Input::StateLoadFailed { fenced: false }
+                        CoordinatorInput::StateLoadFailed { fenced: false }
                     }
                 }),
-                Output::Lease(LeaseRequest::Acquire) => Some(match self.lease.acquire(now) {
-                    Ok(Some(g)) => Input::LeaseGranted(g),
-                    Ok(None) => Input::LeaseDenied,
-                    Err(e) => {
-                        first.get_or_insert(e);
-                        Input::LeaseDenied
-                    }
-                }),
-                Output::Lease(LeaseRequest::Renew { token }) => {
-                    Some(match self.lease.renew(token, now) {
-                        Ok(Some(valid_until_ms)) => Input::LeaseRenewed {
-                            token,
-                            valid_until_ms,
-                        },
-                        Ok(None) => Input::LeaseLost { token },
+                CoordinatorOutput::Lease(LeaseRequest::Acquire) => {
+                    Some(match self.lease.acquire(now) {
+                        Ok(Some(g)) => CoordinatorInput::LeaseGranted(g),
+                        Ok(None) => CoordinatorInput::LeaseDenied,
                         Err(e) => {
                             first.get_or_insert(e);
-                            Input::LeaseRenewFailed { token }
+                            CoordinatorInput::LeaseDenied
                         }
                     })
                 }
-                Output::Lease(LeaseRequest::Release { token }) => {
+                CoordinatorOutput::Lease(LeaseRequest::Renew { token }) => {
+                    Some(match self.lease.renew(token, now) {
+                        Ok(Some(valid_until_ms)) => CoordinatorInput::LeaseRenewed {
+                            token,
+                            valid_until_ms,
+                        },
+                        Ok(None) => CoordinatorInput::LeaseLost { token },
+                        Err(e) => {
+                            first.get_or_insert(e);
+                            CoordinatorInput::LeaseRenewFailed { token }
+                        }
+                    })
+                }
+                CoordinatorOutput::Lease(LeaseRequest::Release { token }) => {
                     keep_first(&mut first, self.lease.release(token));
                     None
                 }
-                Output::Notice(n) => {
+                CoordinatorOutput::Notice(n) => {
                     self.notices.push(n);
                     None
                 }
             };
             if let Some(input) = feed {
-                if matches!(input, Input::StoreFailed { .. }) {
+                if matches!(input, CoordinatorInput::StoreFailed { .. }) {
                     while self.take_output().is_some() {}
                 }
                 keep_first(&mut first, self.call(now, CoordinatorStep::Input(input)));
@@ -314,13 +318,13 @@ impl CoordinatorDriver {
     fn write_failure(
         outcome: Result<WriteOutcome>,
         first: &mut Option<crate::Error>,
-    ) -> Option<Input> {
+    ) -> Option<CoordinatorInput> {
         match outcome {
             Ok(WriteOutcome::Written) => None,
-            Ok(WriteOutcome::Fenced { .. }) => Some(Input::StoreFailed { fenced: true }),
+            Ok(WriteOutcome::Fenced { .. }) => Some(CoordinatorInput::StoreFailed { fenced: true }),
             Err(e) => {
                 first.get_or_insert(e);
-                Some(Input::StoreFailed { fenced: false })
+                Some(CoordinatorInput::StoreFailed { fenced: false })
             }
         }
     }
@@ -557,12 +561,12 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::address::Address;
     use crate::coordinator::CoordinatorConfig;
-    use crate::lease::InMemoryLease;
+    use crate::host::InMemoryLease;
+    use crate::host::InMemoryStore;
+    use crate::model::Address;
     use crate::protocol::Endpoint;
     use crate::region::{RegionConfig, ShardExtractor};
-    use crate::store::InMemoryStore;
     use crate::strategy::StrategyConfig;
     use crate::Error;
 
@@ -730,7 +734,7 @@ mod tests {
         assert!(c1
             .take_notices()
             .iter()
-            .any(|n| matches!(n, Notice::SteppedDown { .. })));
+            .any(|n| matches!(n, CoordinatorNotice::SteppedDown { .. })));
         let t = c2.next_deadline().unwrap();
         clock.set(t);
         c2.poll().unwrap();

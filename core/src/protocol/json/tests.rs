@@ -1,8 +1,15 @@
 use serde_json::json;
 
 use super::*;
-use crate::coordinator::{LeaseRequest, Notice, Output};
-use crate::protocol::{Command, Directive, Endpoint, Message, ShardHome, Stamp};
+use crate::coordinator::json::{InputKind, COORDINATOR_KINDS};
+use crate::coordinator::{
+    CoordinatorInput, CoordinatorNotice, CoordinatorOutput, LeaseGrant, LeaseRequest, StoredState,
+};
+use crate::protocol::{
+    Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
+};
+use crate::region::json::{RegionKind, REGION_KINDS};
+use crate::region::RegionInput;
 use crate::region::RegionOutput;
 
 fn envelope(shard: &str) -> Envelope {
@@ -15,8 +22,8 @@ fn envelope(shard: &str) -> Envelope {
     }
 }
 
-fn input(text: &str) -> Result<Input> {
-    coordinator_input(text, "input")
+fn input(text: &str) -> Result<CoordinatorInput> {
+    CoordinatorInput::from_json(text, "input")
 }
 
 fn error(text: &str) -> String {
@@ -45,45 +52,49 @@ fn every_coordinator_input_round_trips() {
     member.data_center = "dc2".into();
     member.up_number = 4;
     let all = vec![
-        Input::Receive(envelope("7")),
-        Input::Member(member),
-        Input::MemberRemoved {
+        CoordinatorInput::Receive(envelope("7")),
+        CoordinatorInput::Member(member),
+        CoordinatorInput::MemberRemoved {
             address: "pekko://sys@h1:2552".into(),
         },
-        Input::Reachability {
+        CoordinatorInput::Reachability {
             address: "pekko://sys@h1:2552".into(),
             reachable: false,
         },
-        Input::RegionTerminated {
+        CoordinatorInput::RegionTerminated {
             region: "r1".into(),
         },
-        Input::LeaseGranted(LeaseGrant {
+        CoordinatorInput::LeaseGranted(LeaseGrant {
             token: FencingToken(1),
             valid_until_ms: u64::MAX,
         }),
-        Input::LeaseDenied,
-        Input::LeaseRenewed {
+        CoordinatorInput::LeaseDenied,
+        CoordinatorInput::LeaseRenewed {
             token: FencingToken(2),
             valid_until_ms: 9,
         },
-        Input::LeaseRenewFailed {
+        CoordinatorInput::LeaseRenewFailed {
             token: FencingToken(3),
         },
-        Input::LeaseLost {
+        CoordinatorInput::LeaseLost {
             token: FencingToken(4),
         },
-        Input::StateLoaded(StoredState::default()),
-        Input::StateLoadFailed { fenced: true },
-        Input::StoreFailed { fenced: false },
-        Input::PreparingForShutdown,
-        Input::Stop,
+        CoordinatorInput::StateLoaded(StoredState::default()),
+        CoordinatorInput::StateLoadFailed { fenced: true },
+        CoordinatorInput::StoreFailed { fenced: false },
+        CoordinatorInput::PreparingForShutdown,
+        CoordinatorInput::Stop,
     ];
     assert_eq!(all.len(), COORDINATOR_KINDS.len());
     for i in all {
         let text = to_string(&i).unwrap();
         assert_eq!(input(&text).unwrap(), i, "{text}");
         let value: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(from_value::<Input>(&value, "input").unwrap(), i, "{text}");
+        assert_eq!(
+            from_value::<CoordinatorInput>(&value, "input").unwrap(),
+            i,
+            "{text}"
+        );
     }
 }
 
@@ -105,7 +116,7 @@ fn every_region_input_round_trips() {
     assert_eq!(all.len(), REGION_KINDS.len());
     for i in all {
         let text = to_string(&i).unwrap();
-        assert_eq!(region_input(&text, "input").unwrap(), i, "{text}");
+        assert_eq!(RegionInput::from_json(&text, "input").unwrap(), i, "{text}");
     }
 }
 
@@ -113,7 +124,7 @@ fn every_region_input_round_trips() {
 fn documented_shapes() {
     // The shapes the Node typings declare, field order free.
     assert_eq!(
-        to_string(&Input::LeaseGranted(LeaseGrant {
+        to_string(&CoordinatorInput::LeaseGranted(LeaseGrant {
             token: FencingToken(1),
             valid_until_ms: 5
         }))
@@ -122,7 +133,7 @@ fn documented_shapes() {
     );
     assert_eq!(
         input(r#"{"validUntilMs":5,"token":1,"type":"leaseRenewed"}"#).unwrap(),
-        Input::LeaseRenewed {
+        CoordinatorInput::LeaseRenewed {
             token: FencingToken(1),
             valid_until_ms: 5
         }
@@ -133,11 +144,11 @@ fn documented_shapes() {
                 "message":{"command":{"type":"getShardHome","shard":"7"}}}}"#
         )
         .unwrap(),
-        Input::Receive(envelope("7"))
+        CoordinatorInput::Receive(envelope("7"))
     );
     assert_eq!(
         input(r#"{"type":"stateLoaded","state":{"snapshot":null,"events":[]}}"#).unwrap(),
-        Input::StateLoaded(StoredState::default())
+        CoordinatorInput::StateLoaded(StoredState::default())
     );
     assert_eq!(
         from_str::<RegionInput>(r#"{"type":"gracefulShutdown"}"#, "input").unwrap(),
@@ -147,7 +158,7 @@ fn documented_shapes() {
 
 #[test]
 fn members_take_defaults_and_canonical_addresses() {
-    let Input::Member(m) =
+    let CoordinatorInput::Member(m) =
         input(r#"{"type":"member","member":{"address":"pekko://sys@h:02552"}}"#).unwrap()
     else {
         panic!("not a member input")
@@ -156,7 +167,7 @@ fn members_take_defaults_and_canonical_addresses() {
         m,
         Member::new(Address::parse("pekko://sys@h:2552").unwrap())
     );
-    let Input::Member(m) = input(
+    let CoordinatorInput::Member(m) = input(
         r#"{"type":"member","member":{"address":"pekko://sys@h:1","status":"Joining",
             "appVersion":"2.0.0","dataCenter":"east","upNumber":-3}}"#,
     )
@@ -169,7 +180,7 @@ fn members_take_defaults_and_canonical_addresses() {
     assert_eq!(m.up_number, -3);
     assert_eq!(
         input(r#"{"type":"memberRemoved","address":"pekko://sys@h:02552"}"#).unwrap(),
-        Input::MemberRemoved {
+        CoordinatorInput::MemberRemoved {
             address: "pekko://sys@h:2552".into()
         }
     );
@@ -230,12 +241,12 @@ fn errors_name_the_field() {
 #[test]
 fn values_fail_like_text() {
     let v = json!({"type": "leaseLost", "token": -1});
-    let e = coordinator_input_value(&v, "input").unwrap_err();
+    let e = CoordinatorInput::from_json_value(&v, "input").unwrap_err();
     assert!(e.message().starts_with("input.token: invalid value"), "{e}");
-    let e = coordinator_input_value(&json!([1]), "input").unwrap_err();
+    let e = CoordinatorInput::from_json_value(&json!([1]), "input").unwrap_err();
     assert_eq!(e.message(), "input: expected an object, got an array");
     let v = json!({"type": "entityPassivated", "shard": "1"});
-    let e = region_input_value(&v, "input").unwrap_err();
+    let e = RegionInput::from_json_value(&v, "input").unwrap_err();
     assert_eq!(
         e.message(),
         "input: type \"entityPassivated\" needs field `entity`"
@@ -249,7 +260,7 @@ fn values_fail_like_text() {
 
 #[test]
 fn outputs_nest_their_inner_values() {
-    let send = Output::Send(Envelope {
+    let send = CoordinatorOutput::Send(Envelope {
         from: Endpoint::Coordinator,
         to: Endpoint::Region("r1".into()),
         message: Message::Directive(Directive::ShardHome(ShardHome {
@@ -265,16 +276,19 @@ fn outputs_nest_their_inner_values() {
     );
     let outs = vec![
         send,
-        Output::Lease(LeaseRequest::Acquire),
-        Output::LoadState {
+        CoordinatorOutput::Lease(LeaseRequest::Acquire),
+        CoordinatorOutput::LoadState {
             token: FencingToken(2),
         },
-        Output::Notice(Notice::Active {
+        CoordinatorOutput::Notice(CoordinatorNotice::Active {
             token: FencingToken(2),
         }),
     ];
     let text = to_string(&outs).unwrap();
-    assert_eq!(from_str::<Vec<Output>>(&text, "outputs").unwrap(), outs);
+    assert_eq!(
+        from_str::<Vec<CoordinatorOutput>>(&text, "outputs").unwrap(),
+        outs
+    );
     let region = vec![
         RegionOutput::Send(envelope("1")),
         RegionOutput::Deliver {

@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod json;
+
 /// Region identifiers name one incarnation of a region (a restarted process should pick a new
 /// id, e.g. with a uid suffix, just as a Pekko `ActorRef` carries a uid).
 pub type RegionId = String;
@@ -216,7 +218,7 @@ pub struct Forward {
     pub shard: ShardId,
     pub entity: EntityId,
     #[serde(with = "payload")]
-    #[cfg_attr(feature = "schema", schemars(with = "crate::schema::Payload"))]
+    #[cfg_attr(feature = "schema", schemars(with = "payload::Schema"))]
     pub payload: Payload,
 }
 
@@ -230,6 +232,27 @@ pub mod payload {
     use serde::de::{Error, Visitor};
     use serde::{Deserializer, Serializer};
     use std::fmt;
+
+    /// The schema of a payload: an entity message's bytes. JSON text carries them as standard
+    /// padded base64; a binding hands them to its host as the language's bytes type (Buffer,
+    /// bytes, byte[]), recognised by this definition rather than by the name of a key.
+    #[cfg(feature = "schema")]
+    pub struct Schema;
+
+    #[cfg(feature = "schema")]
+    impl schemars::JsonSchema for Schema {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Payload".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({
+                "type": "string",
+                "contentEncoding": "base64",
+                "description": "Message bytes: standard padded base64 in JSON text, the language's bytes type in a binding."
+            })
+        }
+    }
 
     /// A payload as the text JSON carries (what a host's bytes become in a JSON document).
     pub fn to_text(bytes: &[u8]) -> String {
@@ -355,43 +378,37 @@ mod tests {
 /// Serde adapters for a tagged enum carried by a newtype variant of another tagged enum:
 /// both use the key `type`, so the inner value is nested under its own key instead of being
 /// flattened into the outer object (which would write `type` twice).
-pub(crate) mod nested {
-    macro_rules! field {
-        ($module:ident, $key:literal, $ty:ty) => {
-            pub(crate) mod $module {
-                use serde::{Deserialize, Deserializer, Serialize, Serializer};
+macro_rules! nested_field {
+    ($module:ident, $key:literal, $ty:ty) => {
+        pub(crate) mod $module {
+            use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-                #[derive(Serialize)]
-                struct Out<'a> {
-                    #[serde(rename = $key)]
-                    value: &'a $ty,
-                }
-
-                // The schema of the nested form, inlined into the variant that carries it.
-                #[derive(Deserialize)]
-                #[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(inline))]
-                pub(crate) struct In {
-                    #[serde(rename = $key)]
-                    value: $ty,
-                }
-
-                pub(crate) fn serialize<S: Serializer>(
-                    value: &$ty,
-                    s: S,
-                ) -> Result<S::Ok, S::Error> {
-                    Out { value }.serialize(s)
-                }
-
-                pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-                    d: D,
-                ) -> Result<$ty, D::Error> {
-                    Ok(In::deserialize(d)?.value)
-                }
+            #[derive(Serialize)]
+            struct Out<'a> {
+                #[serde(rename = $key)]
+                value: &'a $ty,
             }
-        };
-    }
-    field!(envelope, "envelope", crate::protocol::Envelope);
-    field!(lease_request, "request", crate::coordinator::LeaseRequest);
-    field!(coordinator_notice, "notice", crate::coordinator::Notice);
-    field!(region_notice, "notice", crate::region::RegionNotice);
+
+            // The schema of the nested form, inlined into the variant that carries it.
+            #[derive(Deserialize)]
+            #[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(inline))]
+            pub(crate) struct In {
+                #[serde(rename = $key)]
+                value: $ty,
+            }
+
+            pub(crate) fn serialize<S: Serializer>(value: &$ty, s: S) -> Result<S::Ok, S::Error> {
+                Out { value }.serialize(s)
+            }
+
+            pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                Ok(In::deserialize(d)?.value)
+            }
+        }
+    };
+}
+pub(crate) use nested_field;
+
+pub(crate) mod nested {
+    super::nested_field!(envelope, "envelope", crate::protocol::Envelope);
 }

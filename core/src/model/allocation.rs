@@ -9,14 +9,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::address::{ActorTsKey, Address};
-use crate::cluster::{ClusterView, Member, MemberStatus};
-use crate::javasort::{self, ContractViolation};
-use crate::load::{
+use crate::jvm::{self, ContractViolation};
+use crate::model::{ActorTsKey, Address};
+use crate::model::{
     Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
     RegionProfile, ShardMap, ShardRule,
 };
-use crate::version::{OrderlyVersions, Version, VersionKey};
+use crate::model::{ClusterView, Member, MemberStatus};
+use crate::model::{OrderlyVersions, Version, VersionKey};
 use crate::{Error, Result};
 
 pub type ShardId = Arc<str>;
@@ -81,7 +81,7 @@ impl Region {
     pub fn candidate_position(&self) -> u64 {
         self.candidate_pos
     }
-    /// Capacity, tags, shard cap and draining flag (see [`crate::load`]).
+    /// Capacity, tags, shard cap and draining flag (see `model/load.rs`).
     pub fn profile(&self) -> &RegionProfile {
         &self.profile
     }
@@ -626,7 +626,7 @@ impl AllocationState {
             return Ok(set.iter().map(|k| self.region_at(k.pos)).collect());
         }
         let mut v: Vec<&Region> = self.ranked_regions_in_map_order(eligible_only).collect();
-        javasort::sort_by(&mut v, |a, b| self.pekko_compare(a, b))?;
+        jvm::sort_by(&mut v, |a, b| self.pekko_compare(a, b))?;
         Ok(v)
     }
 

@@ -12,4 +12,4 @@ etcd_start
 export SHARDLINE_ETCD_ENDPOINTS=$ETCD_ENDPOINT
 
 cargo test -p shardline-etcd
-bash tests/etcd-workerid.sh
+bash scripts/test-etcd-workerid.sh

@@ -1,0 +1,22 @@
+//! What placement reasons about: node addresses, cluster members and their versions, shard
+//! loads, and the allocation state the strategies read. Plain values, no behaviour over time.
+
+mod address;
+mod allocation;
+mod cluster;
+mod key;
+mod load;
+mod timers;
+mod version;
+
+pub use address::{ActorTsKey, Address};
+pub use allocation::{AllocationState, RebalanceBlocker, Region, RegionId, ShardId};
+pub use cluster::{ClusterView, Member, MemberStatus};
+pub(crate) use key::IdKey;
+pub use load::{
+    check_budget, utilisation, Amount, CapVec, Dimensions, LoadVec, Ordered, RegionProfile,
+    ShardRule,
+};
+pub(crate) use load::{ClassEntry, ClassIndex, ClassKey, LoadBook, ShardMap};
+pub(crate) use timers::Timers;
+pub use version::{OrderlyVersions, Version, VersionKey};
