@@ -60,7 +60,7 @@ if want core; then
     stamp "core: criterion benches"
     for bench in strategies coordinator overhead snowflake sim; do
         log="$run/core-$bench.log"
-        cargo bench -p shardline-core --bench "$bench" -- "${criterion[@]}" >"$log" 2>&1 ||
+        cargo bench -p shardline-core --features sim --bench "$bench" -- "${criterion[@]}" >"$log" 2>&1 ||
             { cat "$log"; echo "bench.sh: cargo bench --bench $bench failed" >&2; exit 1; }
         grep -B1 -E '^ +time:' "$log" | grep -v -E '^--$' || true
     done

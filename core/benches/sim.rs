@@ -4,7 +4,8 @@
 //! simulator processes: a message delivery, a timer, a scenario action; the count of a run is
 //! fixed by its seed and comes from a run made before timing).
 //!
-//! Ids: `sim/<scenario>/N6_S60`.
+//! Ids: `sim/<scenario>/N6_S60`. The simulator is behind the `sim` feature:
+//! `cargo bench -p shardline-core --features sim --bench sim`.
 
 use std::hint::black_box;
 use std::time::Duration;

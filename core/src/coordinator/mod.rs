@@ -1,11 +1,12 @@
 //! The shard coordinator as a sans-IO state machine (Pekko `ShardCoordinator`, §2 of the
 //! research notes), gated by a fenced lease.
 //!
-//! The host feeds [`CoordinatorInput`]s with its monotonic `now`, calls [`Coordinator::on_timeout`] at
-//! [`Coordinator::next_deadline`], and carries out the [`CoordinatorOutput`]s **in order**: a `Persist`
-//! or `SaveSnapshot` must be durable before any later output is carried out, and if it fails
-//! the host drops the rest of the queue and reports [`CoordinatorInput::StoreFailed`]. That is how "state
-//! changes become visible only after they are stored" holds without the machine waiting.
+//! The host feeds [`CoordinatorInput`]s with its monotonic `now`, calls
+//! [`Coordinator::on_timeout`] at [`Coordinator::next_deadline`], and carries out the
+//! [`CoordinatorOutput`]s **in order**: a `Persist` or `SaveSnapshot` must be durable before
+//! any later output is carried out, and if it fails the host drops the rest of the queue and
+//! reports [`CoordinatorInput::StoreFailed`]. That is how "state changes become visible only
+//! after they are stored" holds without the machine waiting.
 //!
 //! Differences from Pekko, all deliberate:
 //! * every directive carries the lease's fencing token and the shard's version ([`Stamp`]);

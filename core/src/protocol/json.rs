@@ -9,10 +9,10 @@
 //!
 //! Each machine's input form lives beside its type (`coordinator/json.rs`, `region/json.rs`);
 //! this module has what they share: reading with field paths in errors, members, and the
-//! field checks. Inputs are read in one pass into a flat document (every field any variant has) and then
-//! checked against the variant named by `type`. That keeps the `type` key free to appear
-//! anywhere, keeps field paths in errors (an internally tagged derive would buffer the object
-//! and lose them), and rejects fields that belong to another variant.
+//! field checks. Inputs are read in one pass into a flat document (every field any variant
+//! has) and then checked against the variant named by `type`. That keeps the `type` key free
+//! to appear anywhere, keeps field paths in errors (an internally tagged derive would buffer
+//! the object and lose them), and rejects fields that belong to another variant.
 
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize};

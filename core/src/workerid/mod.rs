@@ -9,7 +9,7 @@
 //! * [`Reserver`]: sans-IO reservation (lowest free id, conflict handling, jittered backoff,
 //!   ambiguity resolution, exhaustion).
 //! * [`Tenure`]: sans-IO holding (keep-alive, local deadline, timestamp budget, release).
-//! * [`WorkerIdHolder`]: the two driven against a registry and a [`crate::workerid::snowflake::Clock`].
+//! * [`WorkerIdHolder`]: the two driven against a registry and a [`snowflake::Clock`].
 
 mod holder;
 mod memory;
