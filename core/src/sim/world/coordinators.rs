@@ -277,7 +277,10 @@ impl World {
                 self.last_change = self.now;
             }
             Notice::HandOffTimedOut { .. } => self.handoffs.timed_out += 1,
-            Notice::RegisterRefused { .. } | Notice::AllocationFailed { .. } => {}
+            Notice::RegisterRefused { .. }
+            | Notice::AllocationFailed { .. }
+            | Notice::Allocated { .. }
+            | Notice::RebalanceRound { .. } => {}
         }
     }
 
