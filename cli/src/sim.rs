@@ -75,6 +75,10 @@ pub struct Args {
     /// `shardline replay`, see tests/traces/README.md).
     #[arg(long, value_name = "FILE")]
     record: Option<std::path::PathBuf>,
+    /// Write every notice of every coordinator and region to FILE as JSON lines, with each
+    /// allocation and rebalance round explained (the coordinators' `decisionEvents`).
+    #[arg(long, value_name = "FILE")]
+    events: Option<std::path::PathBuf>,
 }
 
 /// The command line that made a trace, without the binary and `--record FILE`: running
@@ -314,19 +318,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     let config = config(&args)?;
-    let report = match &args.record {
-        None => sim::run(&config),
-        Some(path) => sim::run_recorded(&config, recorded_by()).and_then(|(report, trace)| {
-            std::fs::write(path, trace).map_err(|e| {
-                shardline_core::Error::invalid_argument(format!(
-                    "--record: {}: {e}",
-                    path.display()
-                ))
-            })?;
-            Ok(report)
-        }),
+    let observe = sim::Observe {
+        record: args.record.as_ref().map(|_| recorded_by()),
+        events: args.events.is_some(),
+    };
+    let observed =
+        sim::run_observed(&config, observe).map_err(|e| (EXIT_INVALID_INPUT, e.to_string()))?;
+    for (flag, path, text) in [
+        ("--record", &args.record, &observed.trace),
+        ("--events", &args.events, &observed.events),
+    ] {
+        if let (Some(path), Some(text)) = (path, text) {
+            std::fs::write(path, text)
+                .map_err(|e| invalid(flag, format!("{}: {e}", path.display())))?;
+        }
     }
-    .map_err(|e| (EXIT_INVALID_INPUT, e.to_string()))?;
+    let report = observed.report;
     if let Some(path) = &args.svg {
         std::fs::write(path, sim::svg::render(&report))
             .map_err(|e| invalid("--svg", format!("{}: {e}", path.display())))?;

@@ -25,6 +25,7 @@ mod error;
 pub mod hashing;
 pub mod host;
 pub mod jvm;
+pub mod metrics;
 pub mod model;
 pub mod protocol;
 pub mod region;

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["jvm"],
     &["hashing"],
-    &["model"],
+    &["model", "metrics"],
     &["strategy", "protocol", "workerid"],
     &["coordinator", "region", "decide"],
     &["replay"],

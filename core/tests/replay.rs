@@ -172,13 +172,43 @@ fn recording_leaves_the_run_as_it_was() {
         config.rate = 2.0;
         config.steady_rounds = 2;
         config.strategy = StrategyConfig::from_json(&json!({ "kind": kind })).unwrap();
-        let (report, trace) = sim::run_recorded(&config, json!(["test"])).unwrap();
-        assert_eq!(
-            serde_json::to_string(&report).unwrap(),
-            report_json(&config)
-        );
-        let r = replay(&trace).unwrap();
-        assert_eq!(r.mismatches, 0, "{scenario:?}: {:?}", r.first);
-        assert!(r.steps > 100);
+        // Recording, and logging events with every decision explained, observe the run
+        // without changing it; a trace with explained decisions replays identically too.
+        for events in [false, true] {
+            let observed = sim::run_observed(
+                &config,
+                sim::Observe {
+                    record: Some(json!(["test"])),
+                    events,
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                serde_json::to_string(&observed.report).unwrap(),
+                report_json(&config)
+            );
+            let r = replay(&observed.trace.unwrap()).unwrap();
+            assert_eq!(r.mismatches, 0, "{scenario:?}: {:?}", r.first);
+            assert!(r.steps > 100);
+            assert_eq!(observed.events.is_some(), events);
+            if let Some(log) = observed.events {
+                let kinds: std::collections::BTreeSet<String> = log
+                    .lines()
+                    .map(|l| {
+                        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                        v["event"]["type"].as_str().unwrap().to_owned()
+                    })
+                    .collect();
+                for k in ["active", "allocated", "rebalanceRound"] {
+                    assert!(kinds.contains(k), "{scenario:?}: no {k} event in {kinds:?}");
+                }
+                let explained = log
+                    .lines()
+                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                    .find(|v| v["event"]["type"] == "allocated")
+                    .unwrap();
+                assert_eq!(explained["event"]["explanation"]["op"], "allocate");
+            }
+        }
     }
 }

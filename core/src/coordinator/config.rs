@@ -48,6 +48,11 @@ pub struct CoordinatorConfig {
     pub shard_homes_batch: usize,
     pub shard_homes_max_batches: usize,
     pub rebalance_enabled: bool,
+    /// Emit a notice for every allocation and every rebalance round, with the strategy's
+    /// explanation (candidates ranked, limits hit, why a round moved nothing). Off by default:
+    /// explaining costs time on the allocation path.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub decision_events: bool,
 }
 
 impl Default for CoordinatorConfig {
@@ -66,6 +71,7 @@ impl Default for CoordinatorConfig {
             shard_homes_batch: 500,
             shard_homes_max_batches: 10,
             rebalance_enabled: true,
+            decision_events: false,
         }
     }
 }

@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::Metric;
 use crate::model::Address;
 use crate::model::AllocationState;
 use crate::model::Timers;
@@ -37,7 +38,7 @@ use crate::protocol::{
     Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId, ShardHome,
     ShardId, Stamp,
 };
-use crate::strategy::{Allocation, AllocationStrategy, InProgress};
+use crate::strategy::{Allocation, AllocationStrategy, Explanation, InProgress};
 use crate::{Error, Result};
 
 pub use config::{CoordinatorConfig, HandOffTimeoutPolicy};
@@ -178,6 +179,21 @@ pub enum CoordinatorNotice {
         shard: ShardId,
         reason: String,
     },
+    /// A shard got a home: its first, or a new one after a hand-off. With `decisionEvents`.
+    Allocated {
+        shard: ShardId,
+        region: RegionId,
+        /// The region that asked; absent when the coordinator allocated on its own.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        requester: Option<RegionId>,
+        explanation: Explanation,
+    },
+    /// One rebalance round: the shards it hands off (none when it skipped) and why. With
+    /// `decisionEvents`.
+    RebalanceRound {
+        shards: Vec<ShardId>,
+        explanation: Explanation,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +251,19 @@ pub struct Coordinator {
     timers: Timers<Timer>,
     out: VecDeque<CoordinatorOutput>,
     now: u64,
+    counters: Counters,
+}
+
+/// Totals since creation, for [`Coordinator::metrics`]; never read by decisions.
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    allocations: u64,
+    allocation_failures: u64,
+    rebalance_rounds: u64,
+    rebalance_moves: u64,
+    handoffs_started: u64,
+    handoffs_completed: u64,
+    handoffs_timed_out: u64,
 }
 
 impl std::fmt::Debug for Coordinator {
@@ -279,6 +308,7 @@ impl Coordinator {
             timers: Timers::default(),
             out: VecDeque::new(),
             now: 0,
+            counters: Counters::default(),
         })
     }
 
@@ -313,6 +343,78 @@ impl Coordinator {
     }
     pub fn is_alive(&self, region: &str) -> bool {
         self.alive.contains(region)
+    }
+
+    /// What a host exports: state now (gauges) and totals since creation (counters). Shards
+    /// per region come from the persistent state, so a standby reports what it last loaded.
+    pub fn metrics(&self) -> Vec<Metric> {
+        let c = &self.counters;
+        let mut m = vec![
+            Metric::gauge(
+                "shardline.coordinator.active",
+                u64::from(self.is_active()),
+                "1 while this coordinator holds the lease and decides",
+            ),
+            Metric::gauge(
+                "shardline.coordinator.fencing_token",
+                self.token().map_or(0, |t| t.0),
+                "the fencing token of the lease held (0: none)",
+            ),
+            Metric::gauge(
+                "shardline.coordinator.regions",
+                self.state.regions().count() as u64,
+                "registered regions",
+            ),
+            Metric::gauge(
+                "shardline.coordinator.handoffs.in_progress",
+                self.handoffs.len() as u64,
+                "hand-offs started and not yet finished",
+            ),
+            Metric::counter(
+                "shardline.coordinator.handoffs.started",
+                c.handoffs_started,
+                "hand-offs started",
+            ),
+            Metric::counter(
+                "shardline.coordinator.handoffs.completed",
+                c.handoffs_completed,
+                "hand-offs whose shard stopped at its old home",
+            ),
+            Metric::counter(
+                "shardline.coordinator.handoffs.timed_out",
+                c.handoffs_timed_out,
+                "hand-offs that hit handoffTimeoutMs",
+            ),
+            Metric::counter(
+                "shardline.coordinator.allocations",
+                c.allocations,
+                "shards given a home",
+            ),
+            Metric::counter(
+                "shardline.coordinator.allocation_failures",
+                c.allocation_failures,
+                "allocations or rebalance rounds the strategy failed",
+            ),
+            Metric::counter(
+                "shardline.coordinator.rebalance.rounds",
+                c.rebalance_rounds,
+                "rebalance rounds run",
+            ),
+            Metric::counter(
+                "shardline.coordinator.rebalance.moves",
+                c.rebalance_moves,
+                "hand-offs rebalance rounds started",
+            ),
+        ];
+        m.extend(self.state.regions().map(|(region, _, shards)| {
+            Metric::gauge(
+                "shardline.coordinator.shards",
+                shards.len() as u64,
+                "shards allocated to a region",
+            )
+            .with("shardline.region", region)
+        }));
+        m
     }
 
     // ---- driving ------------------------------------------------------------------------
@@ -920,28 +1022,27 @@ impl Coordinator {
         if self.alloc.regions().all(|r| !r.is_eligible()) {
             return Ok(());
         }
-        let decision = self.strategy.allocate(&self.alloc, requester, shard, None);
+        let mut explanation = self.config.decision_events.then(Explanation::default);
+        let decision = self
+            .strategy
+            .allocate(&self.alloc, requester, shard, explanation.as_mut());
         let chosen = match decision {
             Ok(Allocation::Region(r)) => r,
             Ok(Allocation::Pending) => return Ok(()),
             Err(e) => {
-                self.out.push_back(CoordinatorOutput::Notice(
-                    CoordinatorNotice::AllocationFailed {
-                        shard: shard.to_owned(),
-                        reason: e.to_string(),
-                    },
-                ));
+                self.allocation_failed(CoordinatorNotice::AllocationFailed {
+                    shard: shard.to_owned(),
+                    reason: e.to_string(),
+                });
                 return Ok(());
             }
         };
         // Pekko re-checks the answer: only registered regions not shutting down or terminating.
         if !self.alloc.region(&chosen).is_some_and(|r| r.is_eligible()) {
-            self.out.push_back(CoordinatorOutput::Notice(
-                CoordinatorNotice::AllocationFailed {
-                    shard: shard.to_owned(),
-                    reason: format!("the strategy chose {chosen}, which cannot take shards"),
-                },
-            ));
+            self.allocation_failed(CoordinatorNotice::AllocationFailed {
+                shard: shard.to_owned(),
+                reason: format!("the strategy chose {chosen}, which cannot take shards"),
+            });
             return Ok(());
         }
         let version = self.state.version(shard) + 1;
@@ -951,10 +1052,25 @@ impl Coordinator {
             version,
         })?;
         self.host_shard(shard, &chosen);
+        self.counters.allocations += 1;
+        if let Some(explanation) = explanation {
+            self.out
+                .push_back(CoordinatorOutput::Notice(CoordinatorNotice::Allocated {
+                    shard: shard.to_owned(),
+                    region: chosen.to_string(),
+                    requester: requester.map(str::to_owned),
+                    explanation,
+                }));
+        }
         if let Some(r) = requester {
             self.send_home(r, shard, chosen.to_string());
         }
         Ok(())
+    }
+
+    fn allocation_failed(&mut self, notice: CoordinatorNotice) {
+        self.counters.allocation_failures += 1;
+        self.out.push_back(CoordinatorOutput::Notice(notice));
     }
 
     fn allocate_remembered(&mut self) -> Result<()> {
@@ -1008,23 +1124,35 @@ impl Coordinator {
             .keys()
             .map(|s| Arc::from(s.as_str()))
             .collect();
-        let shards = match self.strategy.rebalance(&self.alloc, &in_progress, None) {
+        let mut explanation = self.config.decision_events.then(Explanation::default);
+        let shards = match self
+            .strategy
+            .rebalance(&self.alloc, &in_progress, explanation.as_mut())
+        {
             Ok(s) => s,
             Err(e) => {
-                self.out.push_back(CoordinatorOutput::Notice(
-                    CoordinatorNotice::AllocationFailed {
-                        shard: String::new(),
-                        reason: format!("rebalance: {e}"),
-                    },
-                ));
+                self.allocation_failed(CoordinatorNotice::AllocationFailed {
+                    shard: String::new(),
+                    reason: format!("rebalance: {e}"),
+                });
                 return Ok(());
             }
         };
+        self.counters.rebalance_rounds += 1;
+        if let Some(explanation) = explanation {
+            self.out.push_back(CoordinatorOutput::Notice(
+                CoordinatorNotice::RebalanceRound {
+                    shards: shards.iter().map(|s| s.to_string()).collect(),
+                    explanation,
+                },
+            ));
+        }
         for s in shards {
             if self.handoffs.contains_key(&*s) {
                 continue;
             }
             if let Some(from) = self.state.home_of(&s).cloned() {
+                self.counters.rebalance_moves += 1;
                 self.start_handoff(&s, &from, true)?;
             }
         }
@@ -1051,6 +1179,7 @@ impl Coordinator {
         for t in &targets {
             self.send(t, h.begin());
         }
+        self.counters.handoffs_started += 1;
         self.out.push_back(CoordinatorOutput::Notice(
             CoordinatorNotice::HandOffStarted {
                 shard: shard.to_owned(),
@@ -1095,6 +1224,7 @@ impl Coordinator {
         let Some(h) = self.end_handoff(shard) else {
             return Ok(());
         };
+        self.counters.handoffs_completed += 1;
         self.out.push_back(CoordinatorOutput::Notice(
             CoordinatorNotice::HandOffCompleted {
                 shard: shard.to_owned(),
@@ -1123,6 +1253,7 @@ impl Coordinator {
             return Ok(());
         };
         let policy = self.config.handoff_timeout_policy;
+        self.counters.handoffs_timed_out += 1;
         self.out.push_back(CoordinatorOutput::Notice(
             CoordinatorNotice::HandOffTimedOut {
                 shard: shard.to_owned(),

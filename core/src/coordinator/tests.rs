@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::host::{InMemoryStore, Store, WriteOutcome};
+use crate::metrics::MetricKind;
 use crate::model::Member;
 use crate::protocol::ShardVersion;
 use crate::strategy::StrategyConfig;
@@ -1459,4 +1460,119 @@ fn snapshots_are_emitted_every_n_events() {
     let snap = h.store.contents().snapshot.unwrap();
     assert_eq!(snap.seq, 2);
     assert_eq!(h.store.contents().events.len(), 1);
+}
+
+// ---- decision events and metrics ------------------------------------------------------------
+
+fn metric(c: &Coordinator, name: &str, region: Option<&str>) -> u64 {
+    c.metrics()
+        .into_iter()
+        .find(|m| m.name == name && m.attributes.iter().map(|(_, v)| v.as_str()).next() == region)
+        .unwrap_or_else(|| panic!("no metric {name} {region:?}"))
+        .value
+}
+
+#[test]
+fn decision_events_explain_each_allocation_and_rebalance_round_only_when_asked() {
+    let quiet = {
+        let mut h = H::active(CoordinatorConfig::default());
+        h.two_regions_with_shards_on_a(4);
+        h.advance(10_000);
+        notices(&h.take())
+    };
+    assert!(
+        !quiet.iter().any(|n| matches!(
+            n,
+            CoordinatorNotice::Allocated { .. } | CoordinatorNotice::RebalanceRound { .. }
+        )),
+        "{quiet:?}"
+    );
+
+    let mut h = H::active(CoordinatorConfig {
+        decision_events: true,
+        ..CoordinatorConfig::default()
+    });
+    h.register("a", 1);
+    h.ask("a", "0");
+    let allocated: Vec<CoordinatorNotice> = notices(&h.take())
+        .into_iter()
+        .filter(|n| matches!(n, CoordinatorNotice::Allocated { .. }))
+        .collect();
+    match allocated.as_slice() {
+        [CoordinatorNotice::Allocated {
+            shard,
+            region,
+            requester,
+            explanation,
+        }] => {
+            assert_eq!((shard.as_str(), region.as_str()), ("0", "a"));
+            assert_eq!(requester.as_deref(), Some("a"));
+            assert_eq!(explanation.op, "allocate");
+            assert_eq!(explanation.candidates[0].region, "a", "{explanation:?}");
+        }
+        other => panic!("one Allocated notice expected, got {other:?}"),
+    }
+
+    let mut h = H::active(CoordinatorConfig {
+        decision_events: true,
+        ..CoordinatorConfig::default()
+    });
+    h.two_regions_with_shards_on_a(4);
+    h.advance(10_000);
+    let rounds: Vec<CoordinatorNotice> = notices(&h.take())
+        .into_iter()
+        .filter(|n| matches!(n, CoordinatorNotice::RebalanceRound { .. }))
+        .collect();
+    match rounds.as_slice() {
+        [CoordinatorNotice::RebalanceRound {
+            shards,
+            explanation,
+        }] => {
+            assert_eq!(shards.len(), 1, "4 shards on a, 0 on b: one moves");
+            assert_eq!(explanation.op, "rebalance");
+            assert!(!explanation.summary.is_empty());
+        }
+        other => panic!("one RebalanceRound notice expected, got {other:?}"),
+    }
+    // The notice round-trips through its JSON form (hosts and traces carry it as JSON).
+    let json = serde_json::to_value(&rounds[0]).unwrap();
+    assert_eq!(
+        serde_json::from_value::<CoordinatorNotice>(json).unwrap(),
+        rounds[0]
+    );
+}
+
+#[test]
+fn metrics_count_what_the_coordinator_did_and_show_shards_per_region() {
+    let mut h = H::active(CoordinatorConfig::default());
+    assert_eq!(metric(&h.c, "shardline.coordinator.active", None), 1);
+    assert_eq!(metric(&h.c, "shardline.coordinator.fencing_token", None), 7);
+    h.two_regions_with_shards_on_a(4);
+    assert_eq!(metric(&h.c, "shardline.coordinator.allocations", None), 4);
+    assert_eq!(metric(&h.c, "shardline.coordinator.shards", Some("a")), 4);
+    assert_eq!(metric(&h.c, "shardline.coordinator.shards", Some("b")), 0);
+    assert_eq!(metric(&h.c, "shardline.coordinator.regions", None), 2);
+    h.advance(10_000);
+    assert_eq!(
+        metric(&h.c, "shardline.coordinator.rebalance.rounds", None),
+        1
+    );
+    assert_eq!(
+        metric(&h.c, "shardline.coordinator.rebalance.moves", None),
+        1
+    );
+    assert_eq!(
+        metric(&h.c, "shardline.coordinator.handoffs.started", None),
+        1
+    );
+    assert_eq!(
+        metric(&h.c, "shardline.coordinator.handoffs.in_progress", None),
+        1
+    );
+    assert_eq!(
+        metric(&h.c, "shardline.coordinator.handoffs.completed", None),
+        0
+    );
+    let kinds: Vec<MetricKind> = h.c.metrics().iter().map(|m| m.kind).collect();
+    assert!(kinds.contains(&MetricKind::Counter) && kinds.contains(&MetricKind::Gauge));
 }

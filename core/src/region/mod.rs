@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::Metric;
 use crate::model::IdKey;
 use crate::model::Timers;
 use crate::protocol::{
@@ -273,6 +274,17 @@ pub struct Region {
     timers: Timers<Timer>,
     out: VecDeque<RegionOutput>,
     now: u64,
+    counters: Counters,
+}
+
+/// Totals since creation, for [`Region::metrics`]; never read by routing.
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    delivered: u64,
+    forwarded: u64,
+    rejected_buffer_full: u64,
+    rejected_shut_down: u64,
+    directives_refused: u64,
 }
 
 impl fmt::Debug for Region {
@@ -320,10 +332,66 @@ impl Region {
             timers: Timers::default(),
             out: VecDeque::new(),
             now: 0,
+            counters: Counters::default(),
         })
     }
 
     // ---- queries ------------------------------------------------------------------------
+
+    /// What a host exports: state now (gauges) and totals since creation (counters).
+    pub fn metrics(&self) -> Vec<Metric> {
+        let c = &self.counters;
+        let region = |m: Metric| m.with("shardline.region", &self.id);
+        vec![
+            region(Metric::gauge(
+                "shardline.region.registered",
+                u64::from(self.is_registered()),
+                "1 while the coordinator has acknowledged this region",
+            )),
+            region(Metric::gauge(
+                "shardline.region.shards",
+                self.local.len() as u64,
+                "shards hosted here",
+            )),
+            region(Metric::gauge(
+                "shardline.region.homes",
+                self.homes.len() as u64,
+                "remote shard homes known",
+            )),
+            region(Metric::gauge(
+                "shardline.region.buffered",
+                self.buffer.len() as u64,
+                "messages waiting for a shard home or a hand-off",
+            )),
+            region(Metric::counter(
+                "shardline.region.delivered",
+                c.delivered,
+                "messages delivered to local entities",
+            )),
+            region(Metric::counter(
+                "shardline.region.forwarded",
+                c.forwarded,
+                "messages sent on to the shard's home",
+            )),
+            region(Metric::counter(
+                "shardline.region.rejected",
+                c.rejected_buffer_full,
+                "messages refused",
+            ))
+            .with("shardline.reason", "buffer_full"),
+            region(Metric::counter(
+                "shardline.region.rejected",
+                c.rejected_shut_down,
+                "messages refused",
+            ))
+            .with("shardline.reason", "shut_down"),
+            region(Metric::counter(
+                "shardline.region.directives_refused",
+                c.directives_refused,
+                "directives older than one already seen, ignored (fencing)",
+            )),
+        ]
+    }
 
     pub fn id(&self) -> &str {
         &self.id
@@ -454,11 +522,17 @@ impl Region {
                 payload,
             },
         )
-        .map_err(|(reason, m)| Rejected {
-            reason,
-            shard: shard.to_owned(),
-            entity: m.entity,
-            payload: m.payload,
+        .map_err(|(reason, m)| {
+            match reason {
+                RejectReason::BufferFull { .. } => self.counters.rejected_buffer_full += 1,
+                RejectReason::ShutDown => self.counters.rejected_shut_down += 1,
+            }
+            Rejected {
+                reason,
+                shard: shard.to_owned(),
+                entity: m.entity,
+                payload: m.payload,
+            }
         })
     }
 
@@ -607,6 +681,7 @@ impl Region {
 
     /// `started`: the entity is new to the shard.
     fn deliver_local(&mut self, shard: &str, msg: Buffered, started: bool) {
+        self.counters.delivered += 1;
         if started && self.config.remember_entities {
             let entity = msg.entity.clone();
             self.tell_coordinator(Command::EntityStarted {
@@ -622,6 +697,7 @@ impl Region {
     }
 
     fn forward(&mut self, to: RegionId, shard: &str, msg: Buffered) {
+        self.counters.forwarded += 1;
         self.out.push_back(RegionOutput::Send(Envelope {
             from: Endpoint::Region(self.id.clone()),
             to: Endpoint::Region(to),
@@ -778,6 +854,7 @@ impl Region {
             Directive::BeginHandOff { .. } => "BeginHandOff",
             Directive::HandOff { .. } => "HandOff",
         };
+        self.counters.directives_refused += 1;
         self.out
             .push_back(RegionOutput::Notice(RegionNotice::DirectiveRefused {
                 directive: name.into(),
@@ -792,6 +869,7 @@ impl Region {
         if let Some(seen) = self.latest.get(shard) {
             if stamp < *seen {
                 let seen = *seen;
+                self.counters.directives_refused += 1;
                 self.out
                     .push_back(RegionOutput::Notice(RegionNotice::DirectiveRefused {
                         directive: name.into(),

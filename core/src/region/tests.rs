@@ -426,6 +426,27 @@ fn a_full_buffer_hands_the_message_back() {
     assert_eq!(err.payload, b"3");
     assert_eq!(err.entity, "s1:y");
     assert_eq!(err.reason, RejectReason::BufferFull { capacity: 2 });
+    let value = |name: &str, reason: Option<&str>| {
+        t.r.metrics()
+            .into_iter()
+            .find(|m| {
+                m.name == name
+                    && m.attributes
+                        .iter()
+                        .any(|(k, v)| k == "shardline.region" && v == "a")
+                    && m.attributes
+                        .iter()
+                        .find(|(k, _)| k == "shardline.reason")
+                        .map(|(_, v)| v.as_str())
+                        == reason
+            })
+            .unwrap_or_else(|| panic!("no metric {name}"))
+            .value
+    };
+    assert_eq!(value("shardline.region.buffered", None), 2);
+    assert_eq!(value("shardline.region.rejected", Some("buffer_full")), 1);
+    assert_eq!(value("shardline.region.rejected", Some("shut_down")), 0);
+    assert_eq!(value("shardline.region.registered", None), 1);
     let e: Error = err.into();
     assert!(e.message().contains("buffer is full"), "{e}");
     // A forwarded message cannot be handed back to its sender: the host gets it.

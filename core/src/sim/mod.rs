@@ -157,30 +157,45 @@ pub fn scenarios() -> Vec<(&'static str, &'static str)> {
 /// Runs one simulation. Errors are configuration errors only; everything the simulation
 /// finds is in the report.
 pub fn run(config: &SimConfig) -> Result<Report> {
-    Ok(run_world(config, None)?.0)
+    Ok(run_world(config, Observe::default())?.report)
 }
 
-/// Runs one simulation and records every call on a coordinator or region with its outputs
-/// (the trace `crate::replay` reads). `recorded_by` goes into the trace's header as it is.
-/// Recording does not change the run: the report is the one [`run`] gives.
-pub fn run_recorded(
-    config: &SimConfig,
-    recorded_by: serde_json::Value,
-) -> Result<(Report, String)> {
-    let (report, trace) = run_world(config, Some(recorded_by))?;
-    Ok((report, trace.unwrap_or_default()))
+/// What to keep of a run besides its report.
+#[derive(Debug, Clone, Default)]
+pub struct Observe {
+    /// Record every call on a coordinator or region with its outputs (the trace
+    /// `crate::replay` reads); the value goes into the trace's header as it is.
+    pub record: Option<serde_json::Value>,
+    /// Log every notice of every machine as JSON lines, with the coordinators'
+    /// `decisionEvents` on so that allocations and rebalance rounds carry their explanations.
+    pub events: bool,
 }
 
-fn run_world(
-    config: &SimConfig,
-    recorded_by: Option<serde_json::Value>,
-) -> Result<(Report, Option<String>)> {
+/// A run's report and what [`Observe`] asked for.
+#[derive(Debug)]
+pub struct Observed {
+    pub report: Report,
+    pub trace: Option<String>,
+    pub events: Option<String>,
+}
+
+/// Runs one simulation and keeps what `observe` asks for. Observing does not change the run:
+/// the report is the one [`run`] gives (explanations are computed beside the decisions, never
+/// instead of them).
+pub fn run_observed(config: &SimConfig, observe: Observe) -> Result<Observed> {
+    run_world(config, observe)
+}
+
+fn run_world(config: &SimConfig, observe: Observe) -> Result<Observed> {
     config.validate()?;
     let faults = config.faults.unwrap_or(config.scenario.default_faults());
     let nodes = config.nodes.unwrap_or(6);
     let shards = config.shards.unwrap_or(60);
     let wc = WorldConfig {
-        coordinator: config.coordinator.clone(),
+        coordinator: CoordinatorConfig {
+            decision_events: config.coordinator.decision_events || observe.events,
+            ..config.coordinator.clone()
+        },
         region: config.region.clone(),
         strategy: config.strategy.clone(),
         nodes,
@@ -202,7 +217,10 @@ fn run_world(
     };
     let strict = config.coordinator.handoff_timeout_policy == HandOffTimeoutPolicy::KeepOwner;
     let mut w = World::new(wc, strict)?;
-    if let Some(by) = recorded_by {
+    if observe.events {
+        w.log_events();
+    }
+    if let Some(by) = observe.record {
         w.record(by);
     }
     let interval = config.coordinator.rebalance_interval_ms;
@@ -271,6 +289,7 @@ fn run_world(
     w.run_until(300_000, 500, |w| w.pending_messages() == 0);
     w.final_checks();
     let trace = w.finish_recording();
+    let events = w.finish_events();
     let mut report = w.report(
         ReportHeader {
             scenario: config.scenario.name().to_owned(),
@@ -280,5 +299,9 @@ fn run_world(
     );
     report.rounds_to_converge = rounds;
     report.time_to_converge_ms = time;
-    Ok((report, trace))
+    Ok(Observed {
+        report,
+        trace,
+        events,
+    })
 }

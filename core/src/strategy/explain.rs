@@ -1,15 +1,16 @@
 //! Structured explanations of decisions: which candidates were ranked how, which limit
 //! applied, and why a rebalance was skipped.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{AllocationState, Region};
 
 /// How many ranked candidates an explanation lists; enough to see why the winner won.
 pub const MAX_CANDIDATES: usize = 10;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", default)]
 pub struct Explanation {
     pub strategy: String,
     pub op: String,
@@ -41,14 +42,15 @@ pub struct Explanation {
 }
 
 /// One planned move and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MoveNote {
     pub shard: String,
     pub from: String,
     pub to: String,
     /// `draining`, `off-pin`, `missing-tags`, `above-max-shards` (a broken rule) or `band`.
-    pub trigger: &'static str,
+    pub trigger: String,
     pub from_before: f64,
     pub from_after: f64,
     pub to_before: f64,
@@ -61,7 +63,8 @@ pub struct MoveNote {
 }
 
 /// A region that could not take a shard.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Rejection {
     pub shard: String,
@@ -69,7 +72,8 @@ pub struct Rejection {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Candidate {
     pub region: String,
@@ -99,7 +103,8 @@ impl Candidate {
 }
 
 /// Why a rebalance returned nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "reason", rename_all = "camelCase")]
 pub enum Skip {
     /// The new least-shard strategy waits for the previous round to finish.
@@ -140,6 +145,11 @@ pub enum Skip {
     /// larger of the two utilisations.
     Stable,
 }
+
+// Explanations travel in coordinator notices, which are compared for equality (replay).
+// Their numbers are utilisations and optima, finite by construction (capacities are > 0), so
+// equality is reflexive.
+impl Eq for Explanation {}
 
 impl Explanation {
     pub fn new(strategy: &str, op: &str) -> Explanation {

@@ -595,7 +595,7 @@ impl<'s> Round<'s> {
                 shard: shard.to_string(),
                 from: self.slots[from].region.id().to_string(),
                 to: self.slots[to].region.id().to_string(),
-                trigger,
+                trigger: trigger.to_owned(),
                 from_before: fb,
                 from_after: self.util(from),
                 to_before: tb,

@@ -5,6 +5,22 @@
 from typing import Literal, TypedDict, Union
 
 
+_CandidateRequired = TypedDict(
+    "_CandidateRequired",
+    {
+        "region": str,
+        "address": str,
+        "shards": int,
+    },
+)
+
+
+class Candidate(_CandidateRequired, total=False):
+    appVersion: Union[str, None]
+    status: Union[str, None]
+    utilisation: Union[float, None]
+
+
 # The lease's fencing token: strictly grows across holders of the coordinator lease.
 FencingToken = int
 
@@ -137,6 +153,7 @@ HandOffTimeoutPolicy = Union[
 CoordinatorConfig = TypedDict(
     "CoordinatorConfig",
     {
+        "decisionEvents": bool,
         "handoffResendIntervalMs": int,
         "handoffTimeoutMs": int,
         "handoffTimeoutPolicy": HandOffTimeoutPolicy,
@@ -622,6 +639,178 @@ CoordinatorInput = Union[
 ]
 
 
+# One planned move and why.
+_MoveNoteRequired = TypedDict(
+    "_MoveNoteRequired",
+    {
+        "shard": str,
+        "from": str,
+        "to": str,
+        "trigger": str,
+        "fromBefore": float,
+        "fromAfter": float,
+        "toBefore": float,
+        "toAfter": float,
+        "movesLeft": int,
+    },
+)
+
+
+class MoveNote(_MoveNoteRequired, total=False):
+    loadLeft: Union[float, None]
+
+
+# A region that could not take a shard.
+Rejection = TypedDict(
+    "Rejection",
+    {
+        "shard": str,
+        "region": str,
+        "reason": str,
+    },
+)
+
+
+# The new least-shard strategy waits for the previous round to finish.
+SkipShardsInProgress = TypedDict(
+    "SkipShardsInProgress",
+    {
+        "reason": Literal["shardsInProgress"],
+        "count": int,
+    },
+)
+
+# Legacy: as many hand-offs as allowed are running.
+SkipTooManyInProgress = TypedDict(
+    "SkipTooManyInProgress",
+    {
+        "reason": Literal["tooManyInProgress"],
+        "in_progress": int,
+        "max": int,
+    },
+)
+
+# Members run different app versions (a rolling upgrade).
+SkipMixedVersions = TypedDict(
+    "SkipMixedVersions",
+    {
+        "reason": Literal["mixedVersions"],
+        "versions": list[str],
+    },
+)
+
+# Members of the coordinator's data center are unreachable.
+SkipUnreachableMembers = TypedDict(
+    "SkipUnreachableMembers",
+    {
+        "reason": Literal["unreachableMembers"],
+        "members": list[str],
+    },
+)
+
+# Members of the coordinator's data center are joining.
+SkipJoiningMembers = TypedDict(
+    "SkipJoiningMembers",
+    {
+        "reason": Literal["joiningMembers"],
+        "members": list[str],
+    },
+)
+
+SkipNoRegions = TypedDict(
+    "SkipNoRegions",
+    {
+        "reason": Literal["noRegions"],
+    },
+)
+
+SkipNoShards = TypedDict(
+    "SkipNoShards",
+    {
+        "reason": Literal["noShards"],
+    },
+)
+
+# Every region is within the strategy's tolerance.
+SkipBalanced = TypedDict(
+    "SkipBalanced",
+    {
+        "reason": Literal["balanced"],
+    },
+)
+
+# The spread between most and least loaded is not above the threshold.
+SkipBelowThreshold = TypedDict(
+    "SkipBelowThreshold",
+    {
+        "reason": Literal["belowThreshold"],
+        "difference": int,
+        "threshold": int,
+    },
+)
+
+# The external location source did not answer.
+SkipLookupUnavailable = TypedDict(
+    "SkipLookupUnavailable",
+    {
+        "reason": Literal["lookupUnavailable"],
+    },
+)
+
+# Fewer than two candidates.
+SkipNotEnoughCandidates = TypedDict(
+    "SkipNotEnoughCandidates",
+    {
+        "reason": Literal["notEnoughCandidates"],
+    },
+)
+
+# least-load: above the band, but no single move off the busiest region lowers the
+# larger of the two utilisations.
+SkipStable = TypedDict(
+    "SkipStable",
+    {
+        "reason": Literal["stable"],
+    },
+)
+
+# Why a rebalance returned nothing.
+Skip = Union[
+    SkipShardsInProgress,
+    SkipTooManyInProgress,
+    SkipMixedVersions,
+    SkipUnreachableMembers,
+    SkipJoiningMembers,
+    SkipNoRegions,
+    SkipNoShards,
+    SkipBalanced,
+    SkipBelowThreshold,
+    SkipLookupUnavailable,
+    SkipNotEnoughCandidates,
+    SkipStable,
+]
+
+
+Explanation = TypedDict(
+    "Explanation",
+    {
+        "bandCeiling": Union[float, None],
+        "candidates": list[Candidate],
+        "fluidOptimum": Union[float, None],
+        "limit": Union[int, None],
+        "moves": list[MoveNote],
+        "op": str,
+        "optimal": Union[int, None],
+        "phase": Union[int, None],
+        "rejected": list[Rejection],
+        "skipped": Union[Skip, None],
+        "strategy": str,
+        "summary": str,
+    },
+    total=False,
+)
+
+
 CoordinatorNoticeActive = TypedDict(
     "CoordinatorNoticeActive",
     {
@@ -686,6 +875,32 @@ CoordinatorNoticeAllocationFailed = TypedDict(
     },
 )
 
+# A shard got a home: its first, or a new one after a hand-off. With `decisionEvents`.
+_CoordinatorNoticeAllocatedRequired = TypedDict(
+    "_CoordinatorNoticeAllocatedRequired",
+    {
+        "type": Literal["allocated"],
+        "shard": str,
+        "region": str,
+        "explanation": Explanation,
+    },
+)
+
+
+class CoordinatorNoticeAllocated(_CoordinatorNoticeAllocatedRequired, total=False):
+    requester: Union[str, None]
+
+# One rebalance round: the shards it hands off (none when it skipped) and why. With
+# `decisionEvents`.
+CoordinatorNoticeRebalanceRound = TypedDict(
+    "CoordinatorNoticeRebalanceRound",
+    {
+        "type": Literal["rebalanceRound"],
+        "shards": list[str],
+        "explanation": Explanation,
+    },
+)
+
 # Things worth logging or asserting on; carrying them out is optional.
 CoordinatorNotice = Union[
     CoordinatorNoticeActive,
@@ -695,6 +910,8 @@ CoordinatorNotice = Union[
     CoordinatorNoticeHandOffCompleted,
     CoordinatorNoticeHandOffTimedOut,
     CoordinatorNoticeAllocationFailed,
+    CoordinatorNoticeAllocated,
+    CoordinatorNoticeRebalanceRound,
 ]
 
 
@@ -764,7 +981,7 @@ CoordinatorOutputLease = TypedDict(
 )
 
 # Load the stored state with this token (fencing older writers), then feed
-# `Input::StateLoaded` or `Input::StateLoadFailed`.
+# `CoordinatorInput::StateLoaded` or `CoordinatorInput::StateLoadFailed`.
 CoordinatorOutputLoadState = TypedDict(
     "CoordinatorOutputLoadState",
     {
@@ -800,6 +1017,7 @@ CoordinatorPhase = Union[
 ]
 
 
+# A lease the coordinator was granted.
 LeaseGrant = TypedDict(
     "LeaseGrant",
     {
@@ -1023,6 +1241,7 @@ WriteOutcome = Union[
 
 
 __all__ = [
+    "Candidate",
     "Command",
     "CommandBeginHandOffAck",
     "CommandEntityPassivated",
@@ -1062,10 +1281,12 @@ __all__ = [
     "CoordinatorInputStoreFailed",
     "CoordinatorNotice",
     "CoordinatorNoticeActive",
+    "CoordinatorNoticeAllocated",
     "CoordinatorNoticeAllocationFailed",
     "CoordinatorNoticeHandOffCompleted",
     "CoordinatorNoticeHandOffStarted",
     "CoordinatorNoticeHandOffTimedOut",
+    "CoordinatorNoticeRebalanceRound",
     "CoordinatorNoticeRegisterRefused",
     "CoordinatorNoticeSteppedDown",
     "CoordinatorOutput",
@@ -1086,6 +1307,7 @@ __all__ = [
     "Endpoint",
     "EndpointRegion",
     "Envelope",
+    "Explanation",
     "FencingToken",
     "Forward",
     "HandOffTimeoutPolicy",
@@ -1100,6 +1322,7 @@ __all__ = [
     "MessageCommand",
     "MessageDirective",
     "MessageForward",
+    "MoveNote",
     "RegionConfig",
     "RegionInput",
     "RegionInputCoordinatorChanged",
@@ -1120,8 +1343,22 @@ __all__ = [
     "RegionOutputStopShard",
     "RegionOutputStopped",
     "RegionOutputUndeliverable",
+    "Rejection",
     "ShardHome",
     "ShardVersion",
+    "Skip",
+    "SkipBalanced",
+    "SkipBelowThreshold",
+    "SkipJoiningMembers",
+    "SkipLookupUnavailable",
+    "SkipMixedVersions",
+    "SkipNoRegions",
+    "SkipNoShards",
+    "SkipNotEnoughCandidates",
+    "SkipShardsInProgress",
+    "SkipStable",
+    "SkipTooManyInProgress",
+    "SkipUnreachableMembers",
     "Snapshot",
     "SnapshotProxy",
     "SnapshotRegion",

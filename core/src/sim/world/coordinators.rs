@@ -280,7 +280,9 @@ impl World {
             }
             CoordinatorNotice::HandOffTimedOut { .. } => self.handoffs.timed_out += 1,
             CoordinatorNotice::RegisterRefused { .. }
-            | CoordinatorNotice::AllocationFailed { .. } => {}
+            | CoordinatorNotice::AllocationFailed { .. }
+            | CoordinatorNotice::Allocated { .. }
+            | CoordinatorNotice::RebalanceRound { .. } => {}
         }
     }
 

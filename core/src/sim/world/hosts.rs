@@ -98,6 +98,23 @@ pub(super) struct HostState {
     pub effects: Vec<Effect>,
     /// Writes every call on a machine and its outputs, when a trace is being recorded.
     pub recorder: Option<Recorder>,
+    /// Every notice of every machine as a JSON line, when the run's events are asked for.
+    pub events: Option<String>,
+}
+
+impl HostState {
+    /// One line of the event log: when (true time), which machine, and the notice as the
+    /// step API gives it.
+    fn event(&mut self, source: &str, machine: &str, notice: &impl serde::Serialize) {
+        let now = self.now;
+        if let Some(log) = self.events.as_mut() {
+            let line = serde_json::json!({
+                "atMs": now, "source": source, "machine": machine, "event": notice,
+            });
+            log.push_str(&line.to_string());
+            log.push('\n');
+        }
+    }
 }
 
 #[derive(Clone, Default)]
@@ -333,6 +350,7 @@ impl CoordinatorObserver for CoordinatorWatch {
             r.output(&self.name, output);
         }
         if let CoordinatorOutput::Notice(n) = output {
+            host.event("coordinator", &self.name, n);
             host.effects.push(Effect::CoordinatorNotice {
                 k: self.k,
                 notice: n.clone(),
@@ -360,6 +378,7 @@ impl RegionObserver for RegionWatch {
             r.output(&self.name, output);
         }
         if let RegionOutput::Notice(n) = output {
+            host.event("region", &self.name, n);
             host.effects.push(Effect::RegionNotice(n.clone()));
         }
     }

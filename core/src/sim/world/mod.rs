@@ -368,6 +368,16 @@ impl World {
         Some(r.finish())
     }
 
+    /// Logs every notice of every machine from now on (before [`World::boot`]).
+    pub fn log_events(&mut self) {
+        self.host.lock().events = Some(String::new());
+    }
+
+    /// The event log, JSON lines; None if not logging.
+    pub fn finish_events(&mut self) -> Option<String> {
+        self.host.lock().events.take()
+    }
+
     /// A few entity names per shard, found by hashing candidates the way Pekko's extractor
     /// does, so that traffic can reach every shard.
     fn entity_pool(shards: u32) -> Result<Vec<Vec<String>>> {

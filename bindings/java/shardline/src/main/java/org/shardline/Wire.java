@@ -96,6 +96,13 @@ public final class Wire {
     public static final String HAND_OFF_COMPLETED = "handOffCompleted";
     public static final String HAND_OFF_TIMED_OUT = "handOffTimedOut";
     public static final String ALLOCATION_FAILED = "allocationFailed";
+    /** A shard got a home: its first, or a new one after a hand-off. With {@code decisionEvents}. */
+    public static final String ALLOCATED = "allocated";
+    /**
+     * One rebalance round: the shards it hands off (none when it skipped) and why. With
+     * {@code decisionEvents}.
+     */
+    public static final String REBALANCE_ROUND = "rebalanceRound";
   }
 
   /** The {@code type} values of {@code CoordinatorOutput}. */
@@ -109,7 +116,7 @@ public final class Wire {
     public static final String LEASE = "lease";
     /**
      * Load the stored state with this token (fencing older writers), then feed
-     * {@code Input::StateLoaded} or {@code Input::StateLoadFailed}.
+     * {@code CoordinatorInput::StateLoaded} or {@code CoordinatorInput::StateLoadFailed}.
      */
     public static final String LOAD_STATE = "loadState";
     public static final String NOTICE = "notice";
@@ -224,6 +231,37 @@ public final class Wire {
     /** Graceful shutdown finished: nothing hosted, nothing buffered. */
     public static final String STOPPED = "stopped";
     public static final String NOTICE = "notice";
+  }
+
+  /** The {@code reason} values of {@code Skip}. */
+  public static final class Skip {
+    private Skip() {}
+
+    /** The new least-shard strategy waits for the previous round to finish. */
+    public static final String SHARDS_IN_PROGRESS = "shardsInProgress";
+    /** Legacy: as many hand-offs as allowed are running. */
+    public static final String TOO_MANY_IN_PROGRESS = "tooManyInProgress";
+    /** Members run different app versions (a rolling upgrade). */
+    public static final String MIXED_VERSIONS = "mixedVersions";
+    /** Members of the coordinator's data center are unreachable. */
+    public static final String UNREACHABLE_MEMBERS = "unreachableMembers";
+    /** Members of the coordinator's data center are joining. */
+    public static final String JOINING_MEMBERS = "joiningMembers";
+    public static final String NO_REGIONS = "noRegions";
+    public static final String NO_SHARDS = "noShards";
+    /** Every region is within the strategy's tolerance. */
+    public static final String BALANCED = "balanced";
+    /** The spread between most and least loaded is not above the threshold. */
+    public static final String BELOW_THRESHOLD = "belowThreshold";
+    /** The external location source did not answer. */
+    public static final String LOOKUP_UNAVAILABLE = "lookupUnavailable";
+    /** Fewer than two candidates. */
+    public static final String NOT_ENOUGH_CANDIDATES = "notEnoughCandidates";
+    /**
+     * least-load: above the band, but no single move off the busiest region lowers the
+     * larger of the two utilisations.
+     */
+    public static final String STABLE = "stable";
   }
 
   /** The {@code outcome} values of {@code WriteOutcome}. */

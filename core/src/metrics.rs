@@ -1,0 +1,54 @@
+//! What a host exports about the placement brain: one list of named values, so every
+//! language's bridge (Prometheus, Micrometer, OpenTelemetry) iterates the same list instead of
+//! knowing the state machines.
+//!
+//! Names follow OpenTelemetry's conventions: dot-separated namespaces under `shardline.`,
+//! lower case, counts without a unit suffix; attributes say which region a value is about.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MetricKind {
+    /// A value now (may go down).
+    Gauge,
+    /// A monotonic total since the state machine was created.
+    Counter,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metric {
+    pub name: String,
+    pub kind: MetricKind,
+    pub value: u64,
+    /// `(key, value)` pairs, e.g. `("shardline.region", "r1")`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<(String, String)>,
+    pub description: String,
+}
+
+impl Metric {
+    pub(crate) fn gauge(name: &str, value: u64, description: &str) -> Metric {
+        Metric::new(name, MetricKind::Gauge, value, description)
+    }
+
+    pub(crate) fn counter(name: &str, value: u64, description: &str) -> Metric {
+        Metric::new(name, MetricKind::Counter, value, description)
+    }
+
+    fn new(name: &str, kind: MetricKind, value: u64, description: &str) -> Metric {
+        Metric {
+            name: name.to_owned(),
+            kind,
+            value,
+            attributes: Vec::new(),
+            description: description.to_owned(),
+        }
+    }
+
+    pub(crate) fn with(mut self, key: &str, value: &str) -> Metric {
+        self.attributes.push((key.to_owned(), value.to_owned()));
+        self
+    }
+}
