@@ -254,17 +254,41 @@ pub fn endpoint_id(e: &Endpoint) -> Option<&str> {
 }
 
 /// An envelope as Java holds it: sender and receiver region ids (null for the coordinator)
-/// and the message as JSON.
+/// and the message as UTF-8 JSON.
 pub fn envelope(
     env: &mut JNIEnv,
     from: &JString,
     to: &JString,
-    message: &JString,
+    message: &JByteArray,
 ) -> Result<Envelope> {
     let from = endpoint(opt_string(env, from)?);
     let to = endpoint(opt_string(env, to)?);
-    let message: Message = from_json(env, message, "message")?;
+    let message: Message = from_utf8_json(env, message, "message")?;
     Ok(Envelope { from, to, message })
+}
+
+/// A `byte[]` argument of UTF-8 JSON read as `T`; `what` names it in errors. Messages and
+/// stored state cross as UTF-8, the form hosts ship and store, so no `String` is decoded.
+pub fn from_utf8_json<T: serde::de::DeserializeOwned>(
+    env: &mut JNIEnv,
+    array: &JByteArray,
+    what: &str,
+) -> Result<T> {
+    const STACK: usize = 256;
+    if array.is_null() {
+        return Err(Failure::null(what));
+    }
+    let parse = |b: &[u8]| {
+        serde_json::from_slice(b).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
+    };
+    let n = env.get_array_length(array)? as usize;
+    if n > STACK {
+        return parse(&env.convert_byte_array(array)?);
+    }
+    let mut buf = [0i8; STACK];
+    env.get_byte_array_region(array, 0, &mut buf[..n])?;
+    // SAFETY: i8 and u8 have the same size and alignment.
+    parse(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) })
 }
 
 /// A JSON `String` argument read as `T`; `what` names it in errors.

@@ -2,7 +2,7 @@
 //! strategies implemented in Java (`CustomStrategy`), and External fed by a Java
 //! `ShardLocations` source.
 
-use jni::objects::{JClass, JObject, JObjectArray, JString, JValue};
+use jni::objects::{JObject, JObjectArray, JString, JValue};
 use jni::sys::{jlong, jobjectArray, jstring};
 use jni::JNIEnv;
 
@@ -15,13 +15,14 @@ use shardline_core::strategy::{
     StrategyConfig,
 };
 
-use crate::boundary::{entry, keep_failure, Result};
+use crate::boundary::{keep_failure, Result};
 use crate::callback::{call, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
     from_json, local_opt_string, local_string_array, new_string, opt_string, opt_string_array,
     read_strings, string_array, with_opt_str, with_str,
 };
 use crate::handle::{self, free_native, Handle};
+use crate::native::native;
 use crate::state::StateCell;
 
 pub type Strategy = Box<dyn AllocationStrategy>;
@@ -191,62 +192,35 @@ fn into_handle(s: Strategy) -> jlong {
     Handle::into_raw(WHAT, s)
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nFromJson<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    json: JString<'l>,
-) -> jlong {
-    entry(&mut env, 0, |env| {
-        let value: serde_json::Value = from_json(env, &json, "strategy")?;
-        Ok(into_handle(StrategyConfig::from_json(&value)?.build()?))
-    })
-}
+native! { fn Java_org_shardline_Strategy_nFromJson(env, json: JString<'l>) -> jlong {
+    let value: serde_json::Value = from_json(env, &json, "strategy")?;
+    Ok(into_handle(StrategyConfig::from_json(&value)?.build()?))
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nCustom<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    target: JObject<'l>,
-    name: JString<'l>,
+native! { fn Java_org_shardline_Strategy_nCustom(
+    env, target: JObject<'l>, name: JString<'l>,
 ) -> jlong {
-    entry(&mut env, 0, |env| {
-        let name = opt_string(env, &name)?.unwrap_or_else(|| "custom".into());
-        let target = JavaObject::new(env, &target, "strategy")?;
-        Ok(into_handle(Box::new(CustomStrategy::new(
-            name,
-            JavaHost { target },
-        ))))
-    })
-}
+    let name = opt_string(env, &name)?.unwrap_or_else(|| "custom".into());
+    let target = JavaObject::new(env, &target, "strategy")?;
+    Ok(into_handle(Box::new(CustomStrategy::new(
+        name,
+        JavaHost { target },
+    ))))
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nExternalSource<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    source: JObject<'l>,
-) -> jlong {
-    entry(&mut env, 0, |env| {
-        let target = JavaObject::new(env, &source, "locations")?;
-        Ok(into_handle(Box::new(External::with_source(Box::new(
-            JavaLocations { target },
-        )))))
-    })
-}
+native! { fn Java_org_shardline_Strategy_nExternalSource(env, source: JObject<'l>) -> jlong {
+    let target = JavaObject::new(env, &source, "locations")?;
+    Ok(into_handle(Box::new(External::with_source(Box::new(
+        JavaLocations { target },
+    )))))
+}}
 
 free_native!(Java_org_shardline_Strategy_nFree, Strategy);
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nName<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let name = unsafe { handle::with::<Strategy, _>(h, |s| Ok(s.name().to_owned())) }?;
-        new_string(env, &name)
-    })
-}
+native! { fn Java_org_shardline_Strategy_nName(env, h: jlong) -> jstring {
+    let name = unsafe { handle::with::<Strategy, _>(h, |s| Ok(s.name().to_owned())) }?;
+    new_string(env, &name)
+}}
 
 /// Runs `f` on the strategy behind `h` and the state behind `state`, both held for the call.
 ///
@@ -267,44 +241,30 @@ fn explanation_json(e: Option<Explanation>) -> Option<String> {
     e.map(|e| serde_json::to_string(&e).expect("explanations serialize"))
 }
 
+native! {
 /// The region id, or null for pending: the hot path returns the decision alone (no array).
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nAllocate<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    requester: JString<'l>,
-    shard: JString<'l>,
+fn Java_org_shardline_Strategy_nAllocate(
+    env, h: jlong, state: jlong, requester: JString<'l>, shard: JString<'l>,
 ) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        match allocate(env, h, state, &requester, &shard, None)? {
-            Allocation::Region(r) => new_string(env, &r),
-            Allocation::Pending => Ok(std::ptr::null_mut()),
-        }
-    })
-}
+    match allocate(env, h, state, &requester, &shard, None)? {
+        Allocation::Region(r) => new_string(env, &r),
+        Allocation::Pending => Ok(std::ptr::null_mut()),
+    }
+}}
 
+native! {
 /// {region id or null for pending, explanation JSON}.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nExplainAllocate<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    requester: JString<'l>,
-    shard: JString<'l>,
+fn Java_org_shardline_Strategy_nExplainAllocate(
+    env, h: jlong, state: jlong, requester: JString<'l>, shard: JString<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let mut explanation = Explanation::default();
-        let region = match allocate(env, h, state, &requester, &shard, Some(&mut explanation))? {
-            Allocation::Region(r) => Some(r.to_string()),
-            Allocation::Pending => None,
-        };
-        let out = [region, explanation_json(Some(explanation))];
-        opt_string_array(env, &out)
-    })
-}
+    let mut explanation = Explanation::default();
+    let region = match allocate(env, h, state, &requester, &shard, Some(&mut explanation))? {
+        Allocation::Region(r) => Some(r.to_string()),
+        Allocation::Pending => None,
+    };
+    let out = [region, explanation_json(Some(explanation))];
+    opt_string_array(env, &out)
+}}
 
 fn allocate(
     env: &mut JNIEnv,
@@ -346,43 +306,31 @@ fn rebalance(
     }
 }
 
+native! {
 /// Shards in decision order.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nRebalance<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    in_progress: JObjectArray<'l>,
+fn Java_org_shardline_Strategy_nRebalance(
+    env, h: jlong, state: jlong, in_progress: JObjectArray<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let picked = rebalance(env, h, state, &in_progress, None)?;
-        string_array(env, picked.iter().map(|s| &**s))
-    })
-}
+    let picked = rebalance(env, h, state, &in_progress, None)?;
+    string_array(env, picked.iter().map(|s| &**s))
+}}
 
+native! {
 /// {String[] shards in decision order, explanation JSON}.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nExplainRebalance<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    in_progress: JObjectArray<'l>,
+fn Java_org_shardline_Strategy_nExplainRebalance(
+    env, h: jlong, state: jlong, in_progress: JObjectArray<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let mut explanation = Explanation::default();
-        let picked = rebalance(env, h, state, &in_progress, Some(&mut explanation))?;
-        let shards = string_array(env, picked.iter().map(|s| &**s))?;
-        // SAFETY: a fresh local reference just returned by string_array.
-        let shards = unsafe { JObject::from_raw(shards) };
-        let class = crate::classes::OBJECT.get(env)?;
-        let array = env.new_object_array(2, class, JObject::null())?;
-        env.set_object_array_element(&array, 0, &shards)?;
-        if let Some(e) = explanation_json(Some(explanation)) {
-            let s = env.new_string(e)?;
-            env.set_object_array_element(&array, 1, &s)?;
-        }
-        Ok(array.into_raw())
-    })
-}
+    let mut explanation = Explanation::default();
+    let picked = rebalance(env, h, state, &in_progress, Some(&mut explanation))?;
+    let shards = string_array(env, picked.iter().map(|s| &**s))?;
+    // SAFETY: a fresh local reference just returned by string_array.
+    let shards = unsafe { JObject::from_raw(shards) };
+    let class = crate::classes::OBJECT.get(env)?;
+    let array = env.new_object_array(2, class, JObject::null())?;
+    env.set_object_array_element(&array, 0, &shards)?;
+    if let Some(e) = explanation_json(Some(explanation)) {
+        let s = env.new_string(e)?;
+        env.set_object_array_element(&array, 1, &s)?;
+    }
+    Ok(array.into_raw())
+}}
