@@ -45,7 +45,10 @@ public final class Coordinator extends AbstractCoordinator {
     run(h -> nOnTimeout(h, nowMs));
   }
 
-  /** Everything queued so far, in order. */
+  /**
+   * Everything queued so far, in order: one native call however many outputs there are. A
+   * {@link CoordinatorOutput.Send}'s message stays UTF-8 until {@link Envelope#message()} is read.
+   */
   public List<CoordinatorOutput> drainOutputs() {
     return Rows.coordinatorOutputs(call(Coordinator::nDrain));
   }

@@ -86,6 +86,7 @@ public final class Region extends AbstractRegion {
     input(nowMs, 5, null, null, null);
   }
 
+  /** Everything queued so far, in order, in one native call (see {@link Coordinator#drainOutputs}). */
   public List<RegionOutput> drainOutputs() {
     return Rows.regionOutputs(call(Region::nDrain));
   }
