@@ -8,10 +8,9 @@ use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
-use shardline_core::address::Address;
-use shardline_core::cluster::{Member, MemberStatus};
+use shardline_bind::objects::MemberInit;
+use shardline_core::cluster::Member;
 use shardline_core::protocol::{Endpoint, Envelope, Message};
-use shardline_core::version::Version;
 
 use crate::boundary::{Failure, Result};
 
@@ -229,17 +228,20 @@ pub fn opt_long(value: Option<u64>) -> jlong {
     value.map_or(-1, |v| v.min(i64::MAX as u64) as jlong)
 }
 
-/// `Member` fields as Java passes them: {address, status name, appVersion, dataCenter}.
+/// `Member` fields as Java passes them: {address, status name, appVersion, dataCenter}; the
+/// shared reader checks them, and errors name the field (`member.status: ...`).
 pub fn member(env: &mut JNIEnv, fields: &JObjectArray, up_number: i32) -> Result<Member> {
     let f = read_strings(env, fields, "member")?;
     let [address, status, version, dc] = <[String; 4]>::try_from(f)
         .map_err(|_| Failure::invalid_argument("member: expected 4 fields"))?;
-    let mut m = Member::new(Address::parse(&address)?);
-    m.status = status.parse::<MemberStatus>()?;
-    m.app_version = Version::parse(&version)?;
-    m.data_center = dc;
-    m.up_number = up_number;
-    Ok(m)
+    let init = MemberInit {
+        address,
+        status: Some(status),
+        app_version: Some(version),
+        data_center: Some(dc),
+        up_number: Some(up_number),
+    };
+    Ok(init.build("member")?)
 }
 
 fn endpoint(region: Option<String>) -> Endpoint {

@@ -10,8 +10,9 @@
 use jni::objects::{JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
 
-use shardline_bind::handle::Read;
-use shardline_bind::HandleCell;
+use shardline_bind::handle::Wait;
+use shardline_bind::host_state::HostState;
+use shardline_bind::Failure as BindFailure;
 use shardline_core::address::Address;
 use shardline_core::allocation::{AllocationState, Region};
 use shardline_core::cluster::ClusterView;
@@ -21,67 +22,30 @@ use crate::boundary::{Failure, Result};
 use crate::convert::{member, opt_new_string, opt_string, read_strings, string, string_array};
 use crate::native::native;
 
-// Owned cells live in their own heap allocation and views are short-lived stack values, so
-// boxing the large variant would only add an indirection.
-#[allow(clippy::large_enum_variant)]
-pub enum StateCell {
-    Owned(HandleCell<AllocationState>),
-    /// Valid only while the decision that lent it is running.
-    View(*const AllocationState),
+/// The `HostState` behind a Java handle (an owned map, or a view during its callback).
+///
+/// # Safety
+/// `raw` is 0 or a live `HostState`.
+pub unsafe fn get<'a>(raw: jlong) -> Result<&'a HostState> {
+    // SAFETY: per the contract.
+    unsafe { (raw as *const HostState).as_ref() }
+        .ok_or_else(|| Failure::invalid_state("the AllocationState is closed"))
 }
 
-pub enum StateRead<'a> {
-    Owned(Read<'a, AllocationState>),
-    View(&'a AllocationState),
+fn run(w: Wait<'_, AllocationState>) -> Result<(), BindFailure> {
+    w.run()
 }
 
-impl std::ops::Deref for StateRead<'_> {
-    type Target = AllocationState;
-    fn deref(&self) -> &AllocationState {
-        match self {
-            StateRead::Owned(g) => g,
-            StateRead::View(s) => s,
-        }
-    }
-}
-
-impl StateCell {
-    /// # Safety
-    /// `raw` is 0 or a live `StateCell` (an owned handle, or a view during its callback).
-    pub unsafe fn get<'a>(raw: jlong) -> Result<&'a StateCell> {
-        // SAFETY: per the contract.
-        unsafe { (raw as *const StateCell).as_ref() }
-            .ok_or_else(|| Failure::invalid_state("the AllocationState is closed"))
-    }
-
-    pub fn read(&self) -> Result<StateRead<'_>> {
-        match self {
-            StateCell::Owned(cell) => Ok(StateRead::Owned(cell.read()?)),
-            // SAFETY: a view exists only inside the callback that lent it (see module doc).
-            StateCell::View(p) => Ok(StateRead::View(unsafe { &**p })),
-        }
-    }
-
-    fn write<R>(&self, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
-        match self {
-            StateCell::Owned(cell) => f(&mut *cell.hold()?),
-            StateCell::View(_) => Err(Failure::reentrant(
-                "the AllocationState passed to a callback is read-only while the strategy decides",
-            )),
-        }
-    }
-}
-
-unsafe fn read<R>(raw: jlong, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
-    // SAFETY: Java passes live handles only.
-    let cell = unsafe { StateCell::get(raw) }?;
-    let state = cell.read()?;
-    f(&state)
+/// # Safety
+/// As for [`get`].
+pub unsafe fn read<R>(raw: jlong, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
+    // SAFETY: forwarded contract.
+    unsafe { get(raw) }?.read(run, f)?
 }
 
 unsafe fn write<R>(raw: jlong, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
-    // SAFETY: Java passes live handles only.
-    unsafe { StateCell::get(raw) }?.write(f)
+    // SAFETY: forwarded contract.
+    unsafe { get(raw) }?.write(run, |s| Ok(f(s)))?
 }
 
 fn region<'a>(s: &'a AllocationState, id: &str) -> Result<&'a Region> {
@@ -91,17 +55,14 @@ fn region<'a>(s: &'a AllocationState, id: &str) -> Result<&'a Region> {
 
 native! { fn Java_org_shardline_AllocationState_nNew(env, self_address: JString<'l>) -> jlong {
     let a = Address::parse(&string(env, &self_address, "selfAddress")?)?;
-    let cell = StateCell::Owned(HandleCell::new(
-        "AllocationState",
-        AllocationState::new(ClusterView::new(a)),
-    ));
-    Ok(Box::into_raw(Box::new(cell)) as jlong)
+    let state = HostState::owned("AllocationState", AllocationState::new(ClusterView::new(a)));
+    Ok(Box::into_raw(Box::new(state)) as jlong)
 }}
 
 native! { fn Java_org_shardline_AllocationState_nFree(_, h: jlong) {
     if h != 0 {
         // SAFETY: Java frees an owned handle once, after its last call.
-        drop(unsafe { Box::from_raw(h as *mut StateCell) });
+        drop(unsafe { Box::from_raw(h as *mut HostState) });
     }
     Ok(())
 }}

@@ -6,6 +6,7 @@ use jni::objects::{JObject, JObjectArray, JString, JValue};
 use jni::sys::{jlong, jobjectArray, jstring};
 use jni::JNIEnv;
 
+use shardline_bind::host_state::HostState;
 use shardline_bind::strategy::StrategyHost;
 use shardline_bind::{CustomStrategy, Failure as BindFailure};
 use shardline_core::address::Address;
@@ -23,7 +24,6 @@ use crate::convert::{
 };
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
-use crate::state::StateCell;
 
 pub type Strategy = Box<dyn AllocationStrategy>;
 
@@ -65,10 +65,11 @@ impl StrategyHost for JavaHost {
         requester: Option<&str>,
         shard: &str,
     ) -> Result<Option<String>, BindFailure> {
-        let view = StateCell::View(state);
-        let view_handle = &view as *const StateCell as jlong;
+        // SAFETY: the view ends below, when the callback has returned.
+        let view = unsafe { HostState::lend(state) };
+        let view_handle = &view as *const HostState as jlong;
         let target = &self.target;
-        call("allocate", |env| {
+        let answer = call("allocate", |env| {
             let requester = local_opt_string(env, requester)?;
             let shard = env.new_string(shard)?;
             let r = env
@@ -85,8 +86,9 @@ impl StrategyHost for JavaHost {
                 )?
                 .l()?;
             read_opt_string(env, r)
-        })
-        .map_err(kept)
+        });
+        view.end_view();
+        answer.map_err(kept)
     }
 
     fn rebalance(
@@ -94,10 +96,11 @@ impl StrategyHost for JavaHost {
         state: &AllocationState,
         in_progress: &[&str],
     ) -> Result<Vec<String>, BindFailure> {
-        let view = StateCell::View(state);
-        let view_handle = &view as *const StateCell as jlong;
+        // SAFETY: the view ends below, when the callback has returned.
+        let view = unsafe { HostState::lend(state) };
+        let view_handle = &view as *const HostState as jlong;
         let target = &self.target;
-        call("rebalance", |env| {
+        let answer = call("rebalance", |env| {
             let array = local_string_array(env, in_progress.iter())?;
             let r = env
                 .call_static_method(
@@ -112,8 +115,9 @@ impl StrategyHost for JavaHost {
                 )?
                 .l()?;
             Ok(read_string_array(env, r, "rebalance result")?.unwrap_or_default())
-        })
-        .map_err(kept)
+        });
+        view.end_view();
+        answer.map_err(kept)
     }
 
     fn keep(&mut self, failure: BindFailure) -> shardline_core::Error {
@@ -234,7 +238,7 @@ pub unsafe fn decide<R>(
     // The strategy first: it is the object callers share, and a thread that holds nothing
     // waits for it; the state (usually the caller's own) is then taken while holding it.
     // SAFETY: forwarded contract.
-    unsafe { handle::with::<Strategy, _>(h, |s| f(s, &*StateCell::get(state)?.read()?)) }
+    unsafe { handle::with::<Strategy, _>(h, |s| crate::state::read(state, |st| f(s, st))) }
 }
 
 fn explanation_json(e: Option<Explanation>) -> Option<String> {
