@@ -30,9 +30,6 @@ impl Failure {
     pub fn invalid_state(message: impl Into<String>) -> Failure {
         Self::new(Status::InvalidState, message)
     }
-    pub fn reentrant(message: impl Into<String>) -> Failure {
-        Self::new(Status::ReentrantCall, message)
-    }
     pub fn null(what: &str) -> Failure {
         Self::new(Status::NullPointer, format!("{what} is null"))
     }

@@ -8,9 +8,8 @@ use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
-use shardline_core::model::Address;
-use shardline_core::model::Version;
-use shardline_core::model::{Member, MemberStatus};
+use shardline_bind::objects::MemberInit;
+use shardline_core::model::Member;
 use shardline_core::protocol::{Endpoint, Envelope, Message};
 
 use crate::boundary::{Failure, Result};
@@ -229,17 +228,20 @@ pub fn opt_long(value: Option<u64>) -> jlong {
     value.map_or(-1, |v| v.min(i64::MAX as u64) as jlong)
 }
 
-/// `Member` fields as Java passes them: {address, status name, appVersion, dataCenter}.
+/// `Member` fields as Java passes them: {address, status name, appVersion, dataCenter}; the
+/// shared reader checks them, and errors name the field (`member.status: ...`).
 pub fn member(env: &mut JNIEnv, fields: &JObjectArray, up_number: i32) -> Result<Member> {
     let f = read_strings(env, fields, "member")?;
     let [address, status, version, dc] = <[String; 4]>::try_from(f)
         .map_err(|_| Failure::invalid_argument("member: expected 4 fields"))?;
-    let mut m = Member::new(Address::parse(&address)?);
-    m.status = status.parse::<MemberStatus>()?;
-    m.app_version = Version::parse(&version)?;
-    m.data_center = dc;
-    m.up_number = up_number;
-    Ok(m)
+    let init = MemberInit {
+        address,
+        status: Some(status),
+        app_version: Some(version),
+        data_center: Some(dc),
+        up_number: Some(up_number),
+    };
+    Ok(init.build("member")?)
 }
 
 fn endpoint(region: Option<String>) -> Endpoint {
@@ -254,17 +256,41 @@ pub fn endpoint_id(e: &Endpoint) -> Option<&str> {
 }
 
 /// An envelope as Java holds it: sender and receiver region ids (null for the coordinator)
-/// and the message as JSON.
+/// and the message as UTF-8 JSON.
 pub fn envelope(
     env: &mut JNIEnv,
     from: &JString,
     to: &JString,
-    message: &JString,
+    message: &JByteArray,
 ) -> Result<Envelope> {
     let from = endpoint(opt_string(env, from)?);
     let to = endpoint(opt_string(env, to)?);
-    let message: Message = from_json(env, message, "message")?;
+    let message: Message = from_utf8_json(env, message, "message")?;
     Ok(Envelope { from, to, message })
+}
+
+/// A `byte[]` argument of UTF-8 JSON read as `T`; `what` names it in errors. Messages and
+/// stored state cross as UTF-8, the form hosts ship and store, so no `String` is decoded.
+pub fn from_utf8_json<T: serde::de::DeserializeOwned>(
+    env: &mut JNIEnv,
+    array: &JByteArray,
+    what: &str,
+) -> Result<T> {
+    const STACK: usize = 256;
+    if array.is_null() {
+        return Err(Failure::null(what));
+    }
+    let parse = |b: &[u8]| {
+        serde_json::from_slice(b).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
+    };
+    let n = env.get_array_length(array)? as usize;
+    if n > STACK {
+        return parse(&env.convert_byte_array(array)?);
+    }
+    let mut buf = [0i8; STACK];
+    env.get_byte_array_region(array, 0, &mut buf[..n])?;
+    // SAFETY: i8 and u8 have the same size and alignment.
+    parse(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) })
 }
 
 /// A JSON `String` argument read as `T`; `what` names it in errors.

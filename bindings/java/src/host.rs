@@ -76,9 +76,11 @@ fn dispatch<'a>(
             let jargs = vec![
                 JValueOwned::from(local_opt_string(env, endpoint_id(&e.from))?),
                 JValueOwned::from(local_opt_string(env, endpoint_id(&e.to))?),
-                text(env, &to_json(&e.message))?,
+                JValueOwned::from(JObject::from(env.byte_array_from_slice(
+                    &serde_json::to_vec(&e.message).map_err(|e| Refusal::Invalid(e.to_string()))?,
+                )?)),
             ];
-            let sig = "(Lorg/shardline/Transport;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)V";
+            let sig = "(Lorg/shardline/Transport;Ljava/lang/String;Ljava/lang/String;[B)V";
             (true, "send", sig, Nothing, jargs)
         }
         "now_ms" => (false, "nowMs", "()J", Millis, vec![]),

@@ -1,7 +1,8 @@
 //! JNI binding of shardline: the native half of the `org.shardline` Java package.
 //!
 //! Built on the `jni` crate 0.21 (its `JNIEnv<'local>` API with `with_local_frame`). Every
-//! `Java_org_shardline_*` export runs its body inside [`boundary::entry`], which turns errors
+//! `Java_org_shardline_*` export is declared with [`native::native`], so its body runs inside
+//! [`boundary::entry`], which turns errors
 //! into `ShardlineException`, panics into `ShardlineException(PANIC)`, and re-throws the
 //! original exception of any Java callback that failed during the call.
 //!
@@ -26,6 +27,7 @@ mod coordinator;
 mod driver;
 mod handle;
 mod host;
+mod native;
 mod outputs;
 mod region;
 mod replay;

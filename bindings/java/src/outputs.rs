@@ -1,278 +1,175 @@
-//! State-machine outputs as Java objects (`CoordinatorOutput`, `RegionOutput`, `Notice`).
+//! State-machine outputs (`CoordinatorOutput`, `RegionOutput`, `Notice`) as rows of one `byte[]`
+//! per drain, which `org.shardline.Rows` reads back into records.
 //!
-//! Rust hands each output's fields to a static factory on the Java side, which builds the
-//! record; the tag numbers are shared with those factories. Messages and stored records stay
-//! JSON: the host ships and stores them without looking inside.
+//! One array per drain rather than one Java object made from Rust per output: a call from Rust
+//! into Java and a `String` per field cost several times the step itself, while Java decodes
+//! short UTF-8 fields faster than JNI can make strings. Every row has the same fields, in this
+//! order (big-endian, as `java.nio.ByteBuffer` reads them): tag (u8), token (i64, -1 unused),
+//! texts `a` and `b`, document `c`, a text list and a payload; a text, document or payload is
+//! an i32 length (-1 for none) and its bytes, a list an i32 count (-1 for none) and its texts.
+//! Messages, stored records and notices are JSON documents that Java keeps as UTF-8 until
+//! asked: the host ships and stores them without looking inside.
 
-use jni::objects::{JObject, JValue};
-use jni::signature::ReturnType;
-use jni::sys::{jlong, jobjectArray, jvalue};
+use jni::sys::{jbyteArray, jlong};
 use jni::JNIEnv;
+use serde::Serialize;
 
-use shardline_core::coordinator::{CoordinatorNotice, CoordinatorOutput, LeaseRequest};
-use shardline_core::region::{RegionNotice, RegionOutput};
+use shardline_core::coordinator::{CoordinatorOutput, LeaseRequest};
+use shardline_core::protocol::{Envelope, FencingToken};
+use shardline_core::region::RegionOutput;
 
-use crate::boundary::{Failure, Result};
-use crate::classes::{Class, StaticMethod};
-use crate::convert::{endpoint_id, new_string, string_array, to_json};
+use crate::boundary::Result;
+use crate::convert::endpoint_id;
 
-/// Fields of one output; strings are optional, `token` is -1 when unused.
-#[derive(Default)]
-struct Fields {
-    tag: i32,
-    a: Option<String>,
-    b: Option<String>,
-    c: Option<String>,
-    token: jlong,
-    list: Option<Vec<String>>,
-    payload: Option<Vec<u8>>,
-}
+/// Tags shared with `CoordinatorOutput.of` and `RegionOutput.of`; a notice is 7 in both.
+const NOTICE: u8 = 7;
 
-fn notice_type(json: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(json)
-        .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
-        .unwrap_or_default()
-}
+pub struct Rows(Vec<u8>);
 
-fn coordinator_fields(o: CoordinatorOutput) -> Fields {
-    let token = |t: shardline_core::protocol::FencingToken| t.0.min(i64::MAX as u64) as jlong;
-    match o {
-        CoordinatorOutput::Send(e) => Fields {
-            tag: 0,
-            a: endpoint_id(&e.from).map(str::to_owned),
-            b: endpoint_id(&e.to).map(str::to_owned),
-            c: Some(to_json(&e.message)),
-            token: -1,
-            ..Default::default()
-        },
-        CoordinatorOutput::Persist { token: t, record } => Fields {
-            tag: 1,
-            c: Some(to_json(&record)),
-            token: token(t),
-            ..Default::default()
-        },
-        CoordinatorOutput::SaveSnapshot { token: t, snapshot } => Fields {
-            tag: 2,
-            c: Some(to_json(&snapshot)),
-            token: token(t),
-            ..Default::default()
-        },
-        CoordinatorOutput::Lease(LeaseRequest::Acquire) => Fields {
-            tag: 3,
-            token: -1,
-            ..Default::default()
-        },
-        CoordinatorOutput::Lease(LeaseRequest::Renew { token: t }) => Fields {
-            tag: 4,
-            token: token(t),
-            ..Default::default()
-        },
-        CoordinatorOutput::Lease(LeaseRequest::Release { token: t }) => Fields {
-            tag: 5,
-            token: token(t),
-            ..Default::default()
-        },
-        CoordinatorOutput::LoadState { token: t } => Fields {
-            tag: 6,
-            token: token(t),
-            ..Default::default()
-        },
-        CoordinatorOutput::Notice(n) => notice_fields(to_json(&n)),
+impl Default for Rows {
+    /// Room for a typical drain (one send), so writing it never reallocates.
+    fn default() -> Rows {
+        Rows(Vec::with_capacity(256))
     }
 }
 
-fn notice_fields(json: String) -> Fields {
-    Fields {
-        tag: 7,
-        a: Some(notice_type(&json)),
-        c: Some(json),
-        token: -1,
-        ..Default::default()
+impl Rows {
+    fn len(&mut self, n: usize) {
+        self.0.extend((n as i32).to_be_bytes());
     }
-}
 
-fn region_fields(o: RegionOutput) -> Fields {
-    match o {
-        RegionOutput::Send(e) => Fields {
-            tag: 0,
-            a: endpoint_id(&e.from).map(str::to_owned),
-            b: endpoint_id(&e.to).map(str::to_owned),
-            c: Some(to_json(&e.message)),
-            ..Default::default()
-        },
-        RegionOutput::StartShard { shard, entities } => Fields {
-            tag: 1,
-            a: Some(shard),
-            list: Some(entities),
-            ..Default::default()
-        },
-        RegionOutput::StartEntities { shard, entities } => Fields {
-            tag: 2,
-            a: Some(shard),
-            list: Some(entities),
-            ..Default::default()
-        },
-        RegionOutput::Deliver {
-            shard,
-            entity,
-            payload,
-        } => Fields {
-            tag: 3,
-            a: Some(shard),
-            b: Some(entity),
-            payload: Some(payload),
-            ..Default::default()
-        },
-        RegionOutput::StopShard { shard } => Fields {
-            tag: 4,
-            a: Some(shard),
-            ..Default::default()
-        },
-        RegionOutput::Undeliverable {
-            shard,
-            entity,
-            payload,
-            reason,
-        } => Fields {
-            tag: 5,
-            a: Some(shard),
-            b: Some(entity),
-            c: Some(reason),
-            payload: Some(payload),
-            ..Default::default()
-        },
-        RegionOutput::Stopped => Fields {
-            tag: 6,
-            ..Default::default()
-        },
-        RegionOutput::Notice(n) => notice_fields(to_json(&n)),
+    fn none(&mut self) -> &mut Self {
+        self.0.extend((-1i32).to_be_bytes());
+        self
     }
-}
 
-fn opt<'a>(env: &mut JNIEnv<'a>, s: &Option<String>) -> Result<JObject<'a>> {
-    Ok(match s {
-        // SAFETY: a fresh local reference to a String.
-        Some(s) => unsafe { JObject::from_raw(new_string(env, s)?) },
-        None => JObject::null(),
-    })
-}
+    fn row(&mut self, tag: u8, token: Option<FencingToken>) -> &mut Self {
+        self.0.push(tag);
+        let token = token.map_or(-1, |t| t.0.min(i64::MAX as u64) as jlong);
+        self.0.extend(token.to_be_bytes());
+        self
+    }
 
-static COORDINATOR_OUTPUT: Class = Class::new("org/shardline/CoordinatorOutput");
-static REGION_OUTPUT: Class = Class::new("org/shardline/RegionOutput");
-static NOTICE: Class = Class::new("org/shardline/Notice");
-static COORDINATOR_OUTPUT_OF: StaticMethod = StaticMethod::new(
-    &COORDINATOR_OUTPUT,
-    "of",
-    "(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;J)Lorg/shardline/CoordinatorOutput;",
-);
-static REGION_OUTPUT_OF: StaticMethod = StaticMethod::new(
-    &REGION_OUTPUT,
-    "of",
-    "(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[B)Lorg/shardline/RegionOutput;",
-);
-static NOTICE_OF: StaticMethod = StaticMethod::new(
-    &NOTICE,
-    "of",
-    "(Ljava/lang/String;Ljava/lang/String;)Lorg/shardline/Notice;",
-);
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.len(b.len());
+        self.0.extend_from_slice(b);
+        self
+    }
 
-/// Calls a cached static factory returning an object.
-fn factory<'a>(
-    env: &mut JNIEnv<'a>,
-    method: &'static StaticMethod,
-    args: &[JValue],
-) -> Result<JObject<'a>> {
-    let (class, id) = method.get(env)?;
-    let args: Vec<jvalue> = args.iter().map(|a| a.as_jni()).collect();
-    // SAFETY: `id` is `method`'s own id on `class`, and `args` match its signature.
-    Ok(unsafe { env.call_static_method_unchecked(class, id, ReturnType::Object, &args) }?.l()?)
-}
-
-fn build<'a>(env: &mut JNIEnv<'a>, class: &str, f: &Fields) -> Result<JObject<'a>> {
-    let a = opt(env, &f.a)?;
-    let b = opt(env, &f.b)?;
-    let c = opt(env, &f.c)?;
-    match class {
-        "coordinator" => factory(
-            env,
-            &COORDINATOR_OUTPUT_OF,
-            &[
-                JValue::Int(f.tag),
-                JValue::Object(&a),
-                JValue::Object(&b),
-                JValue::Object(&c),
-                JValue::Long(f.token),
-            ],
-        ),
-        "region" => {
-            let list: JObject = match &f.list {
-                // SAFETY: a fresh local reference to a String[].
-                Some(items) => unsafe { JObject::from_raw(string_array(env, items.iter())?) },
-                None => JObject::null(),
-            };
-            let payload: JObject = match &f.payload {
-                Some(p) => env.byte_array_from_slice(p)?.into(),
-                None => JObject::null(),
-            };
-            factory(
-                env,
-                &REGION_OUTPUT_OF,
-                &[
-                    JValue::Int(f.tag),
-                    JValue::Object(&a),
-                    JValue::Object(&b),
-                    JValue::Object(&c),
-                    JValue::Object(&list),
-                    JValue::Object(&payload),
-                ],
-            )
+    fn text(&mut self, s: Option<&str>) -> &mut Self {
+        match s {
+            Some(s) => self.bytes(s.as_bytes()),
+            None => self.none(),
         }
-        _ => factory(env, &NOTICE_OF, &[JValue::Object(&a), JValue::Object(&c)]),
+    }
+
+    /// `value` as JSON, written in place behind its length.
+    fn json(&mut self, value: &impl Serialize) -> &mut Self {
+        let at = self.0.len();
+        self.len(0);
+        serde_json::to_writer(&mut self.0, value).expect("protocol types serialize");
+        let n = (self.0.len() - at - 4) as i32;
+        self.0[at..at + 4].copy_from_slice(&n.to_be_bytes());
+        self
+    }
+
+    fn list(&mut self, items: &[String]) -> &mut Self {
+        self.len(items.len());
+        for s in items {
+            self.bytes(s.as_bytes());
+        }
+        self
+    }
+
+    /// Ends a row that has no more fields.
+    fn done(&mut self, fields_left: usize) {
+        for _ in 0..fields_left {
+            self.none();
+        }
+    }
+
+    fn send(&mut self, e: &Envelope) {
+        self.row(0, None)
+            .text(endpoint_id(&e.from))
+            .text(endpoint_id(&e.to))
+            .json(&e.message)
+            .done(2);
+    }
+
+    pub fn notice(&mut self, n: &impl Serialize) {
+        // Notices are rare: reading the tag back from the text keeps the text as serde wrote it.
+        let json = serde_json::to_string(n).expect("notices serialize");
+        let kind = serde_json::from_str::<serde_json::Value>(&json)
+            .ok()
+            .and_then(|v| v.get("type")?.as_str().map(str::to_owned));
+        self.row(NOTICE, None)
+            .text(Some(kind.as_deref().unwrap_or_default()))
+            .none()
+            .bytes(json.as_bytes())
+            .done(2);
+    }
+
+    pub fn coordinator(&mut self, o: &CoordinatorOutput) {
+        let (tag, token) = match o {
+            CoordinatorOutput::Send(e) => return self.send(e),
+            CoordinatorOutput::Notice(n) => return self.notice(n),
+            CoordinatorOutput::Persist { token, record } => {
+                return self.row(1, Some(*token)).none().none().json(record).done(2)
+            }
+            CoordinatorOutput::SaveSnapshot { token, snapshot } => {
+                return self
+                    .row(2, Some(*token))
+                    .none()
+                    .none()
+                    .json(snapshot)
+                    .done(2)
+            }
+            CoordinatorOutput::Lease(LeaseRequest::Acquire) => (3, None),
+            CoordinatorOutput::Lease(LeaseRequest::Renew { token }) => (4, Some(*token)),
+            CoordinatorOutput::Lease(LeaseRequest::Release { token }) => (5, Some(*token)),
+            CoordinatorOutput::LoadState { token } => (6, Some(*token)),
+        };
+        self.row(tag, token).done(5);
+    }
+
+    pub fn region(&mut self, o: &RegionOutput) {
+        match o {
+            RegionOutput::Send(e) => self.send(e),
+            RegionOutput::Notice(n) => self.notice(n),
+            RegionOutput::StartShard { shard, entities } => {
+                self.row(1, None).text(Some(shard)).done(2);
+                self.list(entities).none();
+            }
+            RegionOutput::StartEntities { shard, entities } => {
+                self.row(2, None).text(Some(shard)).done(2);
+                self.list(entities).none();
+            }
+            RegionOutput::Deliver {
+                shard,
+                entity,
+                payload,
+            } => {
+                self.row(3, None).text(Some(shard)).text(Some(entity));
+                self.none().none().bytes(payload);
+            }
+            RegionOutput::StopShard { shard } => self.row(4, None).text(Some(shard)).done(4),
+            RegionOutput::Undeliverable {
+                shard,
+                entity,
+                payload,
+                reason,
+            } => {
+                self.row(5, None).text(Some(shard)).text(Some(entity));
+                self.bytes(reason.as_bytes()).none().bytes(payload);
+            }
+            RegionOutput::Stopped => self.row(6, None).done(5),
+        }
     }
 }
 
-fn array(
-    env: &mut JNIEnv,
-    class: &str,
-    element: &'static Class,
-    items: Vec<Fields>,
-) -> Result<jobjectArray> {
-    let len = i32::try_from(items.len()).map_err(|_| Failure::invalid_state("too many outputs"))?;
-    let element = element.get(env)?;
-    let out = env.new_object_array(len, element, JObject::null())?;
-    for (i, f) in (0..len).zip(items.iter()) {
-        // One frame per element: an output may hold many strings and a payload.
-        env.with_local_frame(8, |env| -> Result<()> {
-            let o = build(env, class, f)?;
-            Ok(env.set_object_array_element(&out, i, o)?)
-        })?;
-    }
-    Ok(out.into_raw())
-}
-
-pub fn coordinator_outputs(
-    env: &mut JNIEnv,
-    outputs: Vec<CoordinatorOutput>,
-) -> Result<jobjectArray> {
-    let fields = outputs.into_iter().map(coordinator_fields).collect();
-    array(env, "coordinator", &COORDINATOR_OUTPUT, fields)
-}
-
-pub fn region_outputs(env: &mut JNIEnv, outputs: Vec<RegionOutput>) -> Result<jobjectArray> {
-    let fields = outputs.into_iter().map(region_fields).collect();
-    array(env, "region", &REGION_OUTPUT, fields)
-}
-
-pub fn coordinator_notices(
-    env: &mut JNIEnv,
-    notices: Vec<CoordinatorNotice>,
-) -> Result<jobjectArray> {
-    let fields = notices.iter().map(|n| notice_fields(to_json(n))).collect();
-    array(env, "notice", &NOTICE, fields)
-}
-
-pub fn region_notices(env: &mut JNIEnv, notices: Vec<RegionNotice>) -> Result<jobjectArray> {
-    let fields = notices.iter().map(|n| notice_fields(to_json(n))).collect();
-    array(env, "notice", &NOTICE, fields)
+/// `items` written as rows by `write` (`Rows::coordinator`, `Rows::region`, `Rows::notice`).
+pub fn rows<T>(env: &mut JNIEnv, items: &[T], write: fn(&mut Rows, &T)) -> Result<jbyteArray> {
+    let mut rows = Rows::default();
+    items.iter().for_each(|o| write(&mut rows, o));
+    Ok(env.byte_array_from_slice(&rows.0)?.into_raw())
 }

@@ -7,81 +7,45 @@
 //! strategy decides on it: a callback that tries to change it gets REENTRANT_CALL, another
 //! thread changing it waits for the decision.
 
-use jni::objects::{JClass, JObjectArray, JString};
+use jni::objects::{JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
-use jni::JNIEnv;
 
-use shardline_bind::handle::Read;
-use shardline_bind::HandleCell;
+use shardline_bind::handle::Wait;
+use shardline_bind::host_state::HostState;
+use shardline_bind::Failure as BindFailure;
 use shardline_core::model::Address;
 use shardline_core::model::ClusterView;
 use shardline_core::model::{AllocationState, Region};
 use shardline_core::strategy::{rank, AkkaOptions};
 
-use crate::boundary::{entry, Failure, Result};
+use crate::boundary::{Failure, Result};
 use crate::convert::{member, opt_new_string, opt_string, read_strings, string, string_array};
+use crate::native::native;
 
-// Owned cells live in their own heap allocation and views are short-lived stack values, so
-// boxing the large variant would only add an indirection.
-#[allow(clippy::large_enum_variant)]
-pub enum StateCell {
-    Owned(HandleCell<AllocationState>),
-    /// Valid only while the decision that lent it is running.
-    View(*const AllocationState),
+/// The `HostState` behind a Java handle (an owned map, or a view during its callback).
+///
+/// # Safety
+/// `raw` is 0 or a live `HostState`.
+pub unsafe fn get<'a>(raw: jlong) -> Result<&'a HostState> {
+    // SAFETY: per the contract.
+    unsafe { (raw as *const HostState).as_ref() }
+        .ok_or_else(|| Failure::invalid_state("the AllocationState is closed"))
 }
 
-pub enum StateRead<'a> {
-    Owned(Read<'a, AllocationState>),
-    View(&'a AllocationState),
+fn run(w: Wait<'_, AllocationState>) -> Result<(), BindFailure> {
+    w.run()
 }
 
-impl std::ops::Deref for StateRead<'_> {
-    type Target = AllocationState;
-    fn deref(&self) -> &AllocationState {
-        match self {
-            StateRead::Owned(g) => g,
-            StateRead::View(s) => s,
-        }
-    }
-}
-
-impl StateCell {
-    /// # Safety
-    /// `raw` is 0 or a live `StateCell` (an owned handle, or a view during its callback).
-    pub unsafe fn get<'a>(raw: jlong) -> Result<&'a StateCell> {
-        // SAFETY: per the contract.
-        unsafe { (raw as *const StateCell).as_ref() }
-            .ok_or_else(|| Failure::invalid_state("the AllocationState is closed"))
-    }
-
-    pub fn read(&self) -> Result<StateRead<'_>> {
-        match self {
-            StateCell::Owned(cell) => Ok(StateRead::Owned(cell.read()?)),
-            // SAFETY: a view exists only inside the callback that lent it (see module doc).
-            StateCell::View(p) => Ok(StateRead::View(unsafe { &**p })),
-        }
-    }
-
-    fn write<R>(&self, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
-        match self {
-            StateCell::Owned(cell) => f(&mut *cell.hold()?),
-            StateCell::View(_) => Err(Failure::reentrant(
-                "the AllocationState passed to a callback is read-only while the strategy decides",
-            )),
-        }
-    }
-}
-
-unsafe fn read<R>(raw: jlong, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
-    // SAFETY: Java passes live handles only.
-    let cell = unsafe { StateCell::get(raw) }?;
-    let state = cell.read()?;
-    f(&state)
+/// # Safety
+/// As for [`get`].
+pub unsafe fn read<R>(raw: jlong, f: impl FnOnce(&AllocationState) -> Result<R>) -> Result<R> {
+    // SAFETY: forwarded contract.
+    unsafe { get(raw) }?.read(run, f)?
 }
 
 unsafe fn write<R>(raw: jlong, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
-    // SAFETY: Java passes live handles only.
-    unsafe { StateCell::get(raw) }?.write(f)
+    // SAFETY: forwarded contract.
+    unsafe { get(raw) }?.write(run, |s| Ok(f(s)))?
 }
 
 fn region<'a>(s: &'a AllocationState, id: &str) -> Result<&'a Region> {
@@ -89,290 +53,193 @@ fn region<'a>(s: &'a AllocationState, id: &str) -> Result<&'a Region> {
         .ok_or_else(|| Failure::invalid_state(format!("region {id:?} is not registered")))
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nNew<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    self_address: JString<'l>,
-) -> jlong {
-    entry(&mut env, 0, |env| {
-        let a = Address::parse(&string(env, &self_address, "selfAddress")?)?;
-        let cell = StateCell::Owned(HandleCell::new(
-            "AllocationState",
-            AllocationState::new(ClusterView::new(a)),
-        ));
-        Ok(Box::into_raw(Box::new(cell)) as jlong)
-    })
-}
+native! { fn Java_org_shardline_AllocationState_nNew(env, self_address: JString<'l>) -> jlong {
+    let a = Address::parse(&string(env, &self_address, "selfAddress")?)?;
+    let state = HostState::owned("AllocationState", AllocationState::new(ClusterView::new(a)));
+    Ok(Box::into_raw(Box::new(state)) as jlong)
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nFree<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
+native! { fn Java_org_shardline_AllocationState_nFree(_, h: jlong) {
+    if h != 0 {
+        // SAFETY: Java frees an owned handle once, after its last call.
+        drop(unsafe { Box::from_raw(h as *mut HostState) });
+    }
+    Ok(())
+}}
+
+native! { fn Java_org_shardline_AllocationState_nUpsertMember(
+    env, h: jlong, fields: JObjectArray<'l>, up_number: jint,
 ) {
-    entry(&mut env, (), |_| {
-        if h != 0 {
-            // SAFETY: Java frees an owned handle once, after its last call.
-            drop(unsafe { Box::from_raw(h as *mut StateCell) });
-        }
-        Ok(())
-    })
-}
+    let m = member(env, &fields, up_number)?;
+    unsafe {
+        write(h, |s| {
+            s.upsert_member(m);
+            Ok(())
+        })
+    }
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nUpsertMember<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    fields: JObjectArray<'l>,
-    up_number: jint,
-) {
-    entry(&mut env, (), |env| {
-        let m = member(env, &fields, up_number)?;
-        unsafe {
-            write(h, |s| {
-                s.upsert_member(m);
-                Ok(())
-            })
-        }
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRemoveMember<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    address: JString<'l>,
+native! { fn Java_org_shardline_AllocationState_nRemoveMember(
+    env, h: jlong, address: JString<'l>,
 ) -> jboolean {
-    entry(&mut env, JNI_FALSE, |env| {
-        let a = string(env, &address, "address")?;
-        let removed = unsafe { write(h, |s| Ok(s.remove_member(&a).is_some())) }?;
-        Ok(if removed { JNI_TRUE } else { JNI_FALSE })
-    })
-}
+    let a = string(env, &address, "address")?;
+    let removed = unsafe { write(h, |s| Ok(s.remove_member(&a).is_some())) }?;
+    Ok(if removed { JNI_TRUE } else { JNI_FALSE })
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nSetReachable<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    address: JString<'l>,
-    reachable: jboolean,
+native! { fn Java_org_shardline_AllocationState_nSetReachable(
+    env, h: jlong, address: JString<'l>, reachable: jboolean,
 ) {
-    entry(&mut env, (), |env| {
-        let a = Address::parse(&string(env, &address, "address")?)?;
-        unsafe {
-            write(h, |s| {
-                s.set_reachable(a.as_str(), reachable != JNI_FALSE);
-                Ok(())
-            })
-        }
-    })
-}
+    let a = Address::parse(&string(env, &address, "address")?)?;
+    unsafe {
+        write(h, |s| {
+            s.set_reachable(a.as_str(), reachable != JNI_FALSE);
+            Ok(())
+        })
+    }
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nAddRegion<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    id: JString<'l>,
-    address: JString<'l>,
-    local: jboolean,
-    shards: JObjectArray<'l>,
+native! { fn Java_org_shardline_AllocationState_nAddRegion(
+    env, h: jlong, id: JString<'l>, address: JString<'l>, local: jboolean, shards: JObjectArray<'l>,
 ) {
-    entry(&mut env, (), |env| {
-        let id = string(env, &id, "region id")?;
-        let a = Address::parse(&string(env, &address, "address")?)?;
-        let shards = read_strings(env, &shards, "shards")?;
-        unsafe {
-            write(h, |s| {
-                s.add_region(&id, a, local != JNI_FALSE)?;
-                for shard in &shards {
-                    if let Err(e) = s.add_shard(&id, shard) {
-                        // All or nothing: a half-registered region would surprise the caller.
-                        s.remove_region(&id)?;
-                        return Err(e.into());
-                    }
+    let id = string(env, &id, "region id")?;
+    let a = Address::parse(&string(env, &address, "address")?)?;
+    let shards = read_strings(env, &shards, "shards")?;
+    unsafe {
+        write(h, |s| {
+            s.add_region(&id, a, local != JNI_FALSE)?;
+            for shard in &shards {
+                if let Err(e) = s.add_shard(&id, shard) {
+                    // All or nothing: a half-registered region would surprise the caller.
+                    s.remove_region(&id)?;
+                    return Err(e.into());
                 }
-                Ok(())
-            })
-        }
-    })
-}
+            }
+            Ok(())
+        })
+    }
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRemoveRegion<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    id: JString<'l>,
+native! { fn Java_org_shardline_AllocationState_nRemoveRegion(
+    env, h: jlong, id: JString<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let id = string(env, &id, "region id")?;
-        let shards = unsafe { write(h, |s| Ok(s.remove_region(&id)?)) }?;
-        string_array(env, shards.iter().map(|s| &**s))
-    })
-}
+    let id = string(env, &id, "region id")?;
+    let shards = unsafe { write(h, |s| Ok(s.remove_region(&id)?)) }?;
+    string_array(env, shards.iter().map(|s| &**s))
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nSetEligible<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    id: JString<'l>,
-    eligible: jboolean,
+native! { fn Java_org_shardline_AllocationState_nSetEligible(
+    env, h: jlong, id: JString<'l>, eligible: jboolean,
 ) {
-    entry(&mut env, (), |env| {
-        let id = string(env, &id, "region id")?;
-        unsafe { write(h, |s| Ok(s.set_eligible(&id, eligible != JNI_FALSE)?)) }
-    })
-}
+    let id = string(env, &id, "region id")?;
+    unsafe { write(h, |s| Ok(s.set_eligible(&id, eligible != JNI_FALSE)?)) }
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nAddShard<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    region: JString<'l>,
-    shard: JString<'l>,
+native! { fn Java_org_shardline_AllocationState_nAddShard(
+    env, h: jlong, region: JString<'l>, shard: JString<'l>,
 ) {
-    entry(&mut env, (), |env| {
-        let r = string(env, &region, "region")?;
-        let shard = string(env, &shard, "shard")?;
-        unsafe { write(h, |s| Ok(s.add_shard(&r, &shard)?)) }
-    })
-}
+    let r = string(env, &region, "region")?;
+    let shard = string(env, &shard, "shard")?;
+    unsafe { write(h, |s| Ok(s.add_shard(&r, &shard)?)) }
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nRemoveShard<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    shard: JString<'l>,
+native! { fn Java_org_shardline_AllocationState_nRemoveShard(
+    env, h: jlong, shard: JString<'l>,
 ) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let shard = string(env, &shard, "shard")?;
-        let r = unsafe { write(h, |s| Ok(s.remove_shard(&shard)?)) }?;
-        crate::convert::new_string(env, &r)
-    })
-}
+    let shard = string(env, &shard, "shard")?;
+    let r = unsafe { write(h, |s| Ok(s.remove_shard(&shard)?)) }?;
+    crate::convert::new_string(env, &r)
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nHomeOf<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    shard: JString<'l>,
+native! { fn Java_org_shardline_AllocationState_nHomeOf(
+    env, h: jlong, shard: JString<'l>,
 ) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let shard = string(env, &shard, "shard")?;
-        let home = unsafe { read(h, |s| Ok(s.home_of(&shard).map(|r| r.id().to_string()))) }?;
-        opt_new_string(env, home.as_deref())
-    })
-}
+    let shard = string(env, &shard, "shard")?;
+    let home = unsafe { read(h, |s| Ok(s.home_of(&shard).map(|r| r.id().to_string()))) }?;
+    opt_new_string(env, home.as_deref())
+}}
 
+native! {
 /// 0: regions, 1: shards.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nCount<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    what: jint,
-) -> jint {
-    entry(&mut env, 0, |_| {
-        let n = unsafe {
-            read(h, |s| {
-                Ok(if what == 0 {
-                    s.region_count()
-                } else {
-                    s.shard_count()
-                })
+fn Java_org_shardline_AllocationState_nCount(_, h: jlong, what: jint) -> jint {
+    let n = unsafe {
+        read(h, |s| {
+            Ok(if what == 0 {
+                s.region_count()
+            } else {
+                s.shard_count()
             })
-        }?;
-        Ok(n.min(i32::MAX as usize) as jint)
-    })
-}
+        })
+    }?;
+    Ok(n.min(i32::MAX as usize) as jint)
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nIsUnreachable<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    address: JString<'l>,
+native! { fn Java_org_shardline_AllocationState_nIsUnreachable(
+    env, h: jlong, address: JString<'l>,
 ) -> jboolean {
-    entry(&mut env, JNI_FALSE, |env| {
-        let a = string(env, &address, "address")?;
-        let u = unsafe { read(h, |s| Ok(s.cluster().is_unreachable(&a))) }?;
-        Ok(if u { JNI_TRUE } else { JNI_FALSE })
-    })
-}
+    let a = string(env, &address, "address")?;
+    let u = unsafe { read(h, |s| Ok(s.cluster().is_unreachable(&a))) }?;
+    Ok(if u { JNI_TRUE } else { JNI_FALSE })
+}}
 
+native! {
 /// What = 0: region ids in map order; 1: region `arg` {address, node (the self address for a
 /// local region), local, eligible}; 2: shards of region `arg`; 3: member `arg` {address, status,
 /// appVersion, dataCenter, upNumber}; 4: member addresses, sorted; 5: regions with a known
 /// member in Pekko's ShardSuitabilityOrdering (null when Pekko's sort would throw on the
 /// inconsistent comparator); 6: {self address}. Null for a region or member that is not there.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_AllocationState_nList<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    what: jint,
-    arg: JString<'l>,
+fn Java_org_shardline_AllocationState_nList(
+    env, h: jlong, what: jint, arg: JString<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let arg = opt_string(env, &arg)?;
-        let arg = |name: &str| arg.as_deref().ok_or_else(|| Failure::null(name));
-        let list: Option<Vec<String>> = unsafe {
-            read(h, |s| {
-                Ok(match what {
-                    0 => Some(s.regions().map(|r| r.id().to_string()).collect()),
-                    1 => s.region(arg("region id")?).map(|r| {
-                        vec![
-                            r.address().to_string(),
-                            s.node_of(r).to_string(),
-                            r.is_local().to_string(),
-                            r.is_eligible().to_string(),
-                        ]
-                    }),
-                    2 => Some(
-                        region(s, arg("region id")?)?
-                            .shards()
-                            .map(|x| x.to_string())
-                            .collect(),
-                    ),
-                    3 => s.cluster().member(arg("address")?).map(|m| {
-                        vec![
-                            m.address.to_string(),
-                            m.status.to_string(),
-                            m.app_version.to_string(),
-                            m.data_center.clone(),
-                            m.up_number.to_string(),
-                        ]
-                    }),
-                    4 => {
-                        let mut all: Vec<String> = s
-                            .cluster()
-                            .members()
-                            .map(|m| m.address.to_string())
-                            .collect();
-                        all.sort();
-                        Some(all)
-                    }
-                    5 => rank(s, AkkaOptions::default())
-                        .map(|o| o.iter().map(|r| r.to_string()).collect()),
-                    6 => Some(vec![s.cluster().self_address().to_string()]),
-                    other => {
-                        return Err(Failure::invalid_argument(format!("unknown list {other}")))
-                    }
-                })
+    let arg = opt_string(env, &arg)?;
+    let arg = |name: &str| arg.as_deref().ok_or_else(|| Failure::null(name));
+    let list: Option<Vec<String>> = unsafe {
+        read(h, |s| {
+            Ok(match what {
+                0 => Some(s.regions().map(|r| r.id().to_string()).collect()),
+                1 => s.region(arg("region id")?).map(|r| {
+                    vec![
+                        r.address().to_string(),
+                        s.node_of(r).to_string(),
+                        r.is_local().to_string(),
+                        r.is_eligible().to_string(),
+                    ]
+                }),
+                2 => Some(
+                    region(s, arg("region id")?)?
+                        .shards()
+                        .map(|x| x.to_string())
+                        .collect(),
+                ),
+                3 => s.cluster().member(arg("address")?).map(|m| {
+                    vec![
+                        m.address.to_string(),
+                        m.status.to_string(),
+                        m.app_version.to_string(),
+                        m.data_center.clone(),
+                        m.up_number.to_string(),
+                    ]
+                }),
+                4 => {
+                    let mut all: Vec<String> = s
+                        .cluster()
+                        .members()
+                        .map(|m| m.address.to_string())
+                        .collect();
+                    all.sort();
+                    Some(all)
+                }
+                5 => rank(s, AkkaOptions::default())
+                    .map(|o| o.iter().map(|r| r.to_string()).collect()),
+                6 => Some(vec![s.cluster().self_address().to_string()]),
+                other => {
+                    return Err(Failure::invalid_argument(format!("unknown list {other}")))
+                }
             })
-        }?;
-        match list {
-            Some(l) => string_array(env, l.iter()),
-            None => Ok(std::ptr::null_mut()),
-        }
-    })
-}
+        })
+    }?;
+    match list {
+        Some(l) => string_array(env, l.iter()),
+        None => Ok(std::ptr::null_mut()),
+    }
+}}

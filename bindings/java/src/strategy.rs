@@ -2,10 +2,11 @@
 //! strategies implemented in Java (`CustomStrategy`), and External fed by a Java
 //! `ShardLocations` source.
 
-use jni::objects::{JClass, JObject, JObjectArray, JString, JValue};
+use jni::objects::{JObject, JObjectArray, JString, JValue};
 use jni::sys::{jlong, jobjectArray, jstring};
 use jni::JNIEnv;
 
+use shardline_bind::host_state::HostState;
 use shardline_bind::strategy::StrategyHost;
 use shardline_bind::{CustomStrategy, Failure as BindFailure};
 use shardline_core::model::Address;
@@ -15,14 +16,14 @@ use shardline_core::strategy::{
     StrategyConfig,
 };
 
-use crate::boundary::{entry, keep_failure, Result};
+use crate::boundary::{keep_failure, Result};
 use crate::callback::{call, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
     from_json, local_opt_string, local_string_array, new_string, opt_string, opt_string_array,
     read_strings, string_array, with_opt_str, with_str,
 };
 use crate::handle::{self, free_native, Handle};
-use crate::state::StateCell;
+use crate::native::native;
 
 pub type Strategy = Box<dyn AllocationStrategy>;
 
@@ -64,10 +65,11 @@ impl StrategyHost for JavaHost {
         requester: Option<&str>,
         shard: &str,
     ) -> Result<Option<String>, BindFailure> {
-        let view = StateCell::View(state);
-        let view_handle = &view as *const StateCell as jlong;
+        // SAFETY: the view ends below, when the callback has returned.
+        let view = unsafe { HostState::lend(state) };
+        let view_handle = &view as *const HostState as jlong;
         let target = &self.target;
-        call("allocate", |env| {
+        let answer = call("allocate", |env| {
             let requester = local_opt_string(env, requester)?;
             let shard = env.new_string(shard)?;
             let r = env
@@ -84,8 +86,9 @@ impl StrategyHost for JavaHost {
                 )?
                 .l()?;
             read_opt_string(env, r)
-        })
-        .map_err(kept)
+        });
+        view.end_view();
+        answer.map_err(kept)
     }
 
     fn rebalance(
@@ -93,10 +96,11 @@ impl StrategyHost for JavaHost {
         state: &AllocationState,
         in_progress: &[&str],
     ) -> Result<Vec<String>, BindFailure> {
-        let view = StateCell::View(state);
-        let view_handle = &view as *const StateCell as jlong;
+        // SAFETY: the view ends below, when the callback has returned.
+        let view = unsafe { HostState::lend(state) };
+        let view_handle = &view as *const HostState as jlong;
         let target = &self.target;
-        call("rebalance", |env| {
+        let answer = call("rebalance", |env| {
             let array = local_string_array(env, in_progress.iter())?;
             let r = env
                 .call_static_method(
@@ -111,8 +115,9 @@ impl StrategyHost for JavaHost {
                 )?
                 .l()?;
             Ok(read_string_array(env, r, "rebalance result")?.unwrap_or_default())
-        })
-        .map_err(kept)
+        });
+        view.end_view();
+        answer.map_err(kept)
     }
 
     fn keep(&mut self, failure: BindFailure) -> shardline_core::Error {
@@ -191,62 +196,35 @@ fn into_handle(s: Strategy) -> jlong {
     Handle::into_raw(WHAT, s)
 }
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nFromJson<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    json: JString<'l>,
-) -> jlong {
-    entry(&mut env, 0, |env| {
-        let value: serde_json::Value = from_json(env, &json, "strategy")?;
-        Ok(into_handle(StrategyConfig::from_json(&value)?.build()?))
-    })
-}
+native! { fn Java_org_shardline_Strategy_nFromJson(env, json: JString<'l>) -> jlong {
+    let value: serde_json::Value = from_json(env, &json, "strategy")?;
+    Ok(into_handle(StrategyConfig::from_json(&value)?.build()?))
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nCustom<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    target: JObject<'l>,
-    name: JString<'l>,
+native! { fn Java_org_shardline_Strategy_nCustom(
+    env, target: JObject<'l>, name: JString<'l>,
 ) -> jlong {
-    entry(&mut env, 0, |env| {
-        let name = opt_string(env, &name)?.unwrap_or_else(|| "custom".into());
-        let target = JavaObject::new(env, &target, "strategy")?;
-        Ok(into_handle(Box::new(CustomStrategy::new(
-            name,
-            JavaHost { target },
-        ))))
-    })
-}
+    let name = opt_string(env, &name)?.unwrap_or_else(|| "custom".into());
+    let target = JavaObject::new(env, &target, "strategy")?;
+    Ok(into_handle(Box::new(CustomStrategy::new(
+        name,
+        JavaHost { target },
+    ))))
+}}
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nExternalSource<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    source: JObject<'l>,
-) -> jlong {
-    entry(&mut env, 0, |env| {
-        let target = JavaObject::new(env, &source, "locations")?;
-        Ok(into_handle(Box::new(External::with_source(Box::new(
-            JavaLocations { target },
-        )))))
-    })
-}
+native! { fn Java_org_shardline_Strategy_nExternalSource(env, source: JObject<'l>) -> jlong {
+    let target = JavaObject::new(env, &source, "locations")?;
+    Ok(into_handle(Box::new(External::with_source(Box::new(
+        JavaLocations { target },
+    )))))
+}}
 
 free_native!(Java_org_shardline_Strategy_nFree, Strategy);
 
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nName<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let name = unsafe { handle::with::<Strategy, _>(h, |s| Ok(s.name().to_owned())) }?;
-        new_string(env, &name)
-    })
-}
+native! { fn Java_org_shardline_Strategy_nName(env, h: jlong) -> jstring {
+    let name = unsafe { handle::with::<Strategy, _>(h, |s| Ok(s.name().to_owned())) }?;
+    new_string(env, &name)
+}}
 
 /// Runs `f` on the strategy behind `h` and the state behind `state`, both held for the call.
 ///
@@ -260,51 +238,37 @@ pub unsafe fn decide<R>(
     // The strategy first: it is the object callers share, and a thread that holds nothing
     // waits for it; the state (usually the caller's own) is then taken while holding it.
     // SAFETY: forwarded contract.
-    unsafe { handle::with::<Strategy, _>(h, |s| f(s, &*StateCell::get(state)?.read()?)) }
+    unsafe { handle::with::<Strategy, _>(h, |s| crate::state::read(state, |st| f(s, st))) }
 }
 
 fn explanation_json(e: Option<Explanation>) -> Option<String> {
     e.map(|e| serde_json::to_string(&e).expect("explanations serialize"))
 }
 
+native! {
 /// The region id, or null for pending: the hot path returns the decision alone (no array).
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nAllocate<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    requester: JString<'l>,
-    shard: JString<'l>,
+fn Java_org_shardline_Strategy_nAllocate(
+    env, h: jlong, state: jlong, requester: JString<'l>, shard: JString<'l>,
 ) -> jstring {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        match allocate(env, h, state, &requester, &shard, None)? {
-            Allocation::Region(r) => new_string(env, &r),
-            Allocation::Pending => Ok(std::ptr::null_mut()),
-        }
-    })
-}
+    match allocate(env, h, state, &requester, &shard, None)? {
+        Allocation::Region(r) => new_string(env, &r),
+        Allocation::Pending => Ok(std::ptr::null_mut()),
+    }
+}}
 
+native! {
 /// {region id or null for pending, explanation JSON}.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nExplainAllocate<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    requester: JString<'l>,
-    shard: JString<'l>,
+fn Java_org_shardline_Strategy_nExplainAllocate(
+    env, h: jlong, state: jlong, requester: JString<'l>, shard: JString<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let mut explanation = Explanation::default();
-        let region = match allocate(env, h, state, &requester, &shard, Some(&mut explanation))? {
-            Allocation::Region(r) => Some(r.to_string()),
-            Allocation::Pending => None,
-        };
-        let out = [region, explanation_json(Some(explanation))];
-        opt_string_array(env, &out)
-    })
-}
+    let mut explanation = Explanation::default();
+    let region = match allocate(env, h, state, &requester, &shard, Some(&mut explanation))? {
+        Allocation::Region(r) => Some(r.to_string()),
+        Allocation::Pending => None,
+    };
+    let out = [region, explanation_json(Some(explanation))];
+    opt_string_array(env, &out)
+}}
 
 fn allocate(
     env: &mut JNIEnv,
@@ -346,43 +310,31 @@ fn rebalance(
     }
 }
 
+native! {
 /// Shards in decision order.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nRebalance<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    in_progress: JObjectArray<'l>,
+fn Java_org_shardline_Strategy_nRebalance(
+    env, h: jlong, state: jlong, in_progress: JObjectArray<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let picked = rebalance(env, h, state, &in_progress, None)?;
-        string_array(env, picked.iter().map(|s| &**s))
-    })
-}
+    let picked = rebalance(env, h, state, &in_progress, None)?;
+    string_array(env, picked.iter().map(|s| &**s))
+}}
 
+native! {
 /// {String[] shards in decision order, explanation JSON}.
-#[no_mangle]
-pub extern "system" fn Java_org_shardline_Strategy_nExplainRebalance<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    h: jlong,
-    state: jlong,
-    in_progress: JObjectArray<'l>,
+fn Java_org_shardline_Strategy_nExplainRebalance(
+    env, h: jlong, state: jlong, in_progress: JObjectArray<'l>,
 ) -> jobjectArray {
-    entry(&mut env, std::ptr::null_mut(), |env| {
-        let mut explanation = Explanation::default();
-        let picked = rebalance(env, h, state, &in_progress, Some(&mut explanation))?;
-        let shards = string_array(env, picked.iter().map(|s| &**s))?;
-        // SAFETY: a fresh local reference just returned by string_array.
-        let shards = unsafe { JObject::from_raw(shards) };
-        let class = crate::classes::OBJECT.get(env)?;
-        let array = env.new_object_array(2, class, JObject::null())?;
-        env.set_object_array_element(&array, 0, &shards)?;
-        if let Some(e) = explanation_json(Some(explanation)) {
-            let s = env.new_string(e)?;
-            env.set_object_array_element(&array, 1, &s)?;
-        }
-        Ok(array.into_raw())
-    })
-}
+    let mut explanation = Explanation::default();
+    let picked = rebalance(env, h, state, &in_progress, Some(&mut explanation))?;
+    let shards = string_array(env, picked.iter().map(|s| &**s))?;
+    // SAFETY: a fresh local reference just returned by string_array.
+    let shards = unsafe { JObject::from_raw(shards) };
+    let class = crate::classes::OBJECT.get(env)?;
+    let array = env.new_object_array(2, class, JObject::null())?;
+    env.set_object_array_element(&array, 0, &shards)?;
+    if let Some(e) = explanation_json(Some(explanation)) {
+        let s = env.new_string(e)?;
+        env.set_object_array_element(&array, 1, &s)?;
+    }
+    Ok(array.into_raw())
+}}

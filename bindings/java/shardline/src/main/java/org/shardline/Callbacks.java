@@ -69,7 +69,7 @@ final class Callbacks {
     return flat;
   }
 
-  static void send(Transport t, String from, String to, String message) {
+  static void send(Transport t, String from, String to, byte[] message) {
     t.send(new Envelope(Endpoint.of(from), Endpoint.of(to), message));
   }
 

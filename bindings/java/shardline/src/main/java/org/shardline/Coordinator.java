@@ -1,5 +1,6 @@
 package org.shardline;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 
@@ -44,13 +45,16 @@ public final class Coordinator extends AbstractCoordinator {
     run(h -> nOnTimeout(h, nowMs));
   }
 
-  /** Everything queued so far, in order. */
+  /**
+   * Everything queued so far, in order: one native call however many outputs there are. A
+   * {@link CoordinatorOutput.Send}'s message stays UTF-8 until {@link Envelope#message()} is read.
+   */
   public List<CoordinatorOutput> drainOutputs() {
-    return List.of(call(Coordinator::nDrain));
+    return Rows.coordinatorOutputs(call(Coordinator::nDrain));
   }
 
   public void receive(long nowMs, Envelope e) {
-    input(nowMs, 0, e.from().regionId(), e.to().regionId(), e.message(), 0, 0);
+    input(nowMs, 0, e.from().regionId(), e.to().regionId(), e.utf8(), 0, 0);
   }
 
   /** A cluster member joined or changed (status, version, data center). */
@@ -94,7 +98,7 @@ public final class Coordinator extends AbstractCoordinator {
 
   /** The answer to {@link CoordinatorOutput.LoadState}: the store's JSON. */
   public void stateLoaded(long nowMs, String storedStateJson) {
-    input(nowMs, 9, null, null, storedStateJson, 0, 0);
+    input(nowMs, 9, null, null, storedStateJson.getBytes(StandardCharsets.UTF_8), 0, 0);
   }
 
   /** {@code fenced}: the store has seen a larger token (another coordinator took over). */
@@ -116,7 +120,7 @@ public final class Coordinator extends AbstractCoordinator {
     input(nowMs, 13, null, null, null, 0, 0);
   }
 
-  private void input(long nowMs, int kind, String a, String b, String c, long x, long y) {
+  private void input(long nowMs, int kind, String a, String b, byte[] c, long x, long y) {
     run(h -> nInput(h, nowMs, kind, a, b, c, x, y));
   }
 
@@ -128,10 +132,10 @@ public final class Coordinator extends AbstractCoordinator {
 
   private static native void nOnTimeout(long h, long nowMs);
 
-  private static native CoordinatorOutput[] nDrain(long h);
+  private static native byte[] nDrain(long h);
 
   private static native void nInput(
-      long h, long nowMs, int kind, String a, String b, String c, long x, long y);
+      long h, long nowMs, int kind, String a, String b, byte[] c, long x, long y);
 
   private static native void nMember(long h, long nowMs, String[] fields, int upNumber);
 }

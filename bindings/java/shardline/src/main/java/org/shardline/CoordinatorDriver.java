@@ -50,7 +50,7 @@ public final class CoordinatorDriver extends AbstractCoordinator {
   }
 
   public void receive(Envelope e) {
-    input(1, e.from().regionId(), e.to().regionId(), e.message(), false);
+    input(1, e.from().regionId(), e.to().regionId(), e.utf8(), false);
   }
 
   public void member(Member m) {
@@ -90,10 +90,10 @@ public final class CoordinatorDriver extends AbstractCoordinator {
 
   /** Notices since the last call. */
   public List<Notice> takeNotices() {
-    return List.of(call(CoordinatorDriver::nTakeNotices));
+    return Rows.notices(call(CoordinatorDriver::nTakeNotices));
   }
 
-  private void input(int kind, String a, String b, String c, boolean flag) {
+  private void input(int kind, String a, String b, byte[] c, boolean flag) {
     run(h -> nInput(h, kind, a, b, c, flag));
   }
 
@@ -108,11 +108,11 @@ public final class CoordinatorDriver extends AbstractCoordinator {
 
   private static native void nFree(long h);
 
-  private static native void nInput(long h, int kind, String a, String b, String c, boolean flag);
+  private static native void nInput(long h, int kind, String a, String b, byte[] c, boolean flag);
 
   private static native void nMember(long h, String[] fields, int upNumber);
 
   private static native long nPoll(long h);
 
-  private static native Notice[] nTakeNotices(long h);
+  private static native byte[] nTakeNotices(long h);
 }

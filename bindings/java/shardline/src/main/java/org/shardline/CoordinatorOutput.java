@@ -29,14 +29,15 @@ public sealed interface CoordinatorOutput {
   record Notify(Notice notice) implements CoordinatorOutput {}
 
   /** Tags match the native side (outputs.rs). */
-  static CoordinatorOutput of(int tag, String a, String b, String c, long token) {
-    switch (tag) {
+  static CoordinatorOutput of(Rows r) {
+    long token = r.token;
+    switch (r.tag) {
       case 0:
-        return new Send(new Envelope(Endpoint.of(a), Endpoint.of(b), c));
+        return new Send(new Envelope(Endpoint.of(r.a), Endpoint.of(r.b), r.c));
       case 1:
-        return new Persist(token, c);
+        return new Persist(token, r.cText());
       case 2:
-        return new SaveSnapshot(token, c);
+        return new SaveSnapshot(token, r.cText());
       case 3:
         return new AcquireLease();
       case 4:
@@ -46,9 +47,9 @@ public sealed interface CoordinatorOutput {
       case 6:
         return new LoadState(token);
       case 7:
-        return new Notify(new Notice(a, c));
+        return new Notify(r.notice());
       default:
-        throw new ShardlineException(Status.INTERNAL, "unknown coordinator output tag " + tag);
+        throw new ShardlineException(Status.INTERNAL, "unknown coordinator output tag " + r.tag);
     }
   }
 }

@@ -8,8 +8,4 @@ package org.shardline;
  *     "active"}, {@code "handOffCompleted"}, {@code "directiveRefused"}
  * @param json the whole notice as a JSON object
  */
-public record Notice(String type, String json) {
-  static Notice of(String type, String json) {
-    return new Notice(type, json);
-  }
-}
+public record Notice(String type, String json) {}

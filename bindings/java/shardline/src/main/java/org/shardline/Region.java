@@ -58,7 +58,7 @@ public final class Region extends AbstractRegion {
   }
 
   public void receive(long nowMs, Envelope e) {
-    input(nowMs, 0, e.from().regionId(), e.to().regionId(), e.message());
+    input(nowMs, 0, e.from().regionId(), e.to().regionId(), e.utf8());
   }
 
   /** The coordinator moved (or may have): register again. */
@@ -86,11 +86,12 @@ public final class Region extends AbstractRegion {
     input(nowMs, 5, null, null, null);
   }
 
+  /** Everything queued so far, in order, in one native call (see {@link Coordinator#drainOutputs}). */
   public List<RegionOutput> drainOutputs() {
-    return List.of(call(Region::nDrain));
+    return Rows.regionOutputs(call(Region::nDrain));
   }
 
-  private void input(long nowMs, int kind, String a, String b, String c) {
+  private void input(long nowMs, int kind, String a, String b, byte[] c) {
     run(h -> nInput(h, nowMs, kind, a, b, c));
   }
 
@@ -104,7 +105,7 @@ public final class Region extends AbstractRegion {
 
   private static native void nRoute(long h, long nowMs, String shard, String entity, byte[] payload);
 
-  private static native void nInput(long h, long nowMs, int kind, String a, String b, String c);
+  private static native void nInput(long h, long nowMs, int kind, String a, String b, byte[] c);
 
-  private static native RegionOutput[] nDrain(long h);
+  private static native byte[] nDrain(long h);
 }

@@ -42,7 +42,7 @@ public final class RegionDriver extends AbstractRegion {
   }
 
   public void receive(Envelope e) {
-    input(0, e.from().regionId(), e.to().regionId(), e.message());
+    input(0, e.from().regionId(), e.to().regionId(), e.utf8());
   }
 
   public void coordinatorChanged() {
@@ -73,10 +73,10 @@ public final class RegionDriver extends AbstractRegion {
   }
 
   public List<Notice> takeNotices() {
-    return List.of(call(RegionDriver::nTakeNotices));
+    return Rows.notices(call(RegionDriver::nTakeNotices));
   }
 
-  private void input(int kind, String a, String b, String c) {
+  private void input(int kind, String a, String b, byte[] c) {
     run(h -> nInput(h, kind, a, b, c));
   }
 
@@ -88,9 +88,9 @@ public final class RegionDriver extends AbstractRegion {
 
   private static native void nRoute(long h, String shard, String entity, byte[] payload);
 
-  private static native void nInput(long h, int kind, String a, String b, String c);
+  private static native void nInput(long h, int kind, String a, String b, byte[] c);
 
   private static native long nPoll(long h);
 
-  private static native Notice[] nTakeNotices(long h);
+  private static native byte[] nTakeNotices(long h);
 }

@@ -29,26 +29,26 @@ public sealed interface RegionOutput {
   record Notify(Notice notice) implements RegionOutput {}
 
   /** Tags match the native side (outputs.rs). */
-  static RegionOutput of(int tag, String a, String b, String c, String[] list, byte[] payload) {
-    switch (tag) {
+  static RegionOutput of(Rows r) {
+    switch (r.tag) {
       case 0:
-        return new Send(new Envelope(Endpoint.of(a), Endpoint.of(b), c));
+        return new Send(new Envelope(Endpoint.of(r.a), Endpoint.of(r.b), r.c));
       case 1:
-        return new StartShard(a, List.of(list));
+        return new StartShard(r.a, List.of(r.list));
       case 2:
-        return new StartEntities(a, List.of(list));
+        return new StartEntities(r.a, List.of(r.list));
       case 3:
-        return new Deliver(a, b, payload);
+        return new Deliver(r.a, r.b, r.payload);
       case 4:
-        return new StopShard(a);
+        return new StopShard(r.a);
       case 5:
-        return new Undeliverable(a, b, payload, c);
+        return new Undeliverable(r.a, r.b, r.payload, r.cText());
       case 6:
         return new Stopped();
       case 7:
-        return new Notify(new Notice(a, c));
+        return new Notify(r.notice());
       default:
-        throw new ShardlineException(Status.INTERNAL, "unknown region output tag " + tag);
+        throw new ShardlineException(Status.INTERNAL, "unknown region output tag " + r.tag);
     }
   }
 }
