@@ -37,18 +37,19 @@ impl Clock for Monotonic {
 
 // ---- choosing native or JavaScript services -------------------------------------------------
 
-pub fn instance<'a, T: 'static + JavaScriptClassExt + napi::bindgen_prelude::ObjectFinalize>(
-    js: Js,
-    v: V,
-) -> Option<&'a T>
+/// The `T` behind `v`, if it is one: classes carry a type tag, checked first because a failed
+/// unwrap builds an error message.
+pub fn instance<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T>
 where
     ClassInstance<'a, T>: FromNapiValue,
 {
-    let env = Env::from_raw(js.env);
-    if !T::instance_of(&env, &unknown(js, v)).unwrap_or(false) {
+    let mut is = false;
+    // SAFETY: a plain Node-API call on this env's value.
+    let s = unsafe { napi::sys::napi_check_object_type_tag(js.env, v, &T::type_tag(), &mut is) };
+    if s != napi::sys::Status::napi_ok || !is {
         return None;
     }
-    // SAFETY: checked to be a T of this env; used during this call only.
+    // SAFETY: checked to be a T; used during this call only.
     let inst = unsafe { ClassInstance::<T>::from_napi_value(js.env, v) }.ok()?;
     Some(unsafe { &*(&*inst as *const T) })
 }

@@ -348,7 +348,7 @@ impl WorkerIdHolder {
             };
             let held = Held::acquire(registry.inner.session(ttl), options, clock)?;
             Ok(WorkerIdHolder {
-                inner: Handle::new("WorkerIdHolder", held),
+                inner: Handle::new("WorkerIdHolder", held).calling_back(holder_obj.is_some()),
             })
         })
     }
