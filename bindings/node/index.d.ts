@@ -481,8 +481,6 @@ export declare class Coordinator {
   onTimeout(nowMs: number): void
   /** The next output to carry out, or null. */
   pollOutput(): CoordinatorOutput | null
-  /** Every queued output, in the order they must be carried out. */
-  drainOutputs(): CoordinatorOutput[]
   /** When to call `onTimeout` next, or null. */
   nextDeadline(): number | null
   get phase(): CoordinatorPhase
@@ -594,7 +592,6 @@ export declare class Region {
   handle(nowMs: number, input: RegionInput): void
   onTimeout(nowMs: number): void
   pollOutput(): RegionOutput | null
-  drainOutputs(): RegionOutput[]
   nextDeadline(): number | null
   get id(): string
   get isRegistered(): boolean

@@ -133,6 +133,12 @@ for (const Step of [native.Coordinator, native.Region]) {
     return native._receive(this, nowMs, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9])
   }
 }
+for (const Step of [native.Coordinator, native.Region]) {
+  /** Every queued output, in the order they must be carried out. */
+  Step.prototype.drainOutputs = function drainOutputs () {
+    return native._drain(this)
+  }
+}
 for (const Driver of [native.CoordinatorDriver, native.RegionDriver]) {
   /** A message from another region or the coordinator. */
   Driver.prototype.receive = function receive (envelope) {

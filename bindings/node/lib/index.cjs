@@ -18,7 +18,7 @@ const ErrorCode = Object.freeze({
   INTERNAL: 'INTERNAL',
 })
 
-// `_setSendBuilder` and `_receive` are envelope.cjs's alone.
-const { _setSendBuilder, _receive, ...api } = native
+// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone.
+const { _setSendBuilder, _receive, _drain, ...api } = native
 
 module.exports = { ...api, ...actorTs, ErrorCode }

@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, Envelope, MemberInit, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+import type { ErrorCode as ErrorCodeName, CoordinatorOutput, Envelope, MemberInit, RegionOutput, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
 
 export * from '../index'
 
@@ -70,8 +70,16 @@ export declare class ConsistentHashingShardAllocationStrategy extends ShardlineA
 declare const shardline: typeof import('./index')
 export default shardline
 
-// The drivers' one-input methods are JavaScript (./inputs.cjs, ./envelope.cjs) over `handle`.
+// Methods written in JavaScript: the drivers' one-input methods (./inputs.cjs, over
+// `handle`) and the step API's envelope path (./envelope.cjs).
 declare module '../index' {
+  interface Coordinator {
+    /** Every queued output, in the order they must be carried out. */
+    drainOutputs(): CoordinatorOutput[]
+  }
+  interface Region {
+    drainOutputs(): RegionOutput[]
+  }
   interface CoordinatorDriver {
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void

@@ -39,19 +39,18 @@ impl Clock for Monotonic {
 
 /// The `T` behind `v`, if it is one: classes carry a type tag, checked first because a failed
 /// unwrap builds an error message.
-pub fn instance<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T>
-where
-    ClassInstance<'a, T>: FromNapiValue,
-{
+pub fn instance<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
     let mut is = false;
     // SAFETY: a plain Node-API call on this env's value.
     let s = unsafe { napi::sys::napi_check_object_type_tag(js.env, v, &T::type_tag(), &mut is) };
     if s != napi::sys::Status::napi_ok || !is {
         return None;
     }
-    // SAFETY: checked to be a T; used during this call only.
-    let inst = unsafe { ClassInstance::<T>::from_napi_value(js.env, v) }.ok()?;
-    Some(unsafe { &*(&*inst as *const T) })
+    let mut p = std::ptr::null_mut();
+    // SAFETY: the tag says napi-rs wrapped a T in `v`; the object keeps it alive during this
+    // call, the only time the reference is used.
+    let s = unsafe { napi::sys::napi_unwrap(js.env, v, &mut p) };
+    (s == napi::sys::Status::napi_ok && !p.is_null()).then(|| unsafe { &*(p as *const T) })
 }
 
 /// The clock option: a ManualClock (shared), a function or `{nowMs()}`, or the monotonic

@@ -115,18 +115,6 @@ impl Coordinator {
         })
     }
 
-    /// Every queued output, in the order they must be carried out.
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput[]")]
-    pub fn drain_outputs<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, c| {
-            let out = c.drain_outputs();
-            Ok(unknown(
-                js,
-                js.array_of(&out, |o| proto::coordinator_output(js, o))?,
-            ))
-        })
-    }
-
     /// When to call `onTimeout` next, or null.
     #[napi(ts_args_type = "")]
     pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {

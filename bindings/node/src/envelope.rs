@@ -20,7 +20,9 @@ use crate::conv;
 use crate::coordinator::{Coordinator, CoordinatorDriver};
 use crate::error::{boundary, Fail, R};
 use crate::js::{Js, Type, V};
+use crate::proto;
 use crate::region::{Region, RegionDriver};
+use crate::state::unknown;
 
 thread_local! {
     /// The JavaScript function that builds a `send` output from flat fields, per environment
@@ -129,6 +131,29 @@ pub fn receive(
             "_receive: not a Coordinator, Region or driver",
         ))
     })
+}
+
+/// `_drain(target)`: every output a Coordinator or Region has queued, in the order they must
+/// be carried out (its `drainOutputs()`).
+#[napi(js_name = "_drain", skip_typescript)]
+pub fn drain<'a>(env: &'a Env, target: Unknown) -> Result<Unknown<'a>> {
+    let (t, js) = (target.raw(), Js::new(env.raw()));
+    let out = if let Some(c) = instance::<Coordinator>(js, t) {
+        c.inner.query(env, |js, c| {
+            let out = c.drain_outputs();
+            js.array_of(&out, |o| proto::coordinator_output(js, o))
+        })
+    } else if let Some(r) = instance::<Region>(js, t) {
+        r.inner.query(env, |js, r| {
+            let out = r.region.drain_outputs();
+            js.array_of(&out, |o| proto::region_output(js, o))
+        })
+    } else {
+        boundary(env, None, |_| {
+            Err(Fail::invalid("_drain: not a Coordinator or Region"))
+        })
+    }?;
+    Ok(unknown(js, out))
 }
 
 /// The envelope of the arguments `envelope.cjs` flattened one into (the order of [`send_js`]).

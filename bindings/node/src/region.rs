@@ -186,17 +186,6 @@ impl Region {
         })
     }
 
-    #[napi(ts_args_type = "", ts_return_type = "RegionOutput[]")]
-    pub fn drain_outputs<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, r| {
-            let out = r.region.drain_outputs();
-            Ok(unknown(
-                js,
-                js.array_of(&out, |o| proto::region_output(js, o))?,
-            ))
-        })
-    }
-
     #[napi(ts_args_type = "")]
     pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
         self.inner
