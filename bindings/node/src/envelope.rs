@@ -159,12 +159,13 @@ pub fn drain<'a>(env: &'a Env, target: Unknown) -> Result<Unknown<'a>> {
 /// The envelope of the arguments `envelope.cjs` flattened one into (the order of [`send_js`]).
 fn from_args(js: Js, a: [Unknown; 10]) -> R<Envelope> {
     let kind = conv::uint(js, a[0].raw(), "kind")? as usize;
+    // One type check per field: there are ten, on every step.
     let text = |i: usize, name: &str| -> R<String> {
         let v = a[i].raw();
-        if js.is_nullish(v)? {
-            Ok(String::new())
-        } else {
-            conv::string(js, v, name)
+        match js.type_of(v)? {
+            Type::String => js.str_of(v),
+            Type::Undefined | Type::Null => Ok(String::new()),
+            _ => conv::string(js, v, name),
         }
     };
     let extra = a[9].raw();
