@@ -47,11 +47,13 @@ function body (kind, shard, entity, region, node, token, version, extra) {
   }
 }
 
-/** A `send` output from flat fields (called by the native module). */
-function send (kind, from, to, shard, entity, region, node, token, version, extra) {
+/** A `send` output from flat fields, pushed onto `into` if given (called by the native module). */
+function send (into, kind, from, to, shard, entity, region, node, token, version, extra) {
   const b = body(kind, shard, entity, region, node, token, version, extra)
   const message = kind < 10 ? { command: b } : kind < 16 ? { directive: b } : { forward: b }
-  return { type: 'send', envelope: { from: endpoint(from), to: endpoint(to), message } }
+  const output = { type: 'send', envelope: { from: endpoint(from), to: endpoint(to), message } }
+  if (into !== undefined) into.push(output)
+  return output
 }
 native._setSendBuilder(send)
 
@@ -136,7 +138,9 @@ for (const Step of [native.Coordinator, native.Region]) {
 for (const Step of [native.Coordinator, native.Region]) {
   /** Every queued output, in the order they must be carried out. */
   Step.prototype.drainOutputs = function drainOutputs () {
-    return native._drain(this)
+    const out = []
+    native._drain(this, out)
+    return out
   }
 }
 for (const Driver of [native.CoordinatorDriver, native.RegionDriver]) {

@@ -12,17 +12,15 @@ use napi_derive::napi;
 use shardline_bind::flat_envelope::{FlatEnvelope, KINDS};
 use shardline_core::protocol::{Envelope, ShardHome};
 
-use shardline_core::coordinator::Input;
-use shardline_core::region::RegionInput;
+use shardline_core::coordinator::{Input, Output};
+use shardline_core::region::{RegionInput, RegionOutput};
 
 use crate::backends::instance;
 use crate::conv;
 use crate::coordinator::{Coordinator, CoordinatorDriver};
 use crate::error::{boundary, Fail, R};
 use crate::js::{Js, Type, V};
-use crate::proto;
 use crate::region::{Region, RegionDriver};
-use crate::state::unknown;
 
 thread_local! {
     /// The JavaScript function that builds a `send` output from flat fields, per environment
@@ -44,9 +42,10 @@ pub fn set_send_builder(env: &Env, f: Unknown) -> Result<()> {
 }
 
 /// `{type: 'send', envelope}` for `e`, built by the registered function from
-/// `(kind, from, to, shard, entity, region, node, token, version, extra)`; text a kind does not
-/// use, and the coordinator as `from` or `to`, is undefined.
-pub fn send_js(js: Js, e: &Envelope) -> R<V> {
+/// `(into, kind, from, to, shard, entity, region, node, token, version, extra)`, which also
+/// pushes it onto the array `into` if there is one; text a kind does not use, and the
+/// coordinator as `from` or `to`, is undefined.
+pub fn send_js(js: Js, e: &Envelope, into: Option<V>) -> R<V> {
     let builder = match BUILDER.get() {
         Some((env, r)) if env == js.env => js.deref_object(r)?,
         _ => return Err(Fail::state("lib/envelope.cjs did not register its builder")),
@@ -66,6 +65,7 @@ pub fn send_js(js: Js, e: &Envelope) -> R<V> {
         _ => js.undefined()?,
     };
     let args = [
+        into.map_or_else(|| js.undefined(), Ok)?,
         js.number(f.kind as f64)?,
         text(f.from)?,
         text(f.to)?,
@@ -136,24 +136,34 @@ pub fn receive(
 /// `_drain(target)`: every output a Coordinator or Region has queued, in the order they must
 /// be carried out (its `drainOutputs()`).
 #[napi(js_name = "_drain", skip_typescript)]
-pub fn drain<'a>(env: &'a Env, target: Unknown) -> Result<Unknown<'a>> {
-    let (t, js) = (target.raw(), Js::new(env.raw()));
-    let out = if let Some(c) = instance::<Coordinator>(js, t) {
-        c.inner.query(env, |js, c| {
-            let out = c.drain_outputs();
-            js.array_of(&out, |o| proto::coordinator_output(js, o))
-        })
-    } else if let Some(r) = instance::<Region>(js, t) {
-        r.inner.query(env, |js, r| {
-            let out = r.region.drain_outputs();
-            js.array_of(&out, |o| proto::region_output(js, o))
-        })
-    } else {
-        boundary(env, None, |_| {
-            Err(Fail::invalid("_drain: not a Coordinator or Region"))
-        })
-    }?;
-    Ok(unknown(js, out))
+pub fn drain(env: &Env, target: Unknown, into: Unknown) -> Result<()> {
+    let (t, into, js) = (target.raw(), into.raw(), Js::new(env.raw()));
+    // A send output is pushed onto `into` by the builder; the others are set at their index.
+    if let Some(c) = instance::<Coordinator>(js, t) {
+        return c.inner.query(env, |js, c| {
+            for (i, o) in c.drain_outputs().iter().enumerate() {
+                match o {
+                    Output::Send(e) => send_js(js, e, Some(into)).map(drop)?,
+                    o => js.set_index(into, i as u32, conv::ser(js, o)?)?,
+                }
+            }
+            Ok(())
+        });
+    }
+    if let Some(r) = instance::<Region>(js, t) {
+        return r.inner.query(env, |js, r| {
+            for (i, o) in r.region.drain_outputs().iter().enumerate() {
+                match o {
+                    RegionOutput::Send(e) => send_js(js, e, Some(into)).map(drop)?,
+                    o => js.set_index(into, i as u32, conv::ser(js, o)?)?,
+                }
+            }
+            Ok(())
+        });
+    }
+    boundary(env, None, |_| {
+        Err(Fail::invalid("_drain: not a Coordinator or Region"))
+    })
 }
 
 /// The envelope of the arguments `envelope.cjs` flattened one into (the order of [`send_js`]).

@@ -28,7 +28,7 @@ pub fn coordinator_input(js: Js, v: V) -> R<Input> {
 
 pub fn coordinator_output(js: Js, o: &Output) -> R<V> {
     match o {
-        Output::Send(e) => envelope::send_js(js, e),
+        Output::Send(e) => envelope::send_js(js, e, None),
         o => conv::ser(js, o),
     }
 }
@@ -43,7 +43,7 @@ pub fn region_input(js: Js, v: V) -> R<RegionInput> {
 
 pub fn region_output(js: Js, o: &RegionOutput) -> R<V> {
     match o {
-        RegionOutput::Send(e) => envelope::send_js(js, e),
+        RegionOutput::Send(e) => envelope::send_js(js, e, None),
         o => conv::ser(js, o),
     }
 }
