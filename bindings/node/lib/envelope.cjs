@@ -5,7 +5,7 @@
 // the coordinator and region steps read an envelope here and build the `send` outputs here.
 // The fields, in order: kind, from, to, shard, entity, region, node, token, version, extra
 // (a forward's payload, a hostShard's entities, a shardHomes' homes); text a kind does not use
-// and the coordinator as an endpoint are undefined or ''.
+// and the coordinator as an endpoint are '' going in and undefined coming out.
 //
 // An envelope this file does not recognise as well formed goes to the native module as an
 // object instead, which reads it as JSON data and names what is wrong: one set of rules.
@@ -86,7 +86,12 @@ function flat (e) {
   } else {
     kind = 16
   }
-  let shard, entity, region, node, extra
+  // Text is passed as '' when a kind does not use it: the addon reads a string in one call.
+  let shard = ''
+  let entity = ''
+  let region = ''
+  let node = ''
+  let extra
   let token = 0
   let version = 0
   switch (kind) {

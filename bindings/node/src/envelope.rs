@@ -169,11 +169,14 @@ pub fn drain(env: &Env, target: Unknown, into: Unknown) -> Result<()> {
 /// The envelope of the arguments `envelope.cjs` flattened one into (the order of [`send_js`]).
 fn from_args(js: Js, a: [Unknown; 10]) -> R<Envelope> {
     let kind = conv::uint(js, a[0].raw(), "kind")? as usize;
-    // One type check per field: there are ten, on every step.
+    // A string is read in one call (there are six fields, on every step); the rest are told
+    // apart by type.
     let text = |i: usize, name: &str| -> R<String> {
         let v = a[i].raw();
+        if let Ok(s) = js.str_of(v) {
+            return Ok(s);
+        }
         match js.type_of(v)? {
-            Type::String => js.str_of(v),
             Type::Undefined | Type::Null => Ok(String::new()),
             _ => conv::string(js, v, name),
         }
