@@ -30,7 +30,7 @@ pub const KINDS: [&str; 17] = [
     "forward",
 ];
 
-/// Each kind uses the fields `KINDS`'s comment in the C header lists; the others are empty
+/// Each kind uses the fields `shardline_message_kind` lists in the C header; the others are empty
 /// (`""`, 0, no items). `from` and `to` are region ids, `""` for the coordinator.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlatEnvelope<'a> {

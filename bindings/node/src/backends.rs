@@ -75,8 +75,9 @@ pub fn instance<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
             TypeId::of::<T>(),
             found as *const T as usize,
         )));
-        if let Some((env, old, ..)) = old {
-            // SAFETY: made by this function on `env`, which is this thread's.
+        // A reference made in another environment stays: that one may be gone.
+        if let Some((env, old, ..)) = old.filter(|(env, ..)| *env == js.env) {
+            // SAFETY: made by this function on `env`, the environment of this call.
             unsafe { sys::napi_delete_reference(env, old) };
         }
     }
