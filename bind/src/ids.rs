@@ -133,6 +133,22 @@ pub trait HostClock {
     fn keep(&mut self, failure: Failure);
 }
 
+/// A binding that picks its clock at run time (the host's or the system's) keeps it boxed.
+impl<H: HostClock + ?Sized> HostClock for Box<H> {
+    fn wall_ms(&mut self) -> Result<u64, Failure> {
+        (**self).wall_ms()
+    }
+    fn monotonic_ms(&mut self) -> Result<u64, Failure> {
+        (**self).monotonic_ms()
+    }
+    fn sleep_until(&mut self, monotonic_ms: u64) -> Result<(), Failure> {
+        (**self).sleep_until(monotonic_ms)
+    }
+    fn keep(&mut self, failure: Failure) {
+        (**self).keep(failure)
+    }
+}
+
 /// The clock the core's holder runs on, applying the failing-clock rule to a host's clock.
 pub struct IdClock<H> {
     host: H,

@@ -621,8 +621,6 @@ export declare class Coordinator {
   onTimeout(nowMs: number): void
   /** The next output to carry out, or null. */
   pollOutput(): CoordinatorOutput | null
-  /** Every queued output, in the order they must be carried out. */
-  drainOutputs(): CoordinatorOutput[]
   /** When to call `onTimeout` next, or null. */
   nextDeadline(): number | null
   get phase(): CoordinatorPhase
@@ -646,19 +644,13 @@ export declare class CoordinatorDriver {
   constructor(options: CoordinatorDriverOptions)
   /** Starts contending for the lease (and, once granted, loads the stored state). */
   start(): void
-  /** A message from a region or proxy. */
-  receive(envelope: Envelope): void
-  /** A cluster member joined or changed. */
-  member(member: MemberInit): void
-  memberRemoved(address: string): void
-  reachability(address: string, reachable: boolean): void
-  /** A region or proxy stopped while its node stays in the cluster. */
-  regionTerminated(region: string): void
+  /**
+   * One step input at the clock's time (what `receive`, `member`, `memberRemoved`,
+   * `reachability`, `regionTerminated`, `preparingForShutdown` and `stop` pass).
+   */
+  handle(input: CoordinatorInput): void
   /** The lease backend reports the current grant lost. */
   leaseLost(): void
-  preparingForShutdown(): void
-  /** Stops coordinating and releases the lease. */
-  stop(): void
   /** Runs every timer that is due; returns when to call again (or null). */
   poll(): number | null
   nextDeadline(): number | null
@@ -740,7 +732,6 @@ export declare class Region {
   handle(nowMs: number, input: RegionInput): void
   onTimeout(nowMs: number): void
   pollOutput(): RegionOutput | null
-  drainOutputs(): RegionOutput[]
   nextDeadline(): number | null
   get id(): string
   get isRegistered(): boolean
@@ -770,17 +761,12 @@ export declare class RegionDriver {
    */
   route(entity: string, payload: Payload): void
   routeToShard(shard: ShardId, entity: string, payload: Payload): void
-  /** A message from the coordinator or another region. */
-  receive(envelope: Envelope): void
-  /** The host finished stopping a shard whose `stopShard` returned false. */
-  shardStopped(shard: ShardId): void
-  entityPassivated(shard: ShardId, entity: string): void
-  /** The coordinator moved (or may have): register again. */
-  coordinatorChanged(): void
-  /** Another region died: forget the homes it had. */
-  regionTerminated(region: string): void
-  /** Hands every shard off, then calls the host's `stopped`. */
-  gracefulShutdown(): void
+  /**
+   * One step input at the clock's time (what `receive`, `shardStopped`,
+   * `entityPassivated`, `coordinatorChanged`, `regionTerminated` and `gracefulShutdown`
+   * pass).
+   */
+  handle(input: RegionInput): void
   /** Runs every timer that is due; returns when to call again (or null). */
   poll(): number | null
   nextDeadline(): number | null

@@ -3,6 +3,8 @@
 
 const native = require('../index.js')
 const actorTs = require('./actor-ts.cjs')
+require('./envelope.cjs') // the flat envelope path of the step methods
+require('./inputs.cjs') // the drivers' one-input methods
 
 /** The `err.code` of every error shardline throws. */
 const ErrorCode = Object.freeze({
@@ -16,4 +18,7 @@ const ErrorCode = Object.freeze({
   INTERNAL: 'INTERNAL',
 })
 
-module.exports = { ...native, ...actorTs, ErrorCode }
+// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone.
+const { _setSendBuilder, _receive, _drain, ...api } = native
+
+module.exports = { ...api, ...actorTs, ErrorCode }

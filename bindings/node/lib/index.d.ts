@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+import type { ErrorCode as ErrorCodeName, CoordinatorOutput, Envelope, MemberInit, RegionOutput, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
 
 export * from '../index'
 
@@ -69,3 +69,41 @@ export declare class ConsistentHashingShardAllocationStrategy extends ShardlineA
 
 declare const shardline: typeof import('./index')
 export default shardline
+
+// Methods written in JavaScript: the drivers' one-input methods (./inputs.cjs, over
+// `handle`) and the step API's envelope path (./envelope.cjs).
+declare module '../index' {
+  interface Coordinator {
+    /** Every queued output, in the order they must be carried out. */
+    drainOutputs(): CoordinatorOutput[]
+  }
+  interface Region {
+    drainOutputs(): RegionOutput[]
+  }
+  interface CoordinatorDriver {
+    /** A message from a region or proxy. */
+    receive(envelope: Envelope): void
+    /** A cluster member joined or changed. */
+    member(member: MemberInit): void
+    memberRemoved(address: string): void
+    reachability(address: string, reachable: boolean): void
+    /** A region or proxy stopped while its node stays in the cluster. */
+    regionTerminated(region: string): void
+    preparingForShutdown(): void
+    /** Stops coordinating and releases the lease. */
+    stop(): void
+  }
+  interface RegionDriver {
+    /** A message from the coordinator or another region. */
+    receive(envelope: Envelope): void
+    /** The host finished stopping a shard whose `stopShard` returned false. */
+    shardStopped(shard: ShardId): void
+    entityPassivated(shard: ShardId, entity: string): void
+    /** The coordinator moved (or may have): register again. */
+    coordinatorChanged(): void
+    /** Another region died: forget the homes it had. */
+    regionTerminated(region: string): void
+    /** Hands every shard off, then calls the host's `stopped`. */
+    gracefulShutdown(): void
+  }
+}

@@ -1,6 +1,8 @@
 //! Host services for the callback drivers: the in-memory backends (usable directly too), and
 //! the choice between them and JavaScript objects (see `host.rs`).
 
+use std::any::TypeId;
+use std::cell::Cell;
 use std::time::Instant;
 
 use napi::bindgen_prelude::*;
@@ -38,20 +40,63 @@ impl Clock for Monotonic {
 
 // ---- choosing native or JavaScript services -------------------------------------------------
 
-pub fn instance<'a, T: 'static + JavaScriptClassExt + napi::bindgen_prelude::ObjectFinalize>(
-    js: Js,
-    v: V,
-) -> Option<&'a T>
-where
-    ClassInstance<'a, T>: FromNapiValue,
-{
-    let env = Env::from_raw(js.env);
-    if !T::instance_of(&env, &unknown(js, v)).unwrap_or(false) {
+thread_local! {
+    /// The object `instance` found last: a weak reference to it, its class and its native
+    /// value. A step loop calls one object over and over, and the two checks below are
+    /// private-property lookups, a fifth of a coordinator step.
+    static LAST: Cell<Option<(napi::sys::napi_env, napi::sys::napi_ref, TypeId, usize)>> =
+        const { Cell::new(None) };
+}
+
+/// The `T` behind `v`, if it is one: classes carry a type tag, checked first because a failed
+/// unwrap builds an error message.
+pub fn instance<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
+    use napi::sys;
+    if let Some((env, r, class, p)) = LAST.get() {
+        let mut last = std::ptr::null_mut();
+        let mut same = false;
+        // SAFETY: plain Node-API calls; a weak reference yields NULL once its object is
+        // collected, and while it yields the object, the object's native value lives.
+        let live = env == js.env
+            && class == TypeId::of::<T>()
+            && unsafe { sys::napi_get_reference_value(js.env, r, &mut last) } == 0
+            && !last.is_null()
+            && unsafe { sys::napi_strict_equals(js.env, last, v, &mut same) } == 0;
+        if live && same {
+            return Some(unsafe { &*(p as *const T) });
+        }
+    }
+    let found = checked::<T>(js, v)?;
+    let mut r = std::ptr::null_mut();
+    // SAFETY: a weak (count 0) reference to an object of this env.
+    if unsafe { sys::napi_create_reference(js.env, v, 0, &mut r) } == 0 {
+        let old = LAST.replace(Some((
+            js.env,
+            r,
+            TypeId::of::<T>(),
+            found as *const T as usize,
+        )));
+        // A reference made in another environment stays: that one may be gone.
+        if let Some((env, old, ..)) = old.filter(|(env, ..)| *env == js.env) {
+            // SAFETY: made by this function on `env`, the environment of this call.
+            unsafe { sys::napi_delete_reference(env, old) };
+        }
+    }
+    Some(found)
+}
+
+fn checked<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
+    let mut is = false;
+    // SAFETY: a plain Node-API call on this env's value.
+    let s = unsafe { napi::sys::napi_check_object_type_tag(js.env, v, &T::type_tag(), &mut is) };
+    if s != napi::sys::Status::napi_ok || !is {
         return None;
     }
-    // SAFETY: checked to be a T of this env; used during this call only.
-    let inst = unsafe { ClassInstance::<T>::from_napi_value(js.env, v) }.ok()?;
-    Some(unsafe { &*(&*inst as *const T) })
+    let mut p = std::ptr::null_mut();
+    // SAFETY: the tag says napi-rs wrapped a T in `v`; the object keeps it alive during this
+    // call, the only time the reference is used.
+    let s = unsafe { napi::sys::napi_unwrap(js.env, v, &mut p) };
+    (s == napi::sys::Status::napi_ok && !p.is_null()).then(|| unsafe { &*(p as *const T) })
 }
 
 /// The clock option: a ManualClock (shared), a function or `{nowMs()}`, or the monotonic

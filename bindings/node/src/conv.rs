@@ -80,6 +80,12 @@ pub fn number(js: Js, v: V, name: &str) -> R<f64> {
 
 /// A non-negative safe integer (a number, or a bigint that fits in u64).
 pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
+    // A number is read in one call (steps pass several); anything else is told apart below.
+    if let Ok(n) = js.f64_of(v) {
+        if n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n) {
+            return Ok(n as u64);
+        }
+    }
     match js.type_of(v)? {
         Type::Number => {
             let n = js.f64_of(v)?;

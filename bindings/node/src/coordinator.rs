@@ -58,7 +58,7 @@ fn regions_js(js: Js, c: &CoreCoordinator) -> R<V> {
 
 #[napi]
 pub struct Coordinator {
-    inner: Handle<CoreCoordinator>,
+    pub(crate) inner: Handle<CoreCoordinator>,
 }
 
 #[napi]
@@ -70,11 +70,10 @@ impl Coordinator {
         let this_raw = this.object.raw();
         crate::error::boundary(env, None, |js| {
             let c = common(js, options.raw())?;
-            if let Some(imp) = c.imp {
-                install(js, this_raw, &[("strategy", imp)])?;
-            }
+            let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
+            let callbacks = install(js, this_raw, &imp)?;
             Ok(Coordinator {
-                inner: Handle::new("Coordinator", c.coordinator),
+                inner: Handle::new("Coordinator", c.coordinator).calling_back(callbacks),
             })
         })
     }
@@ -115,18 +114,6 @@ impl Coordinator {
                 None => js.null()?,
             };
             Ok(unknown(js, v))
-        })
-    }
-
-    /// Every queued output, in the order they must be carried out.
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput[]")]
-    pub fn drain_outputs<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, c| {
-            let out = c.drain_outputs();
-            Ok(unknown(
-                js,
-                js.array_of(&out, |o| proto::coordinator_output(js, o))?,
-            ))
         })
     }
 
@@ -184,7 +171,7 @@ impl Coordinator {
 
 #[napi]
 pub struct CoordinatorDriver {
-    inner: Handle<CoreDriver>,
+    pub(crate) inner: Handle<CoreDriver>,
 }
 
 #[napi]
@@ -207,7 +194,7 @@ impl CoordinatorDriver {
             let owner = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
             let lease = backends::lease(js, conv::field(js, o, "lease")?, &owner, &mut holder)?;
             let store = backends::store(js, conv::field(js, o, "store")?, &mut holder)?;
-            install(js, this_raw, &holder)?;
+            let callbacks = install(js, this_raw, &holder)?;
             let d = CoreDriver::new(
                 c.coordinator,
                 adapt::transport(transport),
@@ -216,7 +203,7 @@ impl CoordinatorDriver {
                 store,
             );
             Ok(CoordinatorDriver {
-                inner: Handle::new("CoordinatorDriver", d),
+                inner: Handle::new("CoordinatorDriver", d).calling_back(callbacks),
             })
         })
     }
@@ -227,53 +214,12 @@ impl CoordinatorDriver {
         self.inner.call(env, &this, |_, d| Ok(d.start()?))
     }
 
-    /// A message from a region or proxy.
-    #[napi(ts_args_type = "envelope: Envelope")]
-    pub fn receive(&self, env: &Env, this: This, envelope: Unknown) -> Result<()> {
+    /// One step input at the clock's time (what `receive`, `member`, `memberRemoved`,
+    /// `reachability`, `regionTerminated`, `preparingForShutdown` and `stop` pass).
+    #[napi(ts_args_type = "input: CoordinatorInput")]
+    pub fn handle(&self, env: &Env, this: This, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, d| {
-            let e = proto::envelope(js, envelope.raw(), "envelope")?;
-            Ok(d.receive(e)?)
-        })
-    }
-
-    /// A cluster member joined or changed.
-    #[napi(ts_args_type = "member: MemberInit")]
-    pub fn member(&self, env: &Env, this: This, member: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, d| {
-            let m = state::member(js, member.raw(), "member")?;
-            Ok(d.member(m)?)
-        })
-    }
-
-    #[napi(ts_args_type = "address: string")]
-    pub fn member_removed(&self, env: &Env, this: This, address: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, d| {
-            let a = state::address(&conv::string(js, address.raw(), "address")?, "address")?;
-            Ok(d.member_removed(a.as_str())?)
-        })
-    }
-
-    #[napi(ts_args_type = "address: string, reachable: boolean")]
-    pub fn reachability(
-        &self,
-        env: &Env,
-        this: This,
-        address: Unknown,
-        reachable: Unknown,
-    ) -> Result<()> {
-        self.inner.call(env, &this, |js, d| {
-            let a = state::address(&conv::string(js, address.raw(), "address")?, "address")?;
-            let r = conv::boolean(js, reachable.raw(), "reachable")?;
-            Ok(d.reachability(a.as_str(), r)?)
-        })
-    }
-
-    /// A region or proxy stopped while its node stays in the cluster.
-    #[napi(ts_args_type = "region: string")]
-    pub fn region_terminated(&self, env: &Env, this: This, region: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, d| {
-            let r = conv::string(js, region.raw(), "region")?;
-            Ok(d.region_terminated(&r)?)
+            Ok(d.input(proto::coordinator_input(js, input.raw())?)?)
         })
     }
 
@@ -281,18 +227,6 @@ impl CoordinatorDriver {
     #[napi(ts_args_type = "")]
     pub fn lease_lost(&self, env: &Env, this: This) -> Result<()> {
         self.inner.call(env, &this, |_, d| Ok(d.lease_lost()?))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn preparing_for_shutdown(&self, env: &Env, this: This) -> Result<()> {
-        self.inner
-            .call(env, &this, |_, d| Ok(d.preparing_for_shutdown()?))
-    }
-
-    /// Stops coordinating and releases the lease.
-    #[napi(ts_args_type = "")]
-    pub fn stop(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.call(env, &this, |_, d| Ok(d.stop()?))
     }
 
     /// Runs every timer that is due; returns when to call again (or null).

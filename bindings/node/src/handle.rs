@@ -12,21 +12,25 @@ use crate::error::{boundary, Fail, R};
 use crate::js::{Js, V};
 use crate::strategy::{holder_of, HOLDER};
 
-/// Keeps the JavaScript objects a native object's callbacks live on, out of sight on `this`.
-pub fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<()> {
+/// Keeps the JavaScript objects a native object's callbacks live on, out of sight on `this`;
+/// whether there were any.
+pub fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<bool> {
     if entries.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let h = js.object()?;
     for (k, v) in entries {
         js.set(h, k, *v)?;
     }
-    js.define_hidden(this, HOLDER, h)
+    js.define_hidden(this, HOLDER, h)?;
+    Ok(true)
 }
 
 pub struct Handle<T> {
     what: &'static str,
     cell: HandleCell<Option<T>>,
+    /// Whether `this` holds callbacks; finding out costs a property lookup per call.
+    callbacks: bool,
 }
 
 impl<T> Handle<T> {
@@ -34,7 +38,13 @@ impl<T> Handle<T> {
         Handle {
             what,
             cell: HandleCell::new(what, Some(value)),
+            callbacks: false,
         }
+    }
+
+    /// Marks the object as one with callbacks (see [`install`]).
+    pub fn calling_back(self, callbacks: bool) -> Handle<T> {
+        Handle { callbacks, ..self }
     }
 
     /// False once closed (a call in progress counts as open).
@@ -44,8 +54,16 @@ impl<T> Handle<T> {
 
     /// Runs `f` with the object's callbacks reachable (for calls that may call back).
     pub fn call<U>(&self, env: &Env, this: &This, f: impl FnOnce(Js, &mut T) -> R<U>) -> Result<U> {
+        self.call_on(env, this.object.raw(), f)
+    }
+
+    /// [`Handle::call`] with `this` as a plain value.
+    pub fn call_on<U>(&self, env: &Env, this: V, f: impl FnOnce(Js, &mut T) -> R<U>) -> Result<U> {
         let js = Js::new(env.raw());
-        let holder = holder_of(js, this.object.raw()).ok().flatten();
+        let holder = match self.callbacks {
+            true => holder_of(js, this).ok().flatten(),
+            false => None,
+        };
         self.run(env, holder, f)
     }
 

@@ -5,10 +5,9 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_bind::driver_host::{self as adapt, Adapter};
+use shardline_bind::driver_host as adapt;
 use shardline_bind::ids::{self, HolderOptions, HostClock, SystemClock};
 use shardline_bind::objects::{LayoutSpec, SnowflakeParts, WorkerClaim};
-use shardline_bind::Failure;
 use shardline_core::workerid::snowflake::{Layout, Next, Snowflake as CoreSnowflake};
 use shardline_core::workerid::{
     Identity, InMemoryRegistry, InMemorySession, Policy, ReserveConfig, TenureConfig,
@@ -18,7 +17,7 @@ use crate::backends;
 use crate::conv;
 use crate::error::{self, boundary, Fail, R};
 use crate::handle::Handle;
-use crate::host::{self, JsObject};
+use crate::host;
 use crate::js::{Js, Type, V};
 use crate::state::unknown;
 use crate::strategy::HOLDER;
@@ -233,37 +232,7 @@ impl WorkerIdRegistry {
 /// The clocks a holder waits on: a JavaScript `{wallMs(), monotonicMs(), sleepUntil(ms)}`
 /// (a simulation's), or the system clocks, which block the thread while sleeping. What a
 /// failure means is the shared rule (`IdClock`).
-enum NodeClock {
-    Js(Adapter<JsObject>),
-    System(SystemClock),
-}
-
-impl NodeClock {
-    fn host(&mut self) -> &mut dyn HostClock {
-        match self {
-            NodeClock::Js(c) => c,
-            NodeClock::System(c) => c,
-        }
-    }
-}
-
-impl HostClock for NodeClock {
-    fn wall_ms(&mut self) -> std::result::Result<u64, Failure> {
-        self.host().wall_ms()
-    }
-
-    fn monotonic_ms(&mut self) -> std::result::Result<u64, Failure> {
-        self.host().monotonic_ms()
-    }
-
-    fn sleep_until(&mut self, monotonic_ms: u64) -> std::result::Result<(), Failure> {
-        self.host().sleep_until(monotonic_ms)
-    }
-
-    fn keep(&mut self, failure: Failure) {
-        self.host().keep(failure)
-    }
-}
+type NodeClock = Box<dyn HostClock + Send>;
 
 type Held = shardline_bind::ids::Held<InMemorySession, NodeClock>;
 
@@ -323,15 +292,15 @@ impl WorkerIdHolder {
                 Some(v) => conv::uint(js, v, "options.seed")?,
                 None => 0,
             };
-            let clock = match conv::field(js, o, "clock")? {
-                Some(c) => NodeClock::Js(adapt::id_clock(host::object(
+            let clock: NodeClock = match conv::field(js, o, "clock")? {
+                Some(c) => Box::new(adapt::id_clock(host::object(
                     js,
                     c,
                     "options.clock",
                     "clock",
                     &adapt::ID_CLOCK,
                 )?)),
-                None => NodeClock::System(SystemClock::default()),
+                None => Box::new(SystemClock::default()),
             };
             let registry = backends::instance::<WorkerIdRegistry>(js, registry.raw())
                 .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
@@ -348,7 +317,7 @@ impl WorkerIdHolder {
             };
             let held = Held::acquire(registry.inner.session(ttl), options, clock)?;
             Ok(WorkerIdHolder {
-                inner: Handle::new("WorkerIdHolder", held),
+                inner: Handle::new("WorkerIdHolder", held).calling_back(holder_obj.is_some()),
             })
         })
     }

@@ -477,22 +477,31 @@ impl Js {
     pub fn keep(&self, v: V) -> R<sys::napi_ref> {
         let holder = self.object()?;
         self.set(holder, "value", v)?;
+        self.keep_object(holder)
+    }
+
+    /// A strong reference to an object (or function), kept until the process ends.
+    pub fn keep_object(&self, v: V) -> R<sys::napi_ref> {
         let mut r = ptr::null_mut();
         ok(
-            unsafe { sys::napi_create_reference(self.env, holder, 1, &mut r) },
+            unsafe { sys::napi_create_reference(self.env, v, 1, &mut r) },
             "create_reference",
         )?;
         Ok(r)
     }
 
-    /// The value kept by [`Js::keep`].
-    pub fn deref(&self, r: sys::napi_ref) -> R<V> {
-        let mut holder = ptr::null_mut();
+    pub fn deref_object(&self, r: sys::napi_ref) -> R<V> {
+        let mut v = ptr::null_mut();
         ok(
-            unsafe { sys::napi_get_reference_value(self.env, r, &mut holder) },
+            unsafe { sys::napi_get_reference_value(self.env, r, &mut v) },
             "get_reference_value",
         )?;
-        self.get(holder, "value")
+        Ok(v)
+    }
+
+    /// The value kept by [`Js::keep`].
+    pub fn deref(&self, r: sys::napi_ref) -> R<V> {
+        self.get(self.deref_object(r)?, "value")
     }
 
     pub fn delete_ref(&self, r: sys::napi_ref) {

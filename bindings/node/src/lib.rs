@@ -7,6 +7,7 @@
 mod backends;
 mod conv;
 mod coordinator;
+mod envelope;
 mod error;
 mod handle;
 mod hashing;

@@ -3,16 +3,12 @@
 //! a JSON value.
 
 use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput, Phase};
-use shardline_core::protocol::Envelope;
 use shardline_core::region::{RegionInput, RegionOutput};
 
 use crate::conv;
+use crate::envelope;
 use crate::error::{Fail, R};
 use crate::js::{Js, V};
-
-pub fn envelope(js: Js, v: V, what: &str) -> R<Envelope> {
-    conv::de(js, v, what)
-}
 
 /// The input as a JSON value; undefined or null is a missing argument.
 fn input_json(js: Js, v: V) -> R<serde_json::Value> {
@@ -30,7 +26,10 @@ pub fn coordinator_input(js: Js, v: V) -> R<CoordinatorInput> {
 }
 
 pub fn coordinator_output(js: Js, o: &CoordinatorOutput) -> R<V> {
-    conv::ser(js, o)
+    match o {
+        CoordinatorOutput::Send(e) => envelope::send_js(js, e, None),
+        o => conv::ser(js, o),
+    }
 }
 
 pub fn phase_name(p: Phase) -> &'static str {
@@ -42,7 +41,10 @@ pub fn region_input(js: Js, v: V) -> R<RegionInput> {
 }
 
 pub fn region_output(js: Js, o: &RegionOutput) -> R<V> {
-    conv::ser(js, o)
+    match o {
+        RegionOutput::Send(e) => envelope::send_js(js, e, None),
+        o => conv::ser(js, o),
+    }
 }
 
 pub fn fail_from_rejected(r: shardline_core::region::Rejected) -> Fail {

@@ -67,14 +67,14 @@ fn notices_js(js: Js, notices: &[RegionNotice]) -> R<V> {
     js.array_of(notices, |n| conv::ser(js, n))
 }
 
-struct StepRegion {
-    region: CoreRegion,
+pub(crate) struct StepRegion {
+    pub(crate) region: CoreRegion,
     js_extractor: bool,
 }
 
 #[napi]
 pub struct Region {
-    inner: Handle<StepRegion>,
+    pub(crate) inner: Handle<StepRegion>,
 }
 
 #[napi]
@@ -87,9 +87,12 @@ impl Region {
         boundary(env, None, |js| {
             let o = conv::object(js, options.raw(), "options")?;
             let c = common(js, o)?;
-            if let Some(f) = c.js_extractor {
-                install(js, this_raw, &[("extractor", f)])?;
-            }
+            let f: Vec<_> = c
+                .js_extractor
+                .map(|f| ("extractor", f))
+                .into_iter()
+                .collect();
+            let callbacks = install(js, this_raw, &f)?;
             Ok(Region {
                 inner: Handle::new(
                     "Region",
@@ -97,7 +100,8 @@ impl Region {
                         region: c.region,
                         js_extractor: c.js_extractor.is_some(),
                     },
-                ),
+                )
+                .calling_back(callbacks),
             })
         })
     }
@@ -182,17 +186,6 @@ impl Region {
         })
     }
 
-    #[napi(ts_args_type = "", ts_return_type = "RegionOutput[]")]
-    pub fn drain_outputs<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, r| {
-            let out = r.region.drain_outputs();
-            Ok(unknown(
-                js,
-                js.array_of(&out, |o| proto::region_output(js, o))?,
-            ))
-        })
-    }
-
     #[napi(ts_args_type = "")]
     pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
         self.inner
@@ -257,14 +250,14 @@ impl Region {
     }
 }
 
-struct DriverState {
-    driver: CoreDriver,
+pub(crate) struct DriverState {
+    pub(crate) driver: CoreDriver,
     js_extractor: bool,
 }
 
 #[napi]
 pub struct RegionDriver {
-    inner: Handle<DriverState>,
+    pub(crate) inner: Handle<DriverState>,
 }
 
 #[napi]
@@ -284,7 +277,7 @@ impl RegionDriver {
             let transport = host::option(js, o, "transport", &adapt::TRANSPORT, &mut holder)?;
             let entity_host = host::option(js, o, "host", &adapt::ENTITY_HOST, &mut holder)?;
             let clock = backends::clock(js, conv::field(js, o, "clock")?, &mut holder)?;
-            install(js, this_raw, &holder)?;
+            let callbacks = install(js, this_raw, &holder)?;
             let driver = CoreDriver::new(
                 c.region,
                 adapt::transport(transport),
@@ -298,7 +291,8 @@ impl RegionDriver {
                         driver,
                         js_extractor: c.js_extractor.is_some(),
                     },
-                ),
+                )
+                .calling_back(callbacks),
             })
         })
     }
@@ -338,60 +332,14 @@ impl RegionDriver {
         })
     }
 
-    /// A message from the coordinator or another region.
-    #[napi(ts_args_type = "envelope: Envelope")]
-    pub fn receive(&self, env: &Env, this: This, envelope: Unknown) -> Result<()> {
+    /// One step input at the clock's time (what `receive`, `shardStopped`,
+    /// `entityPassivated`, `coordinatorChanged`, `regionTerminated` and `gracefulShutdown`
+    /// pass).
+    #[napi(ts_args_type = "input: RegionInput")]
+    pub fn handle(&self, env: &Env, this: This, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, d| {
-            let e = proto::envelope(js, envelope.raw(), "envelope")?;
-            Ok(d.driver.receive(e)?)
+            Ok(d.driver.input(proto::region_input(js, input.raw())?)?)
         })
-    }
-
-    /// The host finished stopping a shard whose `stopShard` returned false.
-    #[napi(ts_args_type = "shard: ShardId")]
-    pub fn shard_stopped(&self, env: &Env, this: This, shard: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, d| {
-            let s = conv::shard(js, shard.raw(), "shard")?;
-            Ok(d.driver.shard_stopped(&s)?)
-        })
-    }
-
-    #[napi(ts_args_type = "shard: ShardId, entity: string")]
-    pub fn entity_passivated(
-        &self,
-        env: &Env,
-        this: This,
-        shard: Unknown,
-        entity: Unknown,
-    ) -> Result<()> {
-        self.inner.call(env, &this, |js, d| {
-            let s = conv::shard(js, shard.raw(), "shard")?;
-            let e = conv::string(js, entity.raw(), "entity")?;
-            Ok(d.driver.entity_passivated(&s, &e)?)
-        })
-    }
-
-    /// The coordinator moved (or may have): register again.
-    #[napi(ts_args_type = "")]
-    pub fn coordinator_changed(&self, env: &Env, this: This) -> Result<()> {
-        self.inner
-            .call(env, &this, |_, d| Ok(d.driver.coordinator_changed()?))
-    }
-
-    /// Another region died: forget the homes it had.
-    #[napi(ts_args_type = "region: string")]
-    pub fn region_terminated(&self, env: &Env, this: This, region: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, d| {
-            let r = conv::string(js, region.raw(), "region")?;
-            Ok(d.driver.region_terminated(&r)?)
-        })
-    }
-
-    /// Hands every shard off, then calls the host's `stopped`.
-    #[napi(ts_args_type = "")]
-    pub fn graceful_shutdown(&self, env: &Env, this: This) -> Result<()> {
-        self.inner
-            .call(env, &this, |_, d| Ok(d.driver.graceful_shutdown()?))
     }
 
     /// Runs every timer that is due; returns when to call again (or null).

@@ -222,7 +222,8 @@ impl CoordinatorDriver {
         self.coordinator.next_deadline()
     }
 
-    fn input(&mut self, input: CoordinatorInput) -> Result<()> {
+    /// Any input, at the clock's time.
+    pub fn input(&mut self, input: CoordinatorInput) -> Result<()> {
         let now = self.clock.now_ms();
         let r = self.call(now, CoordinatorStep::Input(input));
         let ran = self.run();
@@ -464,7 +465,8 @@ impl RegionDriver {
         self.region.next_deadline()
     }
 
-    fn input(&mut self, input: RegionInput) -> Result<()> {
+    /// Any input, at the clock's time.
+    pub fn input(&mut self, input: RegionInput) -> Result<()> {
         self.input_step(RegionStep::Input(input))
     }
 
