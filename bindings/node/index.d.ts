@@ -148,6 +148,16 @@ export interface Replayed {
 
 // ---- wire forms: generated from schema/shardline.schema.json (BLESS=1 cargo test -p shardline-schema); do not edit ----
 
+export interface Candidate {
+  region: string
+  address: string
+  shards: number
+  appVersion?: string | null
+  status?: string | null
+  /** least-load: the region's utilisation after taking the shard. */
+  utilisation?: number | null
+}
+
 /** Region or proxy -> coordinator. The sender is `Envelope::from`. */
 export type Command =
   /**
@@ -168,6 +178,12 @@ export type Command =
   | { type: 'entityPassivated'; shard: string; entity: string }
 
 export interface CoordinatorConfig {
+  /**
+   * Emit a notice for every allocation and every rebalance round, with the strategy's
+   * explanation (candidates ranked, limits hit, why a round moved nothing). Off by default:
+   * explaining costs time on the allocation path.
+   */
+  decisionEvents?: boolean
   /**
    * How often `BeginHandOff` / `HandOff` are re-sent to regions that have not answered
    * (regions treat repeats as no-ops). 0 = never, as in Pekko.
@@ -253,6 +269,13 @@ export type CoordinatorNotice =
   | { type: 'handOffCompleted'; shard: string; from: string }
   | { type: 'handOffTimedOut'; shard: string; from: string; policy: HandOffTimeoutPolicy }
   | { type: 'allocationFailed'; shard: string; reason: string }
+  /** A shard got a home: its first, or a new one after a hand-off. With `decisionEvents`. */
+  | { type: 'allocated'; shard: string; region: string; explanation: Explanation; requester?: string | null }
+  /**
+   * One rebalance round: the shards it hands off (none when it skipped) and why. With
+   * `decisionEvents`.
+   */
+  | { type: 'rebalanceRound'; shards: string[]; explanation: Explanation }
 
 export type CoordinatorOutput =
   | { type: 'send'; envelope: Envelope }
@@ -262,7 +285,7 @@ export type CoordinatorOutput =
   | { type: 'lease'; request: LeaseRequest }
   /**
    * Load the stored state with this token (fencing older writers), then feed
-   * `Input::StateLoaded` or `Input::StateLoadFailed`.
+   * `CoordinatorInput::StateLoaded` or `CoordinatorInput::StateLoadFailed`.
    */
   | { type: 'loadState'; token: FencingToken }
   | { type: 'notice'; notice: CoordinatorNotice }
@@ -306,6 +329,27 @@ export interface Envelope {
   message: Message
 }
 
+export interface Explanation {
+  /** least-load: regions above this utilisation give shards away. */
+  bandCeiling?: number | null
+  /** Best first, at most `MAX_CANDIDATES`. */
+  candidates?: Candidate[]
+  /** least-load: total load over the capacity of the regions that may receive shards. */
+  fluidOptimum?: number | null
+  limit?: number | null
+  /** least-load: each move a rebalance planned, in decision order. */
+  moves?: MoveNote[]
+  op?: string
+  optimal?: number | null
+  phase?: number | null
+  /** Why a region could not take a shard (allocate: every region, when none could). */
+  rejected?: Rejection[]
+  skipped?: Skip | null
+  strategy?: string
+  /** One line for people. */
+  summary?: string
+}
+
 /** The lease's fencing token: strictly grows across holders of the coordinator lease. */
 export type FencingToken = number
 
@@ -329,6 +373,7 @@ export type HandOffTimeoutPolicy =
    */
   | 'force-reallocate'
 
+/** A lease the coordinator was granted. */
 export interface LeaseGrant {
   token: FencingToken
   /** Local monotonic deadline: stop acting at this instant even if nobody says so. */
@@ -361,6 +406,23 @@ export type Message =
   | { command: Command }
   | { directive: Directive }
   | { forward: Forward }
+
+/** One planned move and why. */
+export interface MoveNote {
+  shard: string
+  from: string
+  to: string
+  /** `draining`, `off-pin`, `missing-tags`, `above-max-shards` (a broken rule) or `band`. */
+  trigger: string
+  fromBefore: number
+  fromAfter: number
+  toBefore: number
+  toAfter: number
+  /** Moves the round may still plan. */
+  movesLeft: number
+  /** Load the round may still move (least over dimensions); absent when unlimited. */
+  loadLeft?: number | null
+}
 
 export interface RegionConfig {
   /** Messages held for all shards together before callers get theirs back. */
@@ -407,6 +469,13 @@ export type RegionOutput =
   | { type: 'stopped' }
   | { type: 'notice'; notice: RegionNotice }
 
+/** A region that could not take a shard. */
+export interface Rejection {
+  shard: string
+  region: string
+  reason: string
+}
+
 export interface ShardHome {
   shard: string
   region: string
@@ -418,6 +487,34 @@ export interface ShardHome {
  * (allocation, hand-off start, hand-off end or abort, deallocation).
  */
 export type ShardVersion = number
+
+/** Why a rebalance returned nothing. */
+export type Skip =
+  /** The new least-shard strategy waits for the previous round to finish. */
+  | { reason: 'shardsInProgress'; count: number }
+  /** Legacy: as many hand-offs as allowed are running. */
+  | { reason: 'tooManyInProgress'; in_progress: number; max: number }
+  /** Members run different app versions (a rolling upgrade). */
+  | { reason: 'mixedVersions'; versions: string[] }
+  /** Members of the coordinator's data center are unreachable. */
+  | { reason: 'unreachableMembers'; members: string[] }
+  /** Members of the coordinator's data center are joining. */
+  | { reason: 'joiningMembers'; members: string[] }
+  | { reason: 'noRegions' }
+  | { reason: 'noShards' }
+  /** Every region is within the strategy's tolerance. */
+  | { reason: 'balanced' }
+  /** The spread between most and least loaded is not above the threshold. */
+  | { reason: 'belowThreshold'; difference: number; threshold: number }
+  /** The external location source did not answer. */
+  | { reason: 'lookupUnavailable' }
+  /** Fewer than two candidates. */
+  | { reason: 'notEnoughCandidates' }
+  /**
+   * least-load: above the band, but no single move off the busiest region lowers the
+   * larger of the two utilisations.
+   */
+  | { reason: 'stable' }
 
 /** The whole state after event `seq`. */
 export interface Snapshot {
