@@ -71,25 +71,6 @@ export interface CustomStrategy {
   rebalance?(state: AllocationState, inProgress: string[]): Iterable<ShardId> | null | undefined
 }
 
-export interface ExplainedCandidate {
-  region: string
-  address: string
-  shards: number
-  status?: string
-  appVersion?: string
-}
-
-export interface Explanation {
-  strategy: string
-  op: string
-  summary: string
-  candidates?: ExplainedCandidate[]
-  limit?: number
-  optimal?: number
-  phase?: number
-  skipped?: { reason: string; [detail: string]: unknown }
-}
-
 // ---- conformance vectors (tests/vectors/README.md) ----
 
 export interface Vector {
@@ -330,6 +311,10 @@ export interface Envelope {
 }
 
 export interface Explanation {
+  strategy: string
+  op: string
+  /** One line for people. */
+  summary: string
   /** least-load: regions above this utilisation give shards away. */
   bandCeiling?: number | null
   /** Best first, at most `MAX_CANDIDATES`. */
@@ -339,15 +324,11 @@ export interface Explanation {
   limit?: number | null
   /** least-load: each move a rebalance planned, in decision order. */
   moves?: MoveNote[]
-  op?: string
   optimal?: number | null
   phase?: number | null
   /** Why a region could not take a shard (allocate: every region, when none could). */
   rejected?: Rejection[]
   skipped?: Skip | null
-  strategy?: string
-  /** One line for people. */
-  summary?: string
 }
 
 /** The lease's fencing token: strictly grows across holders of the coordinator lease. */

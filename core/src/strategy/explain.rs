@@ -10,14 +10,14 @@ pub const MAX_CANDIDATES: usize = 10;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase")]
 pub struct Explanation {
     pub strategy: String,
     pub op: String,
     /// One line for people.
     pub summary: String,
     /// Best first, at most [`MAX_CANDIDATES`].
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<Candidate>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
@@ -34,10 +34,10 @@ pub struct Explanation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub band_ceiling: Option<f64>,
     /// least-load: each move a rebalance planned, in decision order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moves: Vec<MoveNote>,
     /// Why a region could not take a shard (allocate: every region, when none could).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected: Vec<Rejection>,
 }
 

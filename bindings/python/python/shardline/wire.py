@@ -791,24 +791,26 @@ Skip = Union[
 ]
 
 
-Explanation = TypedDict(
-    "Explanation",
+_ExplanationRequired = TypedDict(
+    "_ExplanationRequired",
     {
-        "bandCeiling": Union[float, None],
-        "candidates": list[Candidate],
-        "fluidOptimum": Union[float, None],
-        "limit": Union[int, None],
-        "moves": list[MoveNote],
-        "op": str,
-        "optimal": Union[int, None],
-        "phase": Union[int, None],
-        "rejected": list[Rejection],
-        "skipped": Union[Skip, None],
         "strategy": str,
+        "op": str,
         "summary": str,
     },
-    total=False,
 )
+
+
+class Explanation(_ExplanationRequired, total=False):
+    bandCeiling: Union[float, None]
+    candidates: list[Candidate]
+    fluidOptimum: Union[float, None]
+    limit: Union[int, None]
+    moves: list[MoveNote]
+    optimal: Union[int, None]
+    phase: Union[int, None]
+    rejected: list[Rejection]
+    skipped: Union[Skip, None]
 
 
 CoordinatorNoticeActive = TypedDict(
