@@ -25,6 +25,10 @@ record scale-out.consistent-hashing --scenario scale-out --strategy consistent-h
 record slow-handoff.bounded-load-hashing --scenario slow-handoff --strategy bounded-load-hashing \
     "${small[@]}"
 record crash.least-shard-legacy --scenario crash --strategy least-shard-legacy "${small[@]}"
+# Coordinators that explain every decision (decisionEvents): the notices carry least-load's
+# explanations, which every language must reproduce byte for byte.
+record scale-out.least-load.decision-events --scenario scale-out --strategy least-load \
+    "${small[@]}" --events /dev/null
 # Chaos runs long (every fault kind, again and again): fewer shards and messages.
 record chaos.least-shard.force-reallocate --scenario chaos --strategy least-shard \
     --policy force-reallocate --seed 1 --nodes 3 --shards 6 --rate 0.5 --steady-rounds 1
