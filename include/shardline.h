@@ -1996,6 +1996,24 @@ shardline_status shardline_coordinator_home_of(const struct shardline_coordinato
                                                char **out_region);
 
 /**
+ * The coordinator's gauges and counters under OpenTelemetry-style names: a JSON array of
+ * `{"name", "kind": "gauge"|"counter", "value", "description", "attributes"?}`
+ * (`shardline.coordinator.shards` per region, `.handoffs.in_progress`, `.rebalance.moves`, ...).
+ *
+ * @param coordinator the coordinator.
+ * @param out_json_array receives the JSON array.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: the caller frees `*out_json_array` with shardline_string_free.
+ * Thread safety: any thread; calls on one coordinator are serialised (see the overview).
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out_json_array` is valid for a write.
+ */
+shardline_status shardline_coordinator_metrics(const struct shardline_coordinator *coordinator,
+                                               char **out_json_array);
+
+/**
  * Creates a region; shardline_region_start makes it register with the coordinator.
  *
  * @param id names this incarnation of the region (a restarted process picks a new one, e.g.
@@ -2290,6 +2308,24 @@ shardline_status shardline_region_home_of(const struct shardline_region *region,
  * `region` is a live region; `out` is valid for a write.
  */
 shardline_status shardline_region_buffered(const struct shardline_region *region, size_t *out);
+
+/**
+ * The region's gauges and counters under OpenTelemetry-style names: a JSON array of
+ * `{"name", "kind": "gauge"|"counter", "value", "description", "attributes"?}`
+ * (`shardline.region.buffered`, `.rejected` by reason, `.directives_refused`, ...).
+ *
+ * @param region the region.
+ * @param out_json_array receives the JSON array.
+ * @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+ *
+ * Ownership: the caller frees `*out_json_array` with shardline_string_free.
+ * Thread safety: any thread; calls on one region are serialised (see the overview).
+ *
+ * # Safety
+ * `region` is a live region; `out_json_array` is valid for a write.
+ */
+shardline_status shardline_region_metrics(const struct shardline_region *region,
+                                          char **out_json_array);
 
 /**
  * Makes a driver of a coordinator: the coordinator's outputs are carried out through the

@@ -388,6 +388,22 @@ export type Message =
   | { directive: Directive }
   | { forward: Forward }
 
+/** One exported value. */
+export interface Metric {
+  name: string
+  kind: MetricKind
+  value: number
+  description: string
+  /** What the value is about, e.g. `{"shardline.region": "r1"}`. */
+  attributes?: Record<string, string>
+}
+
+export type MetricKind =
+  /** A value now (may go down). */
+  | 'gauge'
+  /** A monotonic total since the state machine was created. */
+  | 'counter'
+
 /** One planned move and why. */
 export interface MoveNote {
   shard: string
@@ -708,6 +724,8 @@ export declare class Coordinator {
   homeOf(shard: ShardId): string | null
   /** Registered regions in map order, with their nodes and shards (oldest first). */
   regions(): CoordinatorRegion[]
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
+  metrics(): Metric[]
   handoffsInProgress(): Array<string>
   /** Frees the state machine and forgets its callbacks; idempotent. */
   close(): void
@@ -739,6 +757,8 @@ export declare class CoordinatorDriver {
   get token(): number | null
   homeOf(shard: ShardId): string | null
   regions(): CoordinatorRegion[]
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
+  metrics(): Metric[]
   handoffsInProgress(): Array<string>
   /**
    * Frees the coordinator and forgets every callback; idempotent. Does not release the
@@ -820,6 +840,8 @@ export declare class Region {
   homeOf(shard: ShardId): string | null
   /** Messages waiting for shard homes. */
   get buffered(): number
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
+  metrics(): Metric[]
   bufferedFor(shard: ShardId): number
   shardOf(entity: string): string
   close(): void
@@ -855,6 +877,8 @@ export declare class RegionDriver {
   runningShards(): Array<string>
   homeOf(shard: ShardId): string | null
   get buffered(): number
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
+  metrics(): Metric[]
   shardOf(entity: string): string
   /** Frees the region and forgets every callback; idempotent. */
   close(): void

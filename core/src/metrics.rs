@@ -5,9 +5,12 @@
 //! Names follow OpenTelemetry's conventions: dot-separated namespaces under `shardline.`,
 //! lower case, counts without a unit suffix; attributes say which region a value is about.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum MetricKind {
     /// A value now (may go down).
@@ -16,15 +19,17 @@ pub enum MetricKind {
     Counter,
 }
 
+/// One exported value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Metric {
     pub name: String,
     pub kind: MetricKind,
     pub value: u64,
-    /// `(key, value)` pairs, e.g. `("shardline.region", "r1")`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attributes: Vec<(String, String)>,
+    /// What the value is about, e.g. `{"shardline.region": "r1"}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
     pub description: String,
 }
 
@@ -42,13 +47,13 @@ impl Metric {
             name: name.to_owned(),
             kind,
             value,
-            attributes: Vec::new(),
+            attributes: BTreeMap::new(),
             description: description.to_owned(),
         }
     }
 
     pub(crate) fn with(mut self, key: &str, value: &str) -> Metric {
-        self.attributes.push((key.to_owned(), value.to_owned()));
+        self.attributes.insert(key.to_owned(), value.to_owned());
         self
     }
 }

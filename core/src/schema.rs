@@ -17,6 +17,7 @@ use crate::coordinator::{
     CoordinatorConfig, CoordinatorInput, CoordinatorOutput, LeaseGrant, Phase, StoredState,
 };
 use crate::host::WriteOutcome;
+use crate::metrics::Metric;
 use crate::model::MemberStatus;
 use crate::protocol::{EntityId, Envelope, FencingToken, RegionId, ShardId};
 use crate::region::{RegionConfig, RegionInput, RegionOutput};
@@ -34,6 +35,7 @@ pub fn wire_schema() -> Value {
     g.subschema_for::<RegionConfig>();
     g.subschema_for::<LeaseGrant>();
     g.subschema_for::<WriteOutcome>();
+    g.subschema_for::<Metric>();
     let defs = g.take_definitions(true);
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",

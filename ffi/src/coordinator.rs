@@ -813,3 +813,28 @@ pub unsafe extern "C" fn shardline_coordinator_home_of(
         }
     })
 }
+
+/// The coordinator's gauges and counters under OpenTelemetry-style names: a JSON array of
+/// `{"name", "kind": "gauge"|"counter", "value", "description", "attributes"?}`
+/// (`shardline.coordinator.shards` per region, `.handoffs.in_progress`, `.rebalance.moves`, ...).
+///
+/// @param coordinator the coordinator.
+/// @param out_json_array receives the JSON array.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: the caller frees `*out_json_array` with shardline_string_free.
+/// Thread safety: any thread; calls on one coordinator are serialised (see the overview).
+///
+/// # Safety
+/// `coordinator` is a live coordinator; `out_json_array` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_coordinator_metrics(
+    coordinator: *const shardline_coordinator,
+    out_json_array: *mut *mut c_char,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out_json_array, "out_json_array")?;
+        // SAFETY: caller's contract.
+        unsafe { with(coordinator, |c| write_json(out, &c.metrics())) }
+    })
+}

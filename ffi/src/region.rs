@@ -775,3 +775,28 @@ pub unsafe extern "C" fn shardline_region_buffered(
         Ok(())
     })
 }
+
+/// The region's gauges and counters under OpenTelemetry-style names: a JSON array of
+/// `{"name", "kind": "gauge"|"counter", "value", "description", "attributes"?}`
+/// (`shardline.region.buffered`, `.rejected` by reason, `.directives_refused`, ...).
+///
+/// @param region the region.
+/// @param out_json_array receives the JSON array.
+/// @return SHARDLINE_STATUS_OK, or SHARDLINE_STATUS_NULL_POINTER for a NULL argument.
+///
+/// Ownership: the caller frees `*out_json_array` with shardline_string_free.
+/// Thread safety: any thread; calls on one region are serialised (see the overview).
+///
+/// # Safety
+/// `region` is a live region; `out_json_array` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_region_metrics(
+    region: *const shardline_region,
+    out_json_array: *mut *mut c_char,
+) -> shardline_status {
+    guard(|| {
+        let out = Out::new(out_json_array, "out_json_array")?;
+        // SAFETY: caller's contract.
+        unsafe { with(region, |r| write_json(out, &r.region.metrics())) }
+    })
+}

@@ -1459,6 +1459,64 @@ static void test_coordinator_get_shard_home(void) {
     end();
 }
 
+/* The value of the metric `name` (about region `region`, or none), or -1 when absent. */
+static double metric_value(const cJSON *metrics, const char *name, const char *region) {
+    const cJSON *m;
+    cJSON_ArrayForEach(m, metrics) {
+        const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(m, "attributes");
+        const char *about = attrs == NULL ? NULL : str_field(attrs, "shardline.region");
+        if (str_is(str_field(m, "name"), name) &&
+            ((region == NULL && about == NULL) || (region != NULL && str_is(about, region)))) {
+            return cJSON_GetObjectItemCaseSensitive(m, "value")->valuedouble;
+        }
+    }
+    return -1;
+}
+
+static void test_decision_events_and_metrics(void) {
+    begin("coordinator: decisionEvents explain an allocation; metrics count it");
+    struct shardline_coordinator *c = active_coordinator("{\"decisionEvents\":true}");
+    if (c == NULL) {
+        end();
+        return;
+    }
+    OK(coordinator_input(c, 1, "{\"type\":\"member\",\"member\":{\"address\":\"" NODE(1) "\"}}"));
+    OK(coordinator_input(c, 1, "{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"r1\"},\"to\":"
+                               "\"coordinator\",\"message\":{\"command\":{\"type\":\"register\",\"node\":\""
+                               NODE(1) "\"}}}}"));
+    OK(coordinator_input(c, 2, "{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"r1\"},\"to\":"
+                               "\"coordinator\",\"message\":{\"command\":{\"type\":\"getShardHome\",\"shard\":\"7\"}}}}"));
+    cJSON *outs = drain_coordinator(c);
+    char *text = cJSON_PrintUnformatted(outs);
+    CHECK(count_notice(outs, "allocated") == 1, "one allocated notice: %s", text);
+    CHECK(contains(text, "\"explanation\"") && contains(text, "\"op\":\"allocate\""), "explained: %s", text);
+    free(text);
+    cJSON_Delete(outs);
+
+    char *json = NULL;
+    OK(shardline_coordinator_metrics(c, &json));
+    cJSON *metrics = cJSON_Parse(json);
+    CHECK(metric_value(metrics, "shardline.coordinator.allocations", NULL) == 1, "allocations: %s", json);
+    CHECK(metric_value(metrics, "shardline.coordinator.shards", "r1") == 1, "shards of r1: %s", json);
+    CHECK(metric_value(metrics, "shardline.coordinator.active", NULL) == 1, "active: %s", json);
+    cJSON_Delete(metrics);
+    shardline_string_free(json);
+    EXPECT(shardline_coordinator_metrics(c, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_coordinator_metrics(NULL, &json), SHARDLINE_STATUS_NULL_POINTER);
+    shardline_coordinator_free(c);
+
+    struct shardline_region *r = new_region("x", NODE(1));
+    OK(shardline_region_metrics(r, &json));
+    metrics = cJSON_Parse(json);
+    CHECK(metric_value(metrics, "shardline.region.registered", "x") == 0, "not registered: %s", json);
+    CHECK(metric_value(metrics, "shardline.region.buffered", "x") == 0, "nothing buffered: %s", json);
+    cJSON_Delete(metrics);
+    shardline_string_free(json);
+    EXPECT(shardline_region_metrics(r, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    shardline_region_free(r);
+    end();
+}
+
 static void test_cluster_exchange(void) {
     begin("coordinator + regions: hosting, routing, a rebalance hand-off, lease loss");
     struct cluster k;
@@ -2806,6 +2864,7 @@ int main(int argc, char **argv) {
     test_delegating_strategy();
     test_coordinator_lifecycle();
     test_coordinator_get_shard_home();
+    test_decision_events_and_metrics();
     test_cluster_exchange();
     test_step_errors();
     test_coordinator_custom_strategy();

@@ -163,7 +163,7 @@ native! { fn Java_org_shardline_CoordinatorQueries_nHomeOf(
 
 native! {
 /// What = 0: regions in map order; 1: shards of `arg` (oldest first); 2: hand-offs in
-/// progress; 3: unallocated shards.
+/// progress; 3: unallocated shards; 4: metrics as rows (`crate::convert::metric_rows`).
 fn Java_org_shardline_CoordinatorQueries_nList(
     env, h: jlong, driver: jboolean, what: jint, arg: JString<'l>,
 ) -> jobjectArray {
@@ -177,7 +177,8 @@ fn Java_org_shardline_CoordinatorQueries_nList(
                     .shards_of(arg.as_deref().unwrap_or_default())
                     .to_vec(),
                 2 => c.handoffs_in_progress(),
-                _ => c.state().unallocated().cloned().collect(),
+                3 => c.state().unallocated().cloned().collect(),
+                _ => crate::convert::metric_rows(&c.metrics()),
             })
         })
     }?;

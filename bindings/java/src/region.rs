@@ -172,16 +172,17 @@ fn Java_org_shardline_RegionQueries_nString(
 }}
 
 native! {
-/// What = 0: local shards; 1: running shards.
+/// What = 0: local shards; 1: running shards; 2: metrics as rows
+/// (`crate::convert::metric_rows`).
 fn Java_org_shardline_RegionQueries_nList(
     env, h: jlong, driver: jboolean, what: jint,
 ) -> jobjectArray {
     let items = unsafe {
         query(h, driver, |r| {
-            Ok(if what == 0 {
-                r.local_shards()
-            } else {
-                r.running_shards()
+            Ok(match what {
+                0 => r.local_shards(),
+                1 => r.running_shards(),
+                _ => crate::convert::metric_rows(&r.metrics()),
             })
         })
     }?;

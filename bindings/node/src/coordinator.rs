@@ -157,6 +157,13 @@ impl Coordinator {
             .query(env, |js, c| Ok(unknown(js, regions_js(js, c)?)))
     }
 
+    /// Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`).
+    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
+    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner
+            .query(env, |js, c| Ok(unknown(js, conv::ser(js, &c.metrics())?)))
+    }
+
     #[napi(ts_args_type = "")]
     pub fn handoffs_in_progress(&self, env: &Env) -> Result<Vec<String>> {
         self.inner.query(env, |_, c| Ok(c.handoffs_in_progress()))
@@ -281,6 +288,14 @@ impl CoordinatorDriver {
     pub fn regions<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, d| {
             Ok(unknown(js, regions_js(js, d.coordinator())?))
+        })
+    }
+
+    /// Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`).
+    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
+    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, d| {
+            Ok(unknown(js, conv::ser(js, &d.coordinator().metrics())?))
         })
     }
 

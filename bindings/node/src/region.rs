@@ -228,6 +228,14 @@ impl Region {
         self.inner.query(env, |_, r| Ok(r.region.buffered() as u32))
     }
 
+    /// Gauges and counters under OpenTelemetry-style names (`shardline.region.*`).
+    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
+    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, r| {
+            Ok(unknown(js, conv::ser(js, &r.region.metrics())?))
+        })
+    }
+
     #[napi(ts_args_type = "shard: ShardId")]
     pub fn buffered_for(&self, env: &Env, shard: Unknown) -> Result<u32> {
         self.inner.query(env, |js, r| {
@@ -399,6 +407,14 @@ impl RegionDriver {
     pub fn buffered(&self, env: &Env) -> Result<u32> {
         self.inner
             .query(env, |_, d| Ok(d.driver.region().buffered() as u32))
+    }
+
+    /// Gauges and counters under OpenTelemetry-style names (`shardline.region.*`).
+    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
+    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, d| {
+            Ok(unknown(js, conv::ser(js, &d.driver.region().metrics())?))
+        })
     }
 
     #[napi(ts_args_type = "entity: string")]

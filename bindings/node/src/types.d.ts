@@ -388,6 +388,22 @@ export type Message =
   | { directive: Directive }
   | { forward: Forward }
 
+/** One exported value. */
+export interface Metric {
+  name: string
+  kind: MetricKind
+  value: number
+  description: string
+  /** What the value is about, e.g. `{"shardline.region": "r1"}`. */
+  attributes?: Record<string, string>
+}
+
+export type MetricKind =
+  /** A value now (may go down). */
+  | 'gauge'
+  /** A monotonic total since the state machine was created. */
+  | 'counter'
+
 /** One planned move and why. */
 export interface MoveNote {
   shard: string

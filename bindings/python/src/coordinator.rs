@@ -49,6 +49,11 @@ pub mod queries {
     pub fn snapshot<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyAny>> {
         values::to_py(py, &c.state().snapshot())
     }
+
+    /// Gauges and counters (`shardline.coordinator.*`) as dicts.
+    pub fn metrics<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyAny>> {
+        values::to_py(py, &c.metrics())
+    }
 }
 
 #[pyclass(name = "Coordinator", module = "shardline._native", frozen, subclass)]
@@ -170,6 +175,11 @@ impl PyCoordinator {
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let held = self.inner.enter(py)?;
         queries::snapshot(py, &held)
+    }
+
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let held = self.inner.enter(py)?;
+        queries::metrics(py, &held)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -152,6 +152,11 @@ impl PyCoordinatorDriver {
         queries::snapshot(py, held.coordinator())
     }
 
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let held = self.inner.enter(py)?;
+        queries::metrics(py, held.coordinator())
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.inner
             .read(py, |d| format!("CoordinatorDriver({:?})", d.coordinator()))
@@ -310,6 +315,12 @@ impl PyRegionDriver {
     #[getter]
     fn buffered(&self, py: Python<'_>) -> PyResult<usize> {
         self.read(py, |r| r.buffered())
+    }
+
+    /// Gauges and counters (`shardline.region.*`) as dicts.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let m = self.read(py, |r| r.metrics())?;
+        crate::values::to_py(py, &m)
     }
 
     fn shard_of(&self, py: Python<'_>, entity: &str) -> PyResult<String> {

@@ -220,6 +220,12 @@ impl PyRegion {
         self.with(py, |r| Ok(r.region.buffered()))
     }
 
+    /// Gauges and counters (`shardline.region.*`) as dicts.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let m = self.with(py, |r| Ok(r.region.metrics()))?;
+        crate::values::to_py(py, &m)
+    }
+
     fn buffered_for(&self, py: Python<'_>, shard: &str) -> PyResult<usize> {
         self.with(py, |r| Ok(r.region.buffered_for(shard)))
     }

@@ -302,3 +302,30 @@ def test_drivers_fail_over_to_a_contender():
     net.flush()
     assert hosts[owner].got[-1] == ("e1", b"again")
     assert len(store.contents()["events"]) >= 3
+
+
+def test_decision_events_explain_allocations_and_metrics_count_them():
+    c = shardline.Coordinator("least-shard", NODE(0), {"decisionEvents": True})
+    c.start(0)
+    c.lease_granted(0, 1, 2**62)
+    c.state_loaded(0, {"snapshot": None, "events": []})
+    c.member(0, NODE(1))
+    frm = {"region": "r1"}
+    c.receive(0, {"from": frm, "to": "coordinator",
+                  "message": {"command": {"type": "register", "node": NODE(1)}}})
+    c.receive(0, {"from": frm, "to": "coordinator",
+                  "message": {"command": {"type": "getShardHome", "shard": "7"}}})
+    notices = [o["notice"] for o in c.drain_outputs() if o["type"] == "notice"]
+    [allocated] = [n for n in notices if n["type"] == "allocated"]
+    assert (allocated["shard"], allocated["region"], allocated["requester"]) == ("7", "r1", "r1")
+    assert allocated["explanation"]["op"] == "allocate"
+    assert allocated["explanation"]["candidates"][0]["region"] == "r1"
+    metrics = {(m["name"], m.get("attributes", {}).get("shardline.region")): m
+               for m in c.metrics()}
+    assert metrics[("shardline.coordinator.allocations", None)]["value"] == 1
+    assert metrics[("shardline.coordinator.allocations", None)]["kind"] == "counter"
+    assert metrics[("shardline.coordinator.shards", "r1")]["value"] == 1
+    assert metrics[("shardline.coordinator.active", None)]["value"] == 1
+    quiet = shardline.Coordinator("least-shard", NODE(0))
+    assert all(m["value"] == 0 for m in quiet.metrics()
+               if m["name"] == "shardline.coordinator.allocations")

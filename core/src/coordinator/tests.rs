@@ -1467,7 +1467,9 @@ fn snapshots_are_emitted_every_n_events() {
 fn metric(c: &Coordinator, name: &str, region: Option<&str>) -> u64 {
     c.metrics()
         .into_iter()
-        .find(|m| m.name == name && m.attributes.iter().map(|(_, v)| v.as_str()).next() == region)
+        .find(|m| {
+            m.name == name && m.attributes.get("shardline.region").map(String::as_str) == region
+        })
         .unwrap_or_else(|| panic!("no metric {name} {region:?}"))
         .value
 }

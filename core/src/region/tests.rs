@@ -431,14 +431,8 @@ fn a_full_buffer_hands_the_message_back() {
             .into_iter()
             .find(|m| {
                 m.name == name
-                    && m.attributes
-                        .iter()
-                        .any(|(k, v)| k == "shardline.region" && v == "a")
-                    && m.attributes
-                        .iter()
-                        .find(|(k, _)| k == "shardline.reason")
-                        .map(|(_, v)| v.as_str())
-                        == reason
+                    && m.attributes.get("shardline.region").map(String::as_str) == Some("a")
+                    && m.attributes.get("shardline.reason").map(String::as_str) == reason
             })
             .unwrap_or_else(|| panic!("no metric {name}"))
             .value

@@ -1029,6 +1029,28 @@ LeaseGrant = TypedDict(
 )
 
 
+MetricKind = Union[
+    Literal["gauge"],
+    Literal["counter"],
+]
+
+
+# One exported value.
+_MetricRequired = TypedDict(
+    "_MetricRequired",
+    {
+        "name": str,
+        "kind": MetricKind,
+        "value": int,
+        "description": str,
+    },
+)
+
+
+class Metric(_MetricRequired, total=False):
+    attributes: dict[str, str]
+
+
 RegionConfig = TypedDict(
     "RegionConfig",
     {
@@ -1324,6 +1346,8 @@ __all__ = [
     "MessageCommand",
     "MessageDirective",
     "MessageForward",
+    "Metric",
+    "MetricKind",
     "MoveNote",
     "RegionConfig",
     "RegionInput",

@@ -89,6 +89,11 @@ public abstract class AbstractCoordinator extends NativeHandle {
     return list(3, null);
   }
 
+  /** Gauges and counters under OpenTelemetry-style names ({@code shardline.coordinator.*}). */
+  public final List<Metric> metrics() {
+    return Metric.fromRows(call(h -> CoordinatorQueries.nList(h, driver, 4, null)));
+  }
+
   /** The persistent state as a snapshot (JSON). */
   public final String snapshot() {
     return call(h -> CoordinatorQueries.nSnapshot(h, driver));

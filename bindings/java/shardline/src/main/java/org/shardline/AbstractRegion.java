@@ -58,6 +58,11 @@ public abstract class AbstractRegion extends NativeHandle {
     return List.of(call(h -> RegionQueries.nList(h, driver, 1)));
   }
 
+  /** Gauges and counters under OpenTelemetry-style names ({@code shardline.region.*}). */
+  public final List<Metric> metrics() {
+    return Metric.fromRows(call(h -> RegionQueries.nList(h, driver, 2)));
+  }
+
   /** The region a shard lives in, as far as this region knows. */
   public final Optional<String> homeOf(String shard) {
     return Optional.ofNullable(call(h -> RegionQueries.nString(h, driver, 1, shard)));

@@ -188,6 +188,16 @@ public final class Wire {
     public static final String DOWN = "Down";
   }
 
+  /** The values of {@code MetricKind}. */
+  public static final class MetricKind {
+    private MetricKind() {}
+
+    /** A value now (may go down). */
+    public static final String GAUGE = "gauge";
+    /** A monotonic total since the state machine was created. */
+    public static final String COUNTER = "counter";
+  }
+
   /** The {@code type} values of {@code RegionInput}. */
   public static final class RegionInput {
     private RegionInput() {}

@@ -34,7 +34,11 @@ class CoordinatorStepTest {
     long now = 1_000;
 
     Host(Strategy strategy) {
-      coordinator = new Coordinator(strategy, N0);
+      this(new Coordinator(strategy, N0));
+    }
+
+    Host(Coordinator coordinator) {
+      this.coordinator = coordinator;
       for (String n : List.of(N0, N1, N2)) coordinator.member(now, Member.up(n));
     }
 
@@ -110,6 +114,36 @@ class CoordinatorStepTest {
       coordinator.close();
       regions.values().forEach(Region::close);
       store.close();
+    }
+  }
+
+  @Test
+  void decisionEventsExplainEachAllocationAndMetricsCountIt() {
+    try (Host h = new Host(new Coordinator("{\"decisionEvents\": true}", Strategy.leastShard(20, 0.1), N0))) {
+      h.coordinator.start(h.now);
+      h.settle();
+      Region a = h.region("a", N1);
+      h.settle();
+      a.route(h.now, "user-1", "hello".getBytes(StandardCharsets.UTF_8));
+      h.settle();
+      List<Notice> allocated =
+          h.notices.stream().filter(n -> n.type().equals(Wire.CoordinatorNotice.ALLOCATED)).toList();
+      assertEquals(1, allocated.size(), h.notices.toString());
+      assertTrue(allocated.get(0).json().contains("\"explanation\""), allocated.get(0).json());
+      assertTrue(allocated.get(0).json().contains("\"op\":\"allocate\""), allocated.get(0).json());
+
+      Map<String, Metric> coordinator = new LinkedHashMap<>();
+      for (Metric m : h.coordinator.metrics()) {
+        coordinator.put(m.name() + m.attributes().getOrDefault("shardline.region", ""), m);
+      }
+      assertEquals(1, coordinator.get("shardline.coordinator.allocations").value());
+      assertEquals(Wire.MetricKind.COUNTER, coordinator.get("shardline.coordinator.allocations").kind());
+      assertEquals(1, coordinator.get("shardline.coordinator.shardsa").value());
+      assertEquals(1, coordinator.get("shardline.coordinator.active").value());
+      Metric delivered =
+          a.metrics().stream().filter(m -> m.name().equals("shardline.region.delivered")).findFirst().orElseThrow();
+      assertEquals(1, delivered.value());
+      assertEquals(Map.of("shardline.region", "a"), delivered.attributes());
     }
   }
 
