@@ -15,14 +15,15 @@
 //!
 //! It replaces a `RefCell` (undefined behaviour when a C host shares a handle across
 //! threads), a `try_lock` mutex (a second thread failed instead of waiting) and a per-binding
-//! waiting lock. The inner mutex only guards the owner record, never a host call, so holding
-//! a handle never blocks a thread that merely wants to learn it is busy.
+//! waiting lock. The owner is one atomic word, so an uncontended call costs a compare-and-swap
+//! to take the handle and a store to give it back; the mutex and condition variable are used
+//! only by threads that wait, never around a host call.
 
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
 
 use crate::{Failure, Status};
 
@@ -38,28 +39,22 @@ fn this_thread() -> u64 {
     THREAD.with(|t| *t)
 }
 
-#[derive(Default)]
-struct Gate {
-    owner: Option<u64>,
-    /// Holds by the owner; above 1 only for nested reads.
-    depth: u32,
-    /// Whether every hold by the owner is read-only (nested reads are allowed then).
-    shared: bool,
-    poisoned: bool,
-    /// Threads blocked in a wait; a release wakes them only if there are any (a futex wake
-    /// per call otherwise costs more than a typical call).
-    waiting: u32,
-}
-
-/// An object behind a foreign handle. `what` names it in errors ("coordinator").
 pub struct HandleCell<T> {
     what: &'static str,
-    gate: Mutex<Gate>,
+    /// The thread holding the object (0: nobody). `depth` and `shared` are written only by
+    /// that thread while it holds the object.
+    owner: AtomicU64,
+    depth: AtomicU32,
+    shared: AtomicBool,
+    poisoned: AtomicBool,
+    /// Threads parked in [`Wait::run`]; a release wakes them only when there are any.
+    waiting: AtomicU32,
+    parking: Mutex<()>,
     freed: Condvar,
     value: UnsafeCell<T>,
 }
 
-// SAFETY: `value` is only reached through a guard; the gate hands out either one exclusive
+// SAFETY: `value` is only reached through a guard; the owner word hands out either one exclusive
 // guard or shared guards on a single thread, so moving `T` between threads (T: Send) is all
 // that sharing a `HandleCell<T>` needs.
 unsafe impl<T: Send> Sync for HandleCell<T> {}
@@ -74,22 +69,35 @@ pub struct Wait<'a, T> {
 
 impl<T> Wait<'_, T> {
     pub fn run(self) -> Result<(), Failure> {
-        let mut g = self.cell.gate();
-        g.waiting += 1;
-        while g.owner.is_some() && !g.poisoned {
-            g = self
-                .cell
+        let cell = self.cell;
+        let me = this_thread();
+        let mut parked = cell.parking.lock().unwrap_or_else(PoisonError::into_inner);
+        // Counted before trying, so a release that misses our try sees us and wakes us (both
+        // sides use SeqCst: the release stores the owner and then reads `waiting`).
+        cell.waiting.fetch_add(1, Ordering::SeqCst);
+        let taken = loop {
+            if cell.poisoned.load(Ordering::SeqCst) {
+                break false;
+            }
+            if cell
+                .owner
+                .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                break true;
+            }
+            parked = cell
                 .freed
-                .wait(g)
+                .wait(parked)
                 .unwrap_or_else(PoisonError::into_inner);
+        };
+        cell.waiting.fetch_sub(1, Ordering::SeqCst);
+        drop(parked);
+        if !taken {
+            return Err(cell.poisoned());
         }
-        g.waiting -= 1;
-        if g.poisoned {
-            return Err(self.cell.poisoned());
-        }
-        g.owner = Some(this_thread());
-        g.depth = 1;
-        g.shared = self.shared;
+        cell.depth.store(1, Ordering::Relaxed);
+        cell.shared.store(self.shared, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -98,7 +106,12 @@ impl<T> HandleCell<T> {
     pub fn new(what: &'static str, value: T) -> HandleCell<T> {
         HandleCell {
             what,
-            gate: Mutex::default(),
+            owner: AtomicU64::new(0),
+            depth: AtomicU32::new(0),
+            shared: AtomicBool::new(false),
+            poisoned: AtomicBool::new(false),
+            waiting: AtomicU32::new(0),
+            parking: Mutex::new(()),
             freed: Condvar::new(),
             value: UnsafeCell::new(value),
         }
@@ -106,10 +119,6 @@ impl<T> HandleCell<T> {
 
     pub fn what(&self) -> &'static str {
         self.what
-    }
-
-    fn gate(&self) -> MutexGuard<'_, Gate> {
-        self.gate.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Takes the object for one call, waiting (on this thread) if another thread has it.
@@ -145,44 +154,45 @@ impl<T> HandleCell<T> {
         park: impl FnOnce(Wait<'_, T>) -> Result<(), Failure>,
     ) -> Result<(), Failure> {
         let me = this_thread();
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(self.poisoned());
+        }
+        match self
+            .owner
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
         {
-            let mut g = self.gate();
-            match g.owner {
-                _ if g.poisoned => return Err(self.poisoned()),
-                None => {
-                    g.owner = Some(me);
-                    g.depth = 1;
-                    g.shared = shared;
-                    return Ok(());
-                }
-                Some(o) if o == me && shared && g.shared => {
-                    g.depth += 1;
-                    return Ok(());
-                }
-                Some(o) if o == me => {
-                    return Err(Failure::reentrant(format!(
-                        "the {} was called from one of its own callbacks while a call on it is \
-                         under way; a callback may not re-enter the object running it (return \
-                         a value, or make the call after this one returns)",
-                        self.what
-                    )))
-                }
-                Some(_) if HOLDING.with(Cell::get) > 0 => {
-                    return Err(Failure::reentrant(format!(
-                        "the {} is in use by another thread, and this thread is inside a call \
-                         on another shardline object (a callback), where waiting could deadlock",
-                        self.what
-                    )))
-                }
-                Some(_) => {}
+            Ok(_) => {
+                self.depth.store(1, Ordering::Relaxed);
+                self.shared.store(shared, Ordering::Relaxed);
+                return Ok(());
             }
+            Err(o) if o == me && shared && self.shared.load(Ordering::Relaxed) => {
+                self.depth.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
+            Err(o) if o == me => {
+                return Err(Failure::reentrant(format!(
+                    "the {} was called from one of its own callbacks while a call on it is \
+                     under way; a callback may not re-enter the object running it (return \
+                     a value, or make the call after this one returns)",
+                    self.what
+                )))
+            }
+            Err(_) if HOLDING.with(Cell::get) > 0 => {
+                return Err(Failure::reentrant(format!(
+                    "the {} is in use by another thread, and this thread is inside a call \
+                     on another shardline object (a callback), where waiting could deadlock",
+                    self.what
+                )))
+            }
+            Err(_) => {}
         }
         park(Wait { cell: self, shared })
     }
 
     /// Whether a call holds the object now (a handle in use cannot be freed or handed over).
     pub fn in_use(&self) -> bool {
-        self.gate().owner.is_some()
+        self.owner.load(Ordering::SeqCst) != 0
     }
 
     /// The value, for a caller that owns the cell outright (no call can be under way).
@@ -224,7 +234,7 @@ impl<'a, T> Held<'a, T> {
 impl<T> Deref for Held<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: a guard exists only while the gate names this thread as owner; exclusive
+        // SAFETY: a guard exists only while the owner word names this thread as owner; exclusive
         // guards are never nested, and shared ones only hand out `&T` (see `Read`).
         unsafe { &*self.cell.value.get() }
     }
@@ -240,19 +250,19 @@ impl<T> DerefMut for Held<'_, T> {
 impl<T> Drop for Held<'_, T> {
     fn drop(&mut self) {
         HOLDING.with(|h| h.set(h.get() - 1));
-        let mut g = self.cell.gate();
+        let cell = self.cell;
         if std::thread::panicking() {
-            g.poisoned = true;
+            cell.poisoned.store(true, Ordering::SeqCst);
         }
-        g.depth -= 1;
-        if g.depth > 0 {
+        if cell.depth.fetch_sub(1, Ordering::Relaxed) > 1 {
             return;
         }
-        g.owner = None;
-        let wake = g.waiting > 0;
-        drop(g);
-        if wake {
-            self.cell.freed.notify_all();
+        cell.owner.store(0, Ordering::SeqCst);
+        if cell.waiting.load(Ordering::SeqCst) > 0 {
+            // Taking the mutex orders the wake after a waiter's failed try and before its
+            // wait, so the wake cannot be lost.
+            let _parked = cell.parking.lock().unwrap_or_else(PoisonError::into_inner);
+            cell.freed.notify_all();
         }
     }
 }
