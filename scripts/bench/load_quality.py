@@ -33,11 +33,11 @@ import json
 import os
 import pathlib
 import random
-import statistics
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from quality import mean, shardline_binary
+
 BAND = 0.05
 
 # Pekko's usual limits for the new algorithm; least-load takes the same and adds its band.
@@ -171,11 +171,6 @@ def cell(bin_: str, regions: int, shards: int, workload: str, caps: str, scenari
     return measure(placement, apply(placement, rounds), rounds, capacity, loads, draining)
 
 
-def mean(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.fmean(xs) if xs else None
-
-
 def fmt(v, digits=3):
     return "-" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
@@ -194,10 +189,7 @@ def main() -> int:
         ap.error("--seeds must be at least 1")
     regions, shards = (20, 2_000) if args.quick else (100, 10_000)
 
-    bin_ = args.shardline
-    if not bin_:
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "shardline-cli"], cwd=ROOT, check=True)
-        bin_ = str(pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "shardline")
+    bin_ = shardline_binary(args.shardline)
 
     cells = [(w, c, sc, st) for w in WORKLOADS for c in CAPACITIES for sc in SCENARIOS for st in STRATEGIES
              if not (sc == "load-shift" and w != "hotspot")]

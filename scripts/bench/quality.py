@@ -66,6 +66,14 @@ def mean(xs):
     return statistics.fmean(xs) if xs else None
 
 
+def shardline_binary(given: str | None) -> str:
+    """The CLI to run: the one given, else a release build of this checkout."""
+    if given:
+        return given
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "shardline-cli"], cwd=ROOT, check=True)
+    return str(pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "shardline")
+
+
 def aggregate(reports: list[dict]) -> dict:
     moved = sum(r["shardsMoved"] for r in reports)
     bound = sum(r["movesLowerBound"] for r in reports)
@@ -135,11 +143,7 @@ def main() -> int:
     if seeds < 1:
         ap.error("--seeds must be at least 1")
 
-    bin_ = args.shardline
-    if not bin_:
-        subprocess.run(["cargo", "build", "-q", "--release", "-p", "shardline-cli"], cwd=ROOT, check=True)
-        target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-        bin_ = str(target / "release" / "shardline")
+    bin_ = shardline_binary(args.shardline)
 
     cells = []
     for size in SIZES:
