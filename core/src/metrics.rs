@@ -19,6 +19,16 @@ pub enum MetricKind {
     Counter,
 }
 
+impl MetricKind {
+    /// The name in the JSON form, for bindings that carry it as text.
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricKind::Gauge => "gauge",
+            MetricKind::Counter => "counter",
+        }
+    }
+}
+
 /// One exported value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -55,5 +65,17 @@ impl Metric {
     pub(crate) fn with(mut self, key: &str, value: &str) -> Metric {
         self.attributes.insert(key.to_owned(), value.to_owned());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_are_the_json_form() {
+        for k in [MetricKind::Gauge, MetricKind::Counter] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
     }
 }

@@ -324,13 +324,9 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> String {
 pub fn metric_rows(metrics: &[shardline_core::metrics::Metric]) -> Vec<String> {
     let mut rows = Vec::new();
     for m in metrics {
-        let kind = match m.kind {
-            shardline_core::metrics::MetricKind::Gauge => "gauge",
-            shardline_core::metrics::MetricKind::Counter => "counter",
-        };
         rows.extend([
             m.name.clone(),
-            kind.to_owned(),
+            m.kind.name().to_owned(),
             m.value.to_string(),
             m.description.clone(),
             m.attributes.len().to_string(),
