@@ -14,6 +14,7 @@ pub mod handle;
 pub mod host_state;
 pub mod ids;
 pub mod objects;
+pub mod ops;
 pub mod status;
 pub mod strategy;
 pub mod tree;

@@ -2,7 +2,8 @@
 //! carry out `poll_output()` in order, call `on_timeout` at `next_deadline()`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::PyTuple;
+use shardline_bind::ops::machines;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
 use shardline_core::protocol::Envelope;
 
@@ -10,7 +11,7 @@ use crate::busy::Guarded;
 use crate::errors::{OrRaise, Raised};
 use crate::state::parse_address;
 use crate::strategy::strategy_from;
-use crate::values;
+use crate::{ops, values};
 
 pub fn build(
     strategy: Option<&Bound<'_, PyAny>>,
@@ -21,39 +22,6 @@ pub fn build(
     let strategy = strategy_from(strategy, raised)?;
     let config = CoordinatorConfig::from_json(&values::config(config, None)?).or_raise()?;
     Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
-}
-
-pub use shardline_core::coordinator::phase_name;
-
-/// Read-only questions both the step coordinator and its driver answer.
-pub mod queries {
-    use super::*;
-
-    pub fn home_of(c: &Coordinator, shard: &str) -> Option<String> {
-        c.state().home_of(shard).cloned()
-    }
-
-    pub fn shards_of(c: &Coordinator, region: &str) -> Vec<String> {
-        c.state().shards_of(region).to_vec()
-    }
-
-    /// `{region: [shards...]}` in map order.
-    pub fn allocations<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (region, _, shards) in c.state().regions() {
-            d.set_item(region, shards.to_vec())?;
-        }
-        Ok(d)
-    }
-
-    pub fn snapshot<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyAny>> {
-        values::to_py(py, &c.state().snapshot())
-    }
-
-    /// Gauges and counters (`shardline.coordinator.*`) as dicts.
-    pub fn metrics<'py>(py: Python<'py>, c: &Coordinator) -> PyResult<Bound<'py, PyAny>> {
-        values::to_py(py, &c.metrics())
-    }
 }
 
 #[pyclass(name = "Coordinator", module = "shardline._native", frozen, subclass)]
@@ -127,59 +95,19 @@ impl PyCoordinator {
         values::to_py_list(py, &all)
     }
 
-    #[getter]
-    fn phase(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.inner.read(py, |c| phase_name(c.phase()))
-    }
-
-    #[getter]
-    fn is_active(&self, py: Python<'_>) -> PyResult<bool> {
-        self.inner.read(py, |c| c.is_active())
-    }
-
-    /// The fencing token of the lease held, if any.
-    #[getter]
-    fn token(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.inner.read(py, |c| c.token().map(|t| t.0))
-    }
-
-    #[getter]
-    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.read(py, |c| c.config().clone())?;
-        values::to_py(py, &c)
-    }
-
-    fn handoffs_in_progress(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.inner.read(py, |c| c.handoffs_in_progress())
-    }
-
-    fn is_alive(&self, py: Python<'_>, region: &str) -> PyResult<bool> {
-        self.inner.read(py, |c| c.is_alive(region))
-    }
-
-    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
-        self.inner.read(py, |c| queries::home_of(c, shard))
-    }
-
-    fn shards_of(&self, py: Python<'_>, region: &str) -> PyResult<Vec<String>> {
-        self.inner.read(py, |c| queries::shards_of(c, region))
-    }
-
-    /// `{region: [shards, oldest first]}` in registration order.
-    fn allocations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The read-only queries (`shardline_bind::ops::machines::coordinator`); the
+    /// `shardline` package names each one.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let held = self.inner.enter(py)?;
-        queries::allocations(py, &held)
-    }
-
-    /// The persistent state as a snapshot dict.
-    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let held = self.inner.enter(py)?;
-        queries::snapshot(py, &held)
-    }
-
-    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let held = self.inner.enter(py)?;
-        queries::metrics(py, &held)
+        ops::call(py, "Coordinator", op, args, |a| {
+            machines::coordinator(&held, a)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

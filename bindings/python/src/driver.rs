@@ -2,20 +2,27 @@
 //! Python host objects (or the embedded backends) during each call.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use shardline_core::host::{CoordinatorDriver, RegionDriver};
 use shardline_core::protocol::Envelope;
 use shardline_core::region::Region;
 
 use crate::busy::Guarded;
-use crate::coordinator::{self, phase_name, queries};
+use crate::coordinator;
 use crate::errors::{guard, OrRaise, Raised};
 use crate::host;
+use crate::ops;
 use crate::region::{self, rejected, Extractor};
 use crate::state::member;
 use crate::values;
+use pyo3::types::PyTuple;
+use shardline_bind::ops::machines;
 
-#[pyclass(name = "CoordinatorDriver", module = "shardline._native", frozen)]
+#[pyclass(
+    name = "CoordinatorDriver",
+    module = "shardline._native",
+    frozen,
+    subclass
+)]
 pub struct PyCoordinatorDriver {
     inner: Guarded<CoordinatorDriver>,
 }
@@ -111,50 +118,18 @@ impl PyCoordinatorDriver {
         notices.iter().map(|n| values::to_py(py, n)).collect()
     }
 
-    #[getter]
-    fn phase(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.inner.read(py, |d| phase_name(d.coordinator().phase()))
-    }
-
-    #[getter]
-    fn is_active(&self, py: Python<'_>) -> PyResult<bool> {
-        self.inner.read(py, |d| d.coordinator().is_active())
-    }
-
-    #[getter]
-    fn token(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.inner
-            .read(py, |d| d.coordinator().token().map(|t| t.0))
-    }
-
-    fn handoffs_in_progress(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.inner
-            .read(py, |d| d.coordinator().handoffs_in_progress())
-    }
-
-    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
-        self.inner
-            .read(py, |d| queries::home_of(d.coordinator(), shard))
-    }
-
-    fn shards_of(&self, py: Python<'_>, region: &str) -> PyResult<Vec<String>> {
-        self.inner
-            .read(py, |d| queries::shards_of(d.coordinator(), region))
-    }
-
-    fn allocations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The coordinator's queries, as `Coordinator._op`.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let held = self.inner.enter(py)?;
-        queries::allocations(py, held.coordinator())
-    }
-
-    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let held = self.inner.enter(py)?;
-        queries::snapshot(py, held.coordinator())
-    }
-
-    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let held = self.inner.enter(py)?;
-        queries::metrics(py, held.coordinator())
+        ops::call(py, "CoordinatorDriver", op, args, |a| {
+            machines::coordinator(held.coordinator(), a)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -15,6 +15,7 @@ mod etcd;
 mod hashing;
 mod host;
 mod ids;
+mod ops;
 mod region;
 mod state;
 mod strategy;

@@ -28,7 +28,6 @@ from ._native import (
     VERSION,
     AllocationState,
     ConsistentHashRing,
-    CoordinatorDriver,
     InMemoryLease,
     InMemoryStore,
     ManualClock,
@@ -50,7 +49,7 @@ from ._native import (
     replay,
 )
 from .clocks import SimClock, SystemClock
-from .machines import Coordinator, Region
+from .machines import Coordinator, CoordinatorDriver, Region
 
 if HAS_ETCD:
     from ._native import Etcd, EtcdLease, EtcdStore  # noqa: F401

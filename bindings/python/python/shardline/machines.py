@@ -12,7 +12,69 @@ from typing import Any, Optional
 from . import _native
 
 
-class Coordinator(_native.Coordinator):
+class CoordinatorQueries:
+    """What a coordinator answers, the step machine and the driver alike; each is one native
+    operation (``_op``), decided once for every language."""
+
+    __slots__ = ()
+
+    def _op(self, op: str, *args: Any) -> Any:  # pragma: no cover - native
+        raise NotImplementedError
+
+    @property
+    def phase(self) -> str:
+        """One of "idle", "acquiringLease", "loading", "active", "stopped"."""
+        return self._op("phase")
+
+    @property
+    def is_active(self) -> bool:
+        return self._op("is_active")
+
+    @property
+    def token(self) -> Optional[int]:
+        """The fencing token of the lease held, if any."""
+        return self._op("token")
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self._op("config")
+
+    def handoffs_in_progress(self) -> list[str]:
+        return self._op("handoffs_in_progress")
+
+    def is_alive(self, region: str) -> bool:
+        return self._op("is_alive", region)
+
+    def home_of(self, shard: str) -> Optional[str]:
+        return self._op("home_of", shard)
+
+    def shards_of(self, region: str) -> list[str]:
+        return self._op("shards_of", region)
+
+    def unallocated(self) -> list[str]:
+        return self._op("unallocated")
+
+    def allocations(self) -> dict[str, list[str]]:
+        """``{region: [shards, oldest first]}`` in registration order."""
+        return {a["region"]: a["shards"] for a in self._op("allocations")}
+
+    def snapshot(self) -> dict[str, Any]:
+        """The persistent state as a snapshot dict."""
+        return self._op("snapshot")
+
+    def metrics(self) -> list[dict[str, Any]]:
+        """Gauges and counters under OpenTelemetry-style names (``shardline.coordinator.*``)."""
+        return self._op("metrics")
+
+
+class CoordinatorDriver(_native.CoordinatorDriver, CoordinatorQueries):
+    """The coordinator run for you: its outputs are carried out through the transport, clock,
+    lease and store given, during each call."""
+
+    __slots__ = ()
+
+
+class Coordinator(_native.Coordinator, CoordinatorQueries):
     """Feed inputs with the host's monotonic time, carry out ``poll_output()`` in order, call
     ``on_timeout`` at ``next_deadline()``."""
 

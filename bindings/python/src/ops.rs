@@ -1,0 +1,27 @@
+//! Python's side of the operations called by name (`shardline_bind::ops`): every native
+//! object's `_op(name, *args)` converts its arguments and its answer here, and the
+//! `shardline` package gives each operation its Python name and shape.
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use shardline_bind::ops::{Args, Reply, Tree};
+
+use crate::errors::failure_err;
+use crate::values;
+
+/// Runs `f` on the arguments of `kind.op(*args)` and answers with a Python value.
+pub fn call<'py>(
+    py: Python<'py>,
+    kind: &'static str,
+    op: &str,
+    args: &Bound<'py, PyTuple>,
+    f: impl FnOnce(Args<'_>) -> Reply,
+) -> PyResult<Bound<'py, PyAny>> {
+    let values = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| values::read::<Tree>(&a, &format!("{kind}.{op}: argument {}", i + 1)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let answer = f(Args::new(kind, op, &values)).map_err(failure_err)?;
+    values::to_py(py, &answer)
+}
