@@ -6,8 +6,8 @@
 //! after a failed callback (the state machine must stay consistent with what was already
 //! done) and returns the first error once the outputs are drained.
 //!
-//! Store and lease calls are synchronous here; a host with asynchronous backends uses the
-//! step API directly.
+//! Store and lease calls are synchronous here; a host with asynchronous backends drives a
+//! [`CoordinatorPipeline`], which the coordinator's driver is built on.
 //!
 //! An observer sees every call a driver makes on its machine (including the inputs it feeds
 //! back from store and lease answers) and every output it takes, in order: enough to record a
@@ -16,11 +16,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::coordinator::{
-    Coordinator, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, LeaseRequest,
-};
-use crate::host::Lease;
-use crate::host::{Store, WriteOutcome};
+use crate::coordinator::{Coordinator, CoordinatorInput, CoordinatorNotice, CoordinatorOutput};
+use crate::host::{Completion, CoordinatorPipeline, Operation};
+use crate::host::{Lease, Store};
 use crate::model::Member;
 use crate::protocol::{EntityId, Envelope, Payload, RegionId, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, Rejected};
@@ -113,14 +111,14 @@ fn keep_first(first: &mut Option<crate::Error>, r: Result<()>) {
     }
 }
 
+/// A [`CoordinatorPipeline`] whose every operation is carried out, through the host's
+/// traits, as soon as it is handed out.
 pub struct CoordinatorDriver {
-    coordinator: Coordinator,
+    pipeline: CoordinatorPipeline,
     transport: Box<dyn Transport>,
     clock: Box<dyn Clock>,
     lease: Box<dyn Lease>,
     store: Box<dyn Store>,
-    notices: Vec<CoordinatorNotice>,
-    observer: Option<Box<dyn CoordinatorObserver>>,
 }
 
 impl CoordinatorDriver {
@@ -132,28 +130,26 @@ impl CoordinatorDriver {
         store: Box<dyn Store>,
     ) -> CoordinatorDriver {
         CoordinatorDriver {
-            coordinator,
+            pipeline: CoordinatorPipeline::new(coordinator),
             transport,
             clock,
             lease,
             store,
-            notices: Vec::new(),
-            observer: None,
         }
     }
 
     /// Shows every later call and output to `observer`.
     pub fn observe(&mut self, observer: Box<dyn CoordinatorObserver>) {
-        self.observer = Some(observer);
+        self.pipeline.observe(observer);
     }
 
     pub fn coordinator(&self) -> &Coordinator {
-        &self.coordinator
+        self.pipeline.coordinator()
     }
 
     /// Notices since the last call.
     pub fn take_notices(&mut self) -> Vec<CoordinatorNotice> {
-        std::mem::take(&mut self.notices)
+        self.pipeline.take_notices()
     }
 
     pub fn start(&mut self) -> Result<()> {
@@ -194,7 +190,7 @@ impl CoordinatorDriver {
     /// The lease backend reports the current grant lost (at most once per grant is enough;
     /// repeats are ignored).
     pub fn lease_lost(&mut self) -> Result<()> {
-        match self.coordinator.token() {
+        match self.coordinator().token() {
             Some(token) => self.input(CoordinatorInput::LeaseLost { token }),
             None => Ok(()),
         }
@@ -215,11 +211,11 @@ impl CoordinatorDriver {
         let ran = self.run();
         r?;
         ran?;
-        Ok(self.coordinator.next_deadline())
+        Ok(self.pipeline.next_deadline())
     }
 
     pub fn next_deadline(&self) -> Option<u64> {
-        self.coordinator.next_deadline()
+        self.pipeline.next_deadline()
     }
 
     /// Any input, at the clock's time.
@@ -231,103 +227,39 @@ impl CoordinatorDriver {
         ran
     }
 
-    /// Every call on the coordinator goes through here, so the observer sees it.
     fn call(&mut self, now: u64, step: CoordinatorStep) -> Result<()> {
-        let Some(observer) = self.observer.as_mut() else {
-            return step.apply(&mut self.coordinator, now);
-        };
-        let r = step.clone().apply(&mut self.coordinator, now);
-        observer.called(now, &step, &self.coordinator, &r);
-        r
+        self.pipeline.step(now, step)
     }
 
-    fn take_output(&mut self) -> Option<CoordinatorOutput> {
-        let o = self.coordinator.poll_output()?;
-        if let Some(observer) = self.observer.as_mut() {
-            observer.output(&o);
-        }
-        Some(o)
-    }
-
-    /// Carries out outputs in order. A failed write discards the rest of the queue (nothing
-    /// after it may become visible) and is reported to the coordinator.
+    /// Carries out operations in order, each completed before the next is taken. A callback
+    /// error is kept (the first is returned) and its operation completes as failed.
     fn run(&mut self) -> Result<()> {
         let mut first = None;
-        while let Some(o) = self.take_output() {
+        while let Some((ticket, op)) = self.pipeline.next() {
             let now = self.clock.now_ms();
-            let feed = match o {
-                CoordinatorOutput::Send(env) => {
-                    keep_first(&mut first, self.transport.send(env));
-                    None
+            let answer = match op {
+                Operation::Send(env) => self.transport.send(env).map(|()| Completion::Sent),
+                Operation::Append { token, record } => {
+                    self.store.append(token, &record).map(Completion::Written)
                 }
-                CoordinatorOutput::Persist { token, record } => {
-                    Self::write_failure(self.store.append(token, &record), &mut first)
-                }
-                CoordinatorOutput::SaveSnapshot { token, snapshot } => {
-                    Self::write_failure(self.store.save_snapshot(token, &snapshot), &mut first)
-                }
-                CoordinatorOutput::LoadState { token } => Some(match self.store.load(token) {
-                    Ok(Some(s)) => CoordinatorInput::StateLoaded(s),
-                    Ok(None) => CoordinatorInput::StateLoadFailed { fenced: true },
-                    Err(e) => {
-                        first.get_or_insert(e);
-                        CoordinatorInput::StateLoadFailed { fenced: false }
-                    }
-                }),
-                CoordinatorOutput::Lease(LeaseRequest::Acquire) => {
-                    Some(match self.lease.acquire(now) {
-                        Ok(Some(g)) => CoordinatorInput::LeaseGranted(g),
-                        Ok(None) => CoordinatorInput::LeaseDenied,
-                        Err(e) => {
-                            first.get_or_insert(e);
-                            CoordinatorInput::LeaseDenied
-                        }
-                    })
-                }
-                CoordinatorOutput::Lease(LeaseRequest::Renew { token }) => {
-                    Some(match self.lease.renew(token, now) {
-                        Ok(Some(valid_until_ms)) => CoordinatorInput::LeaseRenewed {
-                            token,
-                            valid_until_ms,
-                        },
-                        Ok(None) => CoordinatorInput::LeaseLost { token },
-                        Err(e) => {
-                            first.get_or_insert(e);
-                            CoordinatorInput::LeaseRenewFailed { token }
-                        }
-                    })
-                }
-                CoordinatorOutput::Lease(LeaseRequest::Release { token }) => {
-                    keep_first(&mut first, self.lease.release(token));
-                    None
-                }
-                CoordinatorOutput::Notice(n) => {
-                    self.notices.push(n);
-                    None
+                Operation::SaveSnapshot { token, snapshot } => self
+                    .store
+                    .save_snapshot(token, &snapshot)
+                    .map(Completion::Written),
+                Operation::Load { token } => self.store.load(token).map(Completion::Loaded),
+                Operation::Acquire => self.lease.acquire(now).map(Completion::Acquired),
+                Operation::Renew { token } => self.lease.renew(token, now).map(Completion::Renewed),
+                Operation::Release { token } => {
+                    self.lease.release(token).map(|()| Completion::Released)
                 }
             };
-            if let Some(input) = feed {
-                if matches!(input, CoordinatorInput::StoreFailed { .. }) {
-                    while self.take_output().is_some() {}
-                }
-                keep_first(&mut first, self.call(now, CoordinatorStep::Input(input)));
-            }
+            let done = answer.unwrap_or_else(|e| {
+                first.get_or_insert(e);
+                Completion::Failed
+            });
+            keep_first(&mut first, self.pipeline.complete(now, ticket, done));
         }
         first.map_or(Ok(()), Err)
-    }
-
-    fn write_failure(
-        outcome: Result<WriteOutcome>,
-        first: &mut Option<crate::Error>,
-    ) -> Option<CoordinatorInput> {
-        match outcome {
-            Ok(WriteOutcome::Written) => None,
-            Ok(WriteOutcome::Fenced { .. }) => Some(CoordinatorInput::StoreFailed { fenced: true }),
-            Err(e) => {
-                first.get_or_insert(e);
-                Some(CoordinatorInput::StoreFailed { fenced: false })
-            }
-        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod driver;
 mod lease;
+mod pipeline;
 mod store;
 
 pub use driver::{
@@ -14,4 +15,5 @@ pub use driver::{
     RegionObserver, Transport,
 };
 pub use lease::{InMemoryLease, Lease};
+pub use pipeline::{Completion, CoordinatorPipeline, Operation, Ticket};
 pub use store::{InMemoryStore, Store, WriteOutcome};
