@@ -235,7 +235,7 @@ impl CoordinatorDriver {
     /// error is kept (the first is returned) and its operation completes as failed.
     fn run(&mut self) -> Result<()> {
         let mut first = None;
-        while let Some((ticket, op)) = self.pipeline.next() {
+        while let Some((ticket, op)) = self.pipeline.next_operation() {
             let now = self.clock.now_ms();
             let answer = match op {
                 Operation::Send(env) => self.transport.send(env).map(|()| Completion::Sent),

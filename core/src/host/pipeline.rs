@@ -6,7 +6,7 @@
 //! The coordinator's rule is "a `Persist` is durable before any later output". A host that
 //! carries out outputs one by one and waits for each keeps it by construction; a host with an
 //! asynchronous store would have to keep it by care. Here it is kept by the pipeline: while a
-//! write is in flight, [`CoordinatorPipeline::next`] hands out nothing more, so sends,
+//! write is in flight, [`CoordinatorPipeline::next_operation`] hands out nothing more, so sends,
 //! lease calls and later writes wait, while the operations handed out before the write may
 //! still be running. A failed or fenced write drops what was held, as the coordinator
 //! requires, before the pipeline tells it.
@@ -111,7 +111,10 @@ impl Pending {
 
     /// The input the answer means to the coordinator, or `Err` when `done` is not an
     /// answer to this operation.
-    fn input(self, done: Completion) -> std::result::Result<Option<CoordinatorInput>, Completion> {
+    fn input(
+        self,
+        done: Completion,
+    ) -> std::result::Result<Option<CoordinatorInput>, Box<Completion>> {
         use CoordinatorInput as In;
         Ok(match (self, done) {
             (Pending::Send, Completion::Sent | Completion::Failed) => None,
@@ -136,7 +139,7 @@ impl Pending {
             }
             (Pending::Renew(token), Completion::Renewed(None)) => Some(In::LeaseLost { token }),
             (Pending::Renew(token), Completion::Failed) => Some(In::LeaseRenewFailed { token }),
-            (_, other) => return Err(other),
+            (_, other) => return Err(Box::new(other)),
         })
     }
 }
@@ -205,7 +208,7 @@ impl CoordinatorPipeline {
     /// The next operation to carry out, or `None` when there is none now: the queue is
     /// empty, or everything waits behind a store write in flight. Notices are collected for
     /// [`Self::take_notices`] on the way.
-    pub fn next(&mut self) -> Option<(Ticket, Operation)> {
+    pub fn next_operation(&mut self) -> Option<(Ticket, Operation)> {
         loop {
             if self.writes_in_flight > 0 {
                 return None;
@@ -304,7 +307,7 @@ mod tests {
     /// pipeline has nothing more; returns what was handed out.
     fn settle(p: &mut CoordinatorPipeline, now: u64, store: &mut Vec<Record>) -> Vec<Operation> {
         let mut seen = vec![];
-        while let Some((t, op)) = p.next() {
+        while let Some((t, op)) = p.next_operation() {
             let done = match &op {
                 Operation::Acquire => Completion::Acquired(Some(LeaseGrant {
                     token: FencingToken(1),
@@ -359,16 +362,20 @@ mod tests {
     fn nothing_after_a_write_is_handed_out_before_the_write_completes() {
         let mut p = active();
         // Registering persists the region before acknowledging it.
-        let (write, op) = p.next().unwrap();
+        let (write, op) = p.next_operation().unwrap();
         assert!(matches!(op, Operation::Append { .. }), "{op:?}");
-        assert_eq!(p.next(), None, "the acknowledgement waits for the write");
+        assert_eq!(
+            p.next_operation(),
+            None,
+            "the acknowledgement waits for the write"
+        );
         // More work arrives while the write is in flight: it is held too.
         p.step(2, get_home("7")).unwrap();
         assert!(p.is_held());
-        assert_eq!(p.next(), None);
+        assert_eq!(p.next_operation(), None);
         p.complete(3, write, Completion::Written(WriteOutcome::Written))
             .unwrap();
-        let (_, op) = p.next().unwrap();
+        let (_, op) = p.next_operation().unwrap();
         assert!(
             matches!(op, Operation::Send(_)),
             "the ack goes out now: {op:?}"
@@ -383,7 +390,7 @@ mod tests {
     #[test]
     fn a_failed_write_drops_what_waited_behind_it() {
         let mut p = active();
-        let (write, _) = p.next().unwrap();
+        let (write, _) = p.next_operation().unwrap();
         p.step(2, get_home("7")).unwrap();
         p.complete(3, write, Completion::Failed).unwrap();
         let mut store = vec![];
@@ -402,17 +409,17 @@ mod tests {
         settle(&mut p, 2, &mut store);
         // Two shard homes: each allocation persists, then answers.
         p.step(3, get_home("1")).unwrap();
-        let (w1, _) = p.next().unwrap();
+        let (w1, _) = p.next_operation().unwrap();
         p.complete(3, w1, Completion::Written(WriteOutcome::Written))
             .unwrap();
         let mut sends = vec![];
-        while let Some((t, op)) = p.next() {
+        while let Some((t, op)) = p.next_operation() {
             assert!(matches!(op, Operation::Send(_)), "{op:?}");
             sends.push(t);
         }
         assert!(!sends.is_empty());
         p.step(4, get_home("2")).unwrap();
-        let (w2, op) = p.next().unwrap();
+        let (w2, op) = p.next_operation().unwrap();
         assert!(matches!(op, Operation::Append { .. }), "{op:?}");
         // The first answers are still on the wire while the second write runs.
         p.complete(5, w2, Completion::Written(WriteOutcome::Written))
@@ -428,7 +435,7 @@ mod tests {
     #[test]
     fn wrong_completions_are_refused_and_change_nothing() {
         let mut p = active();
-        let (write, _) = p.next().unwrap();
+        let (write, _) = p.next_operation().unwrap();
         let e = p
             .complete(2, write, Completion::Sent)
             .expect_err("a send answer for a write");
