@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::coordinator::{
     CoordinatorConfig, CoordinatorInput, CoordinatorOutput, LeaseGrant, Phase, StoredState,
 };
-use crate::host::WriteOutcome;
+use crate::host::{Completion, Operation, WriteOutcome};
 use crate::metrics::Metric;
 use crate::model::MemberStatus;
 use crate::protocol::{EntityId, Envelope, FencingToken, RegionId, ShardId};
@@ -35,6 +35,8 @@ pub fn wire_schema() -> Value {
     g.subschema_for::<RegionConfig>();
     g.subschema_for::<LeaseGrant>();
     g.subschema_for::<WriteOutcome>();
+    g.subschema_for::<Operation>();
+    g.subschema_for::<Completion>();
     g.subschema_for::<Metric>();
     let defs = g.take_definitions(true);
     json!({

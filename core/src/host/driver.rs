@@ -238,17 +238,19 @@ impl CoordinatorDriver {
         while let Some((ticket, op)) = self.pipeline.next_operation() {
             let now = self.clock.now_ms();
             let answer = match op {
-                Operation::Send(env) => self.transport.send(env).map(|()| Completion::Sent),
+                Operation::Send { envelope } => {
+                    self.transport.send(envelope).map(|()| Completion::Sent)
+                }
                 Operation::Append { token, record } => {
-                    self.store.append(token, &record).map(Completion::Written)
+                    self.store.append(token, &record).map(Completion::from)
                 }
                 Operation::SaveSnapshot { token, snapshot } => self
                     .store
                     .save_snapshot(token, &snapshot)
-                    .map(Completion::Written),
-                Operation::Load { token } => self.store.load(token).map(Completion::Loaded),
-                Operation::Acquire => self.lease.acquire(now).map(Completion::Acquired),
-                Operation::Renew { token } => self.lease.renew(token, now).map(Completion::Renewed),
+                    .map(Completion::from),
+                Operation::Load { token } => self.store.load(token).map(Completion::loaded),
+                Operation::Acquire => self.lease.acquire(now).map(Completion::acquired),
+                Operation::Renew { token } => self.lease.renew(token, now).map(Completion::renewed),
                 Operation::Release { token } => {
                     self.lease.release(token).map(|()| Completion::Released)
                 }

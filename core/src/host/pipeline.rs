@@ -18,6 +18,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 use crate::coordinator::{
     Coordinator, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, LeaseGrant, LeaseRequest,
     Record, Snapshot, StoredState,
@@ -28,41 +30,91 @@ use crate::replay::CoordinatorStep;
 use crate::{Error, Result};
 
 /// One thing the host must do for the coordinator, then [`CoordinatorPipeline::complete`].
-#[derive(Debug, Clone, PartialEq)]
+/// JSON: `{"type": "send", "envelope"}`, `{"type": "append", "token", "record"}`, ...
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "type", rename_all = "camelCase")]
 pub enum Operation {
-    /// Complete with [`Completion::Sent`] (or `Failed`; delivery may be lossy anyway).
-    Send(Envelope),
-    /// Append to the store under `token`: [`Completion::Written`].
+    /// Complete with `sent` (or `failed`; delivery may be lossy anyway).
+    Send { envelope: Envelope },
+    /// Append to the store under `token`: `written`, `fenced` or `failed`.
     Append { token: FencingToken, record: Record },
-    /// Replace the stored snapshot under `token`: [`Completion::Written`].
+    /// Replace the stored snapshot under `token`: `written`, `fenced` or `failed`.
     SaveSnapshot {
         token: FencingToken,
         snapshot: Snapshot,
     },
-    /// Load the stored state, fencing writers below `token`: [`Completion::Loaded`].
+    /// Load the stored state, fencing writers below `token`: `loaded`, `fenced` or `failed`.
     Load { token: FencingToken },
-    /// [`Completion::Acquired`].
+    /// `granted`, `denied` or `failed`.
     Acquire,
-    /// [`Completion::Renewed`].
+    /// `renewed`, `lost` or `failed`.
     Renew { token: FencingToken },
-    /// [`Completion::Released`].
+    /// `released` or `failed`.
     Release { token: FencingToken },
 }
 
-/// How an operation ended. `Failed` means the host's call itself failed (the host keeps and
-/// reports its error); every other variant is the answer of the operation of that name.
-#[derive(Debug, Clone, PartialEq)]
+/// How an operation ended. `failed` means the host's call itself failed (the host keeps and
+/// reports its error); every other form is an answer to the operation named beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "type", rename_all = "camelCase")]
 pub enum Completion {
     Sent,
-    Written(WriteOutcome),
-    /// The stored state, or `None` when a writer with a larger token fenced this one.
-    Loaded(Option<StoredState>),
-    /// The grant, or `None` when another owner holds the lease.
-    Acquired(Option<LeaseGrant>),
-    /// The new expiry, or `None` when the lease was lost.
-    Renewed(Option<u64>),
+    Written,
+    /// A writer with a larger token exists (`highest`, when the store says): for a write or
+    /// a load.
+    Fenced {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        highest: Option<FencingToken>,
+    },
+    Loaded {
+        state: StoredState,
+    },
+    Granted(LeaseGrant),
+    /// Another owner holds the lease.
+    Denied,
+    #[serde(rename_all = "camelCase")]
+    Renewed {
+        valid_until_ms: u64,
+    },
+    /// The lease is gone.
+    Lost,
     Released,
     Failed,
+}
+
+impl From<WriteOutcome> for Completion {
+    fn from(outcome: WriteOutcome) -> Completion {
+        match outcome {
+            WriteOutcome::Written => Completion::Written,
+            WriteOutcome::Fenced { highest } => Completion::Fenced {
+                highest: Some(highest),
+            },
+        }
+    }
+}
+
+impl Completion {
+    /// A [`crate::host::Store::load`] answer.
+    pub fn loaded(state: Option<StoredState>) -> Completion {
+        match state {
+            Some(state) => Completion::Loaded { state },
+            None => Completion::Fenced { highest: None },
+        }
+    }
+
+    /// A [`crate::host::Lease::acquire`] answer.
+    pub fn acquired(grant: Option<LeaseGrant>) -> Completion {
+        grant.map_or(Completion::Denied, Completion::Granted)
+    }
+
+    /// A [`crate::host::Lease::renew`] answer.
+    pub fn renewed(valid_until_ms: Option<u64>) -> Completion {
+        valid_until_ms.map_or(Completion::Lost, |valid_until_ms| Completion::Renewed {
+            valid_until_ms,
+        })
+    }
 }
 
 /// Names an operation in flight; given out once, completed once.
@@ -89,7 +141,7 @@ enum Pending {
 impl Pending {
     fn of(op: &Operation) -> Pending {
         match op {
-            Operation::Send(_) => Pending::Send,
+            Operation::Send { .. } => Pending::Send,
             Operation::Append { .. } | Operation::SaveSnapshot { .. } => Pending::Write,
             Operation::Load { .. } => Pending::Load,
             Operation::Acquire => Pending::Acquire,
@@ -119,25 +171,23 @@ impl Pending {
         Ok(match (self, done) {
             (Pending::Send, Completion::Sent | Completion::Failed) => None,
             (Pending::Release, Completion::Released | Completion::Failed) => None,
-            (Pending::Write, Completion::Written(WriteOutcome::Written)) => None,
-            (Pending::Write, Completion::Written(WriteOutcome::Fenced { .. })) => {
-                Some(In::StoreFailed { fenced: true })
-            }
+            (Pending::Write, Completion::Written) => None,
+            (Pending::Write, Completion::Fenced { .. }) => Some(In::StoreFailed { fenced: true }),
             (Pending::Write, Completion::Failed) => Some(In::StoreFailed { fenced: false }),
-            (Pending::Load, Completion::Loaded(Some(state))) => Some(In::StateLoaded(state)),
-            (Pending::Load, Completion::Loaded(None)) => Some(In::StateLoadFailed { fenced: true }),
-            (Pending::Load, Completion::Failed) => Some(In::StateLoadFailed { fenced: false }),
-            (Pending::Acquire, Completion::Acquired(Some(grant))) => Some(In::LeaseGranted(grant)),
-            (Pending::Acquire, Completion::Acquired(None) | Completion::Failed) => {
-                Some(In::LeaseDenied)
+            (Pending::Load, Completion::Loaded { state }) => Some(In::StateLoaded(state)),
+            (Pending::Load, Completion::Fenced { .. }) => {
+                Some(In::StateLoadFailed { fenced: true })
             }
-            (Pending::Renew(token), Completion::Renewed(Some(valid_until_ms))) => {
+            (Pending::Load, Completion::Failed) => Some(In::StateLoadFailed { fenced: false }),
+            (Pending::Acquire, Completion::Granted(grant)) => Some(In::LeaseGranted(grant)),
+            (Pending::Acquire, Completion::Denied | Completion::Failed) => Some(In::LeaseDenied),
+            (Pending::Renew(token), Completion::Renewed { valid_until_ms }) => {
                 Some(In::LeaseRenewed {
                     token,
                     valid_until_ms,
                 })
             }
-            (Pending::Renew(token), Completion::Renewed(None)) => Some(In::LeaseLost { token }),
+            (Pending::Renew(token), Completion::Lost) => Some(In::LeaseLost { token }),
             (Pending::Renew(token), Completion::Failed) => Some(In::LeaseRenewFailed { token }),
             (_, other) => return Err(Box::new(other)),
         })
@@ -218,7 +268,7 @@ impl CoordinatorPipeline {
                     self.notices.push(n);
                     continue;
                 }
-                CoordinatorOutput::Send(envelope) => Operation::Send(envelope),
+                CoordinatorOutput::Send(envelope) => Operation::Send { envelope },
                 CoordinatorOutput::Persist { token, record } => Operation::Append { token, record },
                 CoordinatorOutput::SaveSnapshot { token, snapshot } => {
                     Operation::SaveSnapshot { token, snapshot }
@@ -309,18 +359,18 @@ mod tests {
         let mut seen = vec![];
         while let Some((t, op)) = p.next_operation() {
             let done = match &op {
-                Operation::Acquire => Completion::Acquired(Some(LeaseGrant {
+                Operation::Acquire => Completion::Granted(LeaseGrant {
                     token: FencingToken(1),
                     valid_until_ms: now + 60_000,
-                })),
-                Operation::Load { .. } => Completion::Loaded(Some(StoredState::default())),
+                }),
+                Operation::Load { .. } => Completion::loaded(Some(StoredState::default())),
                 Operation::Append { record, .. } => {
                     store.push(record.clone());
-                    Completion::Written(WriteOutcome::Written)
+                    Completion::Written
                 }
-                Operation::SaveSnapshot { .. } => Completion::Written(WriteOutcome::Written),
-                Operation::Renew { .. } => Completion::Renewed(Some(now + 60_000)),
-                Operation::Send(_) => Completion::Sent,
+                Operation::SaveSnapshot { .. } => Completion::Written,
+                Operation::Renew { .. } => Completion::renewed(Some(now + 60_000)),
+                Operation::Send { .. } => Completion::Sent,
                 Operation::Release { .. } => Completion::Released,
             };
             p.complete(now, t, done).unwrap();
@@ -373,11 +423,10 @@ mod tests {
         p.step(2, get_home("7")).unwrap();
         assert!(p.is_held());
         assert_eq!(p.next_operation(), None);
-        p.complete(3, write, Completion::Written(WriteOutcome::Written))
-            .unwrap();
+        p.complete(3, write, Completion::Written).unwrap();
         let (_, op) = p.next_operation().unwrap();
         assert!(
-            matches!(op, Operation::Send(_)),
+            matches!(op, Operation::Send { .. }),
             "the ack goes out now: {op:?}"
         );
         assert_eq!(
@@ -396,7 +445,9 @@ mod tests {
         let mut store = vec![];
         let after = settle(&mut p, 4, &mut store);
         assert!(
-            !after.iter().any(|op| matches!(op, Operation::Send(e)
+            !after
+                .iter()
+                .any(|op| matches!(op, Operation::Send { envelope: e }
                 if matches!(e.message, Message::Directive(Directive::RegisterAck { .. })))),
             "the acknowledgement of the unwritten registration must never be sent: {after:?}"
         );
@@ -410,11 +461,10 @@ mod tests {
         // Two shard homes: each allocation persists, then answers.
         p.step(3, get_home("1")).unwrap();
         let (w1, _) = p.next_operation().unwrap();
-        p.complete(3, w1, Completion::Written(WriteOutcome::Written))
-            .unwrap();
+        p.complete(3, w1, Completion::Written).unwrap();
         let mut sends = vec![];
         while let Some((t, op)) = p.next_operation() {
-            assert!(matches!(op, Operation::Send(_)), "{op:?}");
+            assert!(matches!(op, Operation::Send { .. }), "{op:?}");
             sends.push(t);
         }
         assert!(!sends.is_empty());
@@ -422,8 +472,7 @@ mod tests {
         let (w2, op) = p.next_operation().unwrap();
         assert!(matches!(op, Operation::Append { .. }), "{op:?}");
         // The first answers are still on the wire while the second write runs.
-        p.complete(5, w2, Completion::Written(WriteOutcome::Written))
-            .unwrap();
+        p.complete(5, w2, Completion::Written).unwrap();
         for t in sends {
             p.complete(6, t, Completion::Sent).unwrap();
         }
@@ -446,11 +495,8 @@ mod tests {
             e.to_string().contains("operation 99 is not in flight"),
             "{e}"
         );
-        p.complete(2, write, Completion::Written(WriteOutcome::Written))
-            .unwrap();
-        let e = p
-            .complete(2, write, Completion::Written(WriteOutcome::Written))
-            .unwrap_err();
+        p.complete(2, write, Completion::Written).unwrap();
+        let e = p.complete(2, write, Completion::Written).unwrap_err();
         assert!(e.to_string().contains("not in flight"), "{e}");
     }
 
@@ -459,15 +505,11 @@ mod tests {
         use CoordinatorInput as In;
         let token = FencingToken(4);
         let cases = [
-            (
-                Pending::Acquire,
-                Completion::Acquired(None),
-                Some(In::LeaseDenied),
-            ),
+            (Pending::Acquire, Completion::Denied, Some(In::LeaseDenied)),
             (Pending::Acquire, Completion::Failed, Some(In::LeaseDenied)),
             (
                 Pending::Renew(token),
-                Completion::Renewed(None),
+                Completion::Lost,
                 Some(In::LeaseLost { token }),
             ),
             (
@@ -477,7 +519,7 @@ mod tests {
             ),
             (
                 Pending::Load,
-                Completion::Loaded(None),
+                Completion::loaded(None),
                 Some(In::StateLoadFailed { fenced: true }),
             ),
             (
@@ -487,7 +529,7 @@ mod tests {
             ),
             (
                 Pending::Write,
-                Completion::Written(WriteOutcome::Fenced { highest: token }),
+                Completion::from(WriteOutcome::Fenced { highest: token }),
                 Some(In::StoreFailed { fenced: true }),
             ),
             (Pending::Send, Completion::Failed, None),
@@ -500,5 +542,31 @@ mod tests {
                 "{pending:?} {done:?}"
             );
         }
+    }
+
+    #[test]
+    fn json_forms_are_tagged_by_type() {
+        let done: Completion =
+            serde_json::from_str(r#"{"type":"granted","token":3,"validUntilMs":900}"#).unwrap();
+        assert_eq!(
+            done,
+            Completion::Granted(LeaseGrant {
+                token: FencingToken(3),
+                valid_until_ms: 900
+            })
+        );
+        let done: Completion = serde_json::from_str(r#"{"type":"fenced"}"#).unwrap();
+        assert_eq!(done, Completion::Fenced { highest: None });
+        let done: Completion =
+            serde_json::from_str(r#"{"type":"renewed","validUntilMs":5}"#).unwrap();
+        assert_eq!(done, Completion::renewed(Some(5)));
+        assert!(serde_json::from_str::<Completion>(r#"{"type":"written!"}"#).is_err());
+        let op = Operation::Renew {
+            token: FencingToken(2),
+        };
+        assert_eq!(
+            serde_json::to_value(&op).unwrap(),
+            serde_json::json!({"type": "renew", "token": 2})
+        );
     }
 }

@@ -143,35 +143,6 @@ Command = Union[
 ]
 
 
-# What happens when a hand-off does not finish within `handoff_timeout_ms`.
-HandOffTimeoutPolicy = Union[
-    Literal["keep-owner"],
-    Literal["force-reallocate"],
-]
-
-
-CoordinatorConfig = TypedDict(
-    "CoordinatorConfig",
-    {
-        "decisionEvents": bool,
-        "handoffResendIntervalMs": int,
-        "handoffTimeoutMs": int,
-        "handoffTimeoutPolicy": HandOffTimeoutPolicy,
-        "leaseRetryIntervalMs": int,
-        "minMembers": int,
-        "rebalanceEnabled": bool,
-        "rebalanceIntervalMs": int,
-        "rememberEntities": bool,
-        "removalMarginMs": int,
-        "shardHomesBatch": int,
-        "shardHomesMaxBatches": int,
-        "shardStartTimeoutMs": int,
-        "snapshotAfter": int,
-    },
-    total=False,
-)
-
-
 # Precondition: `region` is not registered.
 CoordinatorEventShardRegionRegistered = TypedDict(
     "CoordinatorEventShardRegionRegistered",
@@ -262,6 +233,189 @@ CoordinatorEvent = Union[
     CoordinatorEventEntityRemembered,
     CoordinatorEventEntityForgotten,
 ]
+
+
+# One stored event; `seq` counts from 1 without gaps across the coordinator's lifetime.
+StoredRecord = TypedDict(
+    "StoredRecord",
+    {
+        "seq": int,
+        "event": CoordinatorEvent,
+    },
+)
+
+
+SnapshotRegion = TypedDict(
+    "SnapshotRegion",
+    {
+        "region": str,
+        "node": str,
+        "shards": list[str],
+    },
+)
+
+
+SnapshotProxy = TypedDict(
+    "SnapshotProxy",
+    {
+        "proxy": str,
+        "node": str,
+    },
+)
+
+
+# The whole state after event `seq`.
+Snapshot = TypedDict(
+    "Snapshot",
+    {
+        "seq": int,
+        "regions": list[SnapshotRegion],
+        "proxies": list[SnapshotProxy],
+        "unallocated": list[str],
+        "remembered": dict[str, list[str]],
+        "versions": dict[str, int],
+    },
+)
+
+
+# What a coordinator restores from: the latest snapshot, then the events after it.
+_StoredStateRequired = TypedDict(
+    "_StoredStateRequired",
+    {
+        "events": list[StoredRecord],
+    },
+)
+
+
+class StoredState(_StoredStateRequired, total=False):
+    snapshot: Union[Snapshot, None]
+
+
+CompletionSent = TypedDict(
+    "CompletionSent",
+    {
+        "type": Literal["sent"],
+    },
+)
+
+CompletionWritten = TypedDict(
+    "CompletionWritten",
+    {
+        "type": Literal["written"],
+    },
+)
+
+# A writer with a larger token exists (`highest`, when the store says): for a write or
+# a load.
+_CompletionFencedRequired = TypedDict(
+    "_CompletionFencedRequired",
+    {
+        "type": Literal["fenced"],
+    },
+)
+
+
+class CompletionFenced(_CompletionFencedRequired, total=False):
+    highest: Union[FencingToken, None]
+
+CompletionLoaded = TypedDict(
+    "CompletionLoaded",
+    {
+        "type": Literal["loaded"],
+        "state": StoredState,
+    },
+)
+
+CompletionGranted = TypedDict(
+    "CompletionGranted",
+    {
+        "type": Literal["granted"],
+        "token": FencingToken,
+        "validUntilMs": int,
+    },
+)
+
+# Another owner holds the lease.
+CompletionDenied = TypedDict(
+    "CompletionDenied",
+    {
+        "type": Literal["denied"],
+    },
+)
+
+CompletionRenewed = TypedDict(
+    "CompletionRenewed",
+    {
+        "type": Literal["renewed"],
+        "validUntilMs": int,
+    },
+)
+
+# The lease is gone.
+CompletionLost = TypedDict(
+    "CompletionLost",
+    {
+        "type": Literal["lost"],
+    },
+)
+
+CompletionReleased = TypedDict(
+    "CompletionReleased",
+    {
+        "type": Literal["released"],
+    },
+)
+
+CompletionFailed = TypedDict(
+    "CompletionFailed",
+    {
+        "type": Literal["failed"],
+    },
+)
+
+# How an operation ended. `failed` means the host's call itself failed (the host keeps and
+# reports its error); every other form is an answer to the operation named beside it.
+Completion = Union[
+    CompletionSent,
+    CompletionWritten,
+    CompletionFenced,
+    CompletionLoaded,
+    CompletionGranted,
+    CompletionDenied,
+    CompletionRenewed,
+    CompletionLost,
+    CompletionReleased,
+    CompletionFailed,
+]
+
+
+# What happens when a hand-off does not finish within `handoff_timeout_ms`.
+HandOffTimeoutPolicy = Union[
+    Literal["keep-owner"],
+    Literal["force-reallocate"],
+]
+
+
+CoordinatorConfig = TypedDict(
+    "CoordinatorConfig",
+    {
+        "decisionEvents": bool,
+        "handoffResendIntervalMs": int,
+        "handoffTimeoutMs": int,
+        "handoffTimeoutPolicy": HandOffTimeoutPolicy,
+        "leaseRetryIntervalMs": int,
+        "minMembers": int,
+        "rebalanceEnabled": bool,
+        "rebalanceIntervalMs": int,
+        "rememberEntities": bool,
+        "removalMarginMs": int,
+        "shardHomesBatch": int,
+        "shardHomesMaxBatches": int,
+        "shardStartTimeoutMs": int,
+        "snapshotAfter": int,
+    },
+    total=False,
+)
 
 
 EndpointRegion = TypedDict(
@@ -434,62 +588,6 @@ class MemberInit(_MemberInitRequired, total=False):
     dataCenter: Union[str, None]
     status: Union[MemberStatus, None]
     upNumber: Union[int, None]
-
-
-# One stored event; `seq` counts from 1 without gaps across the coordinator's lifetime.
-StoredRecord = TypedDict(
-    "StoredRecord",
-    {
-        "seq": int,
-        "event": CoordinatorEvent,
-    },
-)
-
-
-SnapshotRegion = TypedDict(
-    "SnapshotRegion",
-    {
-        "region": str,
-        "node": str,
-        "shards": list[str],
-    },
-)
-
-
-SnapshotProxy = TypedDict(
-    "SnapshotProxy",
-    {
-        "proxy": str,
-        "node": str,
-    },
-)
-
-
-# The whole state after event `seq`.
-Snapshot = TypedDict(
-    "Snapshot",
-    {
-        "seq": int,
-        "regions": list[SnapshotRegion],
-        "proxies": list[SnapshotProxy],
-        "unallocated": list[str],
-        "remembered": dict[str, list[str]],
-        "versions": dict[str, int],
-    },
-)
-
-
-# What a coordinator restores from: the latest snapshot, then the events after it.
-_StoredStateRequired = TypedDict(
-    "_StoredStateRequired",
-    {
-        "events": list[StoredRecord],
-    },
-)
-
-
-class StoredState(_StoredStateRequired, total=False):
-    snapshot: Union[Snapshot, None]
 
 
 # A message from a region or proxy.
@@ -1051,6 +1149,83 @@ class Metric(_MetricRequired, total=False):
     attributes: dict[str, str]
 
 
+# Complete with `sent` (or `failed`; delivery may be lossy anyway).
+OperationSend = TypedDict(
+    "OperationSend",
+    {
+        "type": Literal["send"],
+        "envelope": Envelope,
+    },
+)
+
+# Append to the store under `token`: `written`, `fenced` or `failed`.
+OperationAppend = TypedDict(
+    "OperationAppend",
+    {
+        "type": Literal["append"],
+        "token": FencingToken,
+        "record": StoredRecord,
+    },
+)
+
+# Replace the stored snapshot under `token`: `written`, `fenced` or `failed`.
+OperationSaveSnapshot = TypedDict(
+    "OperationSaveSnapshot",
+    {
+        "type": Literal["saveSnapshot"],
+        "token": FencingToken,
+        "snapshot": Snapshot,
+    },
+)
+
+# Load the stored state, fencing writers below `token`: `loaded`, `fenced` or `failed`.
+OperationLoad = TypedDict(
+    "OperationLoad",
+    {
+        "type": Literal["load"],
+        "token": FencingToken,
+    },
+)
+
+# `granted`, `denied` or `failed`.
+OperationAcquire = TypedDict(
+    "OperationAcquire",
+    {
+        "type": Literal["acquire"],
+    },
+)
+
+# `renewed`, `lost` or `failed`.
+OperationRenew = TypedDict(
+    "OperationRenew",
+    {
+        "type": Literal["renew"],
+        "token": FencingToken,
+    },
+)
+
+# `released` or `failed`.
+OperationRelease = TypedDict(
+    "OperationRelease",
+    {
+        "type": Literal["release"],
+        "token": FencingToken,
+    },
+)
+
+# One thing the host must do for the coordinator, then `CoordinatorPipeline::complete`.
+# JSON: `{"type": "send", "envelope"}`, `{"type": "append", "token", "record"}`, ...
+Operation = Union[
+    OperationSend,
+    OperationAppend,
+    OperationSaveSnapshot,
+    OperationLoad,
+    OperationAcquire,
+    OperationRenew,
+    OperationRelease,
+]
+
+
 RegionConfig = TypedDict(
     "RegionConfig",
     {
@@ -1277,6 +1452,17 @@ __all__ = [
     "CommandRegisterProxy",
     "CommandShardStarted",
     "CommandShardStopped",
+    "Completion",
+    "CompletionDenied",
+    "CompletionFailed",
+    "CompletionFenced",
+    "CompletionGranted",
+    "CompletionLoaded",
+    "CompletionLost",
+    "CompletionReleased",
+    "CompletionRenewed",
+    "CompletionSent",
+    "CompletionWritten",
     "CoordinatorConfig",
     "CoordinatorEvent",
     "CoordinatorEventEntityForgotten",
@@ -1349,6 +1535,14 @@ __all__ = [
     "Metric",
     "MetricKind",
     "MoveNote",
+    "Operation",
+    "OperationAcquire",
+    "OperationAppend",
+    "OperationLoad",
+    "OperationRelease",
+    "OperationRenew",
+    "OperationSaveSnapshot",
+    "OperationSend",
     "RegionConfig",
     "RegionInput",
     "RegionInputCoordinatorChanged",

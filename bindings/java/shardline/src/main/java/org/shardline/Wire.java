@@ -32,6 +32,28 @@ public final class Wire {
     public static final String ENTITY_PASSIVATED = "entityPassivated";
   }
 
+  /** The {@code type} values of {@code Completion}. */
+  public static final class Completion {
+    private Completion() {}
+
+    public static final String SENT = "sent";
+    public static final String WRITTEN = "written";
+    /**
+     * A writer with a larger token exists ({@code highest}, when the store says): for a write or
+     * a load.
+     */
+    public static final String FENCED = "fenced";
+    public static final String LOADED = "loaded";
+    public static final String GRANTED = "granted";
+    /** Another owner holds the lease. */
+    public static final String DENIED = "denied";
+    public static final String RENEWED = "renewed";
+    /** The lease is gone. */
+    public static final String LOST = "lost";
+    public static final String RELEASED = "released";
+    public static final String FAILED = "failed";
+  }
+
   /** The {@code type} values of {@code CoordinatorEvent}. */
   public static final class CoordinatorEvent {
     private CoordinatorEvent() {}
@@ -196,6 +218,26 @@ public final class Wire {
     public static final String GAUGE = "gauge";
     /** A monotonic total since the state machine was created. */
     public static final String COUNTER = "counter";
+  }
+
+  /** The {@code type} values of {@code Operation}. */
+  public static final class Operation {
+    private Operation() {}
+
+    /** Complete with {@code sent} (or {@code failed}; delivery may be lossy anyway). */
+    public static final String SEND = "send";
+    /** Append to the store under {@code token}: {@code written}, {@code fenced} or {@code failed}. */
+    public static final String APPEND = "append";
+    /** Replace the stored snapshot under {@code token}: {@code written}, {@code fenced} or {@code failed}. */
+    public static final String SAVE_SNAPSHOT = "saveSnapshot";
+    /** Load the stored state, fencing writers below {@code token}: {@code loaded}, {@code fenced} or {@code failed}. */
+    public static final String LOAD = "load";
+    /** {@code granted}, {@code denied} or {@code failed}. */
+    public static final String ACQUIRE = "acquire";
+    /** {@code renewed}, {@code lost} or {@code failed}. */
+    public static final String RENEW = "renew";
+    /** {@code released} or {@code failed}. */
+    public static final String RELEASE = "release";
   }
 
   /** The {@code type} values of {@code RegionInput}. */
