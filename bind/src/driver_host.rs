@@ -20,6 +20,7 @@ use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Record, Snapshot};
 use shardline_core::host::Lease;
 use shardline_core::host::{Clock, EntityHost, Transport};
+use shardline_core::host::{Completion, Operation, Pending};
 use shardline_core::host::{Store, WriteOutcome};
 use shardline_core::protocol::{EntityId, Envelope, FencingToken, Payload};
 use shardline_core::Result;
@@ -80,6 +81,7 @@ impl Spelling {
 
 /// What a role needs of a host object: its name in messages, the methods it must have and
 /// those it may have.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Role {
     pub name: &'static str,
     pub required: &'static [&'static str],
@@ -166,22 +168,11 @@ impl<H: HostObject> Adapter<H> {
             .host
             .call(method, args)
             .map_err(|f| self.blamed(method, f))?;
-        answer.deserialized().map_err(|_| {
-            let got = format!("returned {}; expected {expected}", shown(&answer));
-            self.blamed(method, Failure::callback_failed(got))
-        })
+        read_answer(self.role, method, self.host.spelling(), &answer, expected)
     }
 
     fn blamed(&self, method: &str, f: Failure) -> Failure {
-        Failure::new(
-            f.status,
-            format!(
-                "the {}'s {} {}",
-                self.role.name,
-                self.host.spelling().spell(method),
-                f.message
-            ),
-        )
+        blamed(self.role, method, self.host.spelling(), f)
     }
 
     fn blame(&self, method: &str, f: Failure) -> shardline_core::Error {
@@ -194,6 +185,33 @@ impl<H: HostObject> Adapter<H> {
         }
         Ok(())
     }
+}
+
+/// `f` as the failure of `role`'s `method` ("the store's append returned 7; ...").
+fn blamed(role: &Role, method: &str, spelling: Spelling, f: Failure) -> Failure {
+    Failure::new(
+        f.status,
+        format!(
+            "the {}'s {} {}",
+            role.name,
+            spelling.spell(method),
+            f.message
+        ),
+    )
+}
+
+/// A host's answer read as `T`, or CALLBACK_FAILED saying what came and what was expected.
+fn read_answer<T: DeserializeOwned>(
+    role: &Role,
+    method: &str,
+    spelling: Spelling,
+    answer: &Tree,
+    expected: &str,
+) -> std::result::Result<T, Failure> {
+    answer.deserialized().map_err(|_| {
+        let got = format!("returned {}; expected {expected}", shown(answer));
+        blamed(role, method, spelling, Failure::callback_failed(got))
+    })
 }
 
 /// An answer as a message shows it: scalars as JSON writes them, containers by kind.
@@ -280,27 +298,36 @@ enum GrantAnswer {
     Grant(LeaseGrant),
 }
 
-impl<H: HostObject> Lease for Adapter<H> {
-    fn acquire(&mut self, now_ms: u64) -> Result<Option<LeaseGrant>> {
-        let answer: Option<GrantAnswer> = self.ask(
-            "acquire",
-            vec![Tree::Integer(now_ms.into())],
-            "None or null (not granted), [token, valid_until_ms] or a grant object",
-        )?;
-        Ok(answer.map(|a| match a {
+const GRANT_ANSWER: &str = "None or null (not granted), [token, valid_until_ms] or a grant object";
+const RENEW_ANSWER: &str = "None or null (lost), or the new valid_until_ms";
+const WRITE_ANSWER: &str =
+    "True (written), False (fenced), None or null (written) or a write-outcome object";
+const LOAD_ANSWER: &str = "None or null (nothing stored) or {snapshot, events}";
+
+impl GrantAnswer {
+    fn grant(self) -> LeaseGrant {
+        match self {
             GrantAnswer::Pair(token, valid_until_ms) => LeaseGrant {
                 token: FencingToken(token),
                 valid_until_ms,
             },
             GrantAnswer::Grant(g) => g,
-        }))
+        }
+    }
+}
+
+impl<H: HostObject> Lease for Adapter<H> {
+    fn acquire(&mut self, now_ms: u64) -> Result<Option<LeaseGrant>> {
+        let answer: Option<GrantAnswer> =
+            self.ask("acquire", vec![Tree::Integer(now_ms.into())], GRANT_ANSWER)?;
+        Ok(answer.map(GrantAnswer::grant))
     }
 
     fn renew(&mut self, t: FencingToken, now_ms: u64) -> Result<Option<u64>> {
         self.ask(
             "renew",
             vec![token(t), Tree::Integer(now_ms.into())],
-            "None or null (lost), or the new valid_until_ms",
+            RENEW_ANSWER,
         )
     }
 
@@ -323,18 +350,27 @@ enum WriteAnswer {
     Outcome(WriteOutcome),
 }
 
+impl WriteAnswer {
+    /// `None`: written; `Some(highest)`: fenced, by `highest` when the answer says.
+    fn fenced(answer: Option<WriteAnswer>) -> Option<Option<FencingToken>> {
+        match answer {
+            None | Some(WriteAnswer::Written(true)) => None,
+            Some(WriteAnswer::Outcome(WriteOutcome::Written)) => None,
+            Some(WriteAnswer::Written(false)) => Some(None),
+            Some(WriteAnswer::Outcome(WriteOutcome::Fenced { highest })) => Some(Some(highest)),
+        }
+    }
+}
+
 impl<H: HostObject> Adapter<H> {
     fn write(&self, method: &str, t: FencingToken, value: Tree) -> Result<WriteOutcome> {
-        let answer: Option<WriteAnswer> = self.ask(
-            method,
-            vec![token(t), value],
-            "True (written), False (fenced), None or null (written) or a write-outcome object",
-        )?;
-        Ok(match answer {
-            None | Some(WriteAnswer::Written(true)) => WriteOutcome::Written,
+        let answer: Option<WriteAnswer> = self.ask(method, vec![token(t), value], WRITE_ANSWER)?;
+        Ok(match WriteAnswer::fenced(answer) {
+            None => WriteOutcome::Written,
             // The driver only needs to know it was fenced, not by whom.
-            Some(WriteAnswer::Written(false)) => WriteOutcome::Fenced { highest: t },
-            Some(WriteAnswer::Outcome(o)) => o,
+            Some(highest) => WriteOutcome::Fenced {
+                highest: highest.unwrap_or(t),
+            },
         })
     }
 }
@@ -349,11 +385,7 @@ impl<H: HostObject> Store for Adapter<H> {
     }
 
     fn load(&mut self, t: FencingToken) -> Result<Option<StoredState>> {
-        self.ask(
-            "load",
-            vec![token(t)],
-            "None or null (nothing stored) or {snapshot, events}",
-        )
+        self.ask("load", vec![token(t)], LOAD_ANSWER)
     }
 }
 
@@ -423,6 +455,72 @@ impl<H: HostObject> EntityHost for Adapter<H> {
 
     fn stopped(&mut self) -> Result<()> {
         self.optional("stopped", || Ok(vec![]))
+    }
+}
+
+/// A host call an asynchronous driver makes for a pipeline operation: the same method, with
+/// the same arguments, the synchronous adapters call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostCall {
+    pub role: &'static Role,
+    pub method: &'static str,
+    pub args: Vec<Tree>,
+}
+
+impl HostCall {
+    /// The call carrying out `op` at `now_ms`.
+    pub fn of(op: &Operation, now_ms: u64) -> Result<HostCall> {
+        let now = || Tree::Integer(now_ms.into());
+        let (role, method, args) = match op {
+            Operation::Send { envelope } => (&TRANSPORT, "send", vec![tree(envelope)?]),
+            Operation::Append { token: t, record } => {
+                (&STORE, "append", vec![token(*t), tree(record)?])
+            }
+            Operation::SaveSnapshot { token: t, snapshot } => {
+                (&STORE, "save_snapshot", vec![token(*t), tree(snapshot)?])
+            }
+            Operation::Load { token: t } => (&STORE, "load", vec![token(*t)]),
+            Operation::Acquire => (&LEASE, "acquire", vec![now()]),
+            Operation::Renew { token: t } => (&LEASE, "renew", vec![token(*t), now()]),
+            Operation::Release { token: t } => (&LEASE, "release", vec![token(*t)]),
+        };
+        Ok(HostCall { role, method, args })
+    }
+
+    /// The host's answer to this call as the completion of `pending`, read by the rules of
+    /// the synchronous adapters; CALLBACK_FAILED (naming role, method and what came) when it
+    /// does not fit.
+    pub fn completion(
+        &self,
+        pending: Pending,
+        answer: &Tree,
+        spelling: Spelling,
+    ) -> std::result::Result<Completion, Failure> {
+        Ok(match pending {
+            Pending::Send => Completion::Sent,
+            Pending::Release => Completion::Released,
+            Pending::Write => {
+                match WriteAnswer::fenced(self.read(answer, spelling, WRITE_ANSWER)?) {
+                    None => Completion::Written,
+                    Some(highest) => Completion::Fenced { highest },
+                }
+            }
+            Pending::Load => Completion::loaded(self.read(answer, spelling, LOAD_ANSWER)?),
+            Pending::Acquire => {
+                let grant: Option<GrantAnswer> = self.read(answer, spelling, GRANT_ANSWER)?;
+                Completion::acquired(grant.map(GrantAnswer::grant))
+            }
+            Pending::Renew(_) => Completion::renewed(self.read(answer, spelling, RENEW_ANSWER)?),
+        })
+    }
+
+    fn read<T: DeserializeOwned>(
+        &self,
+        answer: &Tree,
+        spelling: Spelling,
+        expected: &str,
+    ) -> std::result::Result<T, Failure> {
+        read_answer(self.role, self.method, spelling, answer, expected)
     }
 }
 
@@ -606,5 +704,62 @@ mod tests {
         assert_eq!(Spelling::Camel.spell("now_ms"), "nowMs");
         assert_eq!(Spelling::Camel.spell("send"), "send");
         assert_eq!(Spelling::Snake.spell("now_ms"), "now_ms");
+    }
+
+    #[test]
+    fn async_calls_are_the_synchronous_calls_and_answers_read_the_same() {
+        let t = FencingToken(3);
+        let call = HostCall::of(&Operation::Renew { token: t }, 40).unwrap();
+        assert_eq!((call.role.name, call.method), ("lease", "renew"));
+        assert_eq!(
+            call.args,
+            vec![Tree::Integer(3.into()), Tree::Integer(40.into())]
+        );
+        let renewed = call
+            .completion(
+                Pending::Renew(t),
+                &Tree::Integer(90.into()),
+                Spelling::Snake,
+            )
+            .unwrap();
+        assert_eq!(renewed, Completion::renewed(Some(90)));
+        assert_eq!(
+            call.completion(Pending::Renew(t), &Tree::Null, Spelling::Snake),
+            Ok(Completion::Lost)
+        );
+        let acquire = HostCall::of(&Operation::Acquire, 7).unwrap();
+        let pair = Tree::Array(vec![Tree::Integer(5.into()), Tree::Integer(100.into())]);
+        assert_eq!(
+            acquire.completion(Pending::Acquire, &pair, Spelling::Snake),
+            Ok(Completion::Granted(LeaseGrant {
+                token: FencingToken(5),
+                valid_until_ms: 100
+            }))
+        );
+        let append = HostCall::of(&Operation::Load { token: t }, 0).unwrap();
+        assert_eq!((append.role.name, append.method), ("store", "load"));
+        assert_eq!(
+            append.completion(Pending::Load, &Tree::Null, Spelling::Snake),
+            Ok(Completion::Fenced { highest: None })
+        );
+        let write = HostCall {
+            role: &STORE,
+            method: "save_snapshot",
+            args: vec![],
+        };
+        assert_eq!(
+            write.completion(Pending::Write, &Tree::Bool(false), Spelling::Snake),
+            Ok(Completion::Fenced { highest: None })
+        );
+        let bad = write
+            .completion(Pending::Write, &Tree::Text("yes".into()), Spelling::Camel)
+            .unwrap_err();
+        assert_eq!(bad.status, crate::Status::CallbackFailed);
+        assert!(
+            bad.message
+                .starts_with("the store's saveSnapshot returned \"yes\"; expected True"),
+            "{}",
+            bad.message
+        );
     }
 }

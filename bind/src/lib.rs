@@ -15,6 +15,7 @@ pub mod host_state;
 pub mod ids;
 pub mod objects;
 pub mod ops;
+pub mod pipeline_host;
 pub mod status;
 pub mod strategy;
 pub mod tree;

@@ -16,6 +16,7 @@ mod hashing;
 mod host;
 mod ids;
 mod ops;
+mod pipeline;
 mod region;
 mod state;
 mod strategy;
@@ -91,6 +92,8 @@ mod _native {
     };
     #[pymodule_export]
     use super::ids::{PyLayout, PySnowflake, PyWorkerIdHolder, PyWorkerIdRegistry};
+    #[pymodule_export]
+    use super::pipeline::PyCoordinatorPipeline;
     #[pymodule_export]
     use super::region::PyRegion;
     #[pymodule_export]

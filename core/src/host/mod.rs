@@ -15,5 +15,5 @@ pub use driver::{
     RegionObserver, Transport,
 };
 pub use lease::{InMemoryLease, Lease};
-pub use pipeline::{Completion, CoordinatorPipeline, Operation, Ticket};
+pub use pipeline::{Completion, CoordinatorPipeline, Operation, Pending, Ticket};
 pub use store::{InMemoryStore, Store, WriteOutcome};

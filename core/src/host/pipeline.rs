@@ -128,8 +128,8 @@ impl fmt::Display for Ticket {
 }
 
 /// What a ticket was given out for, with what its completion needs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Pending {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pending {
     Send,
     Write,
     Load,
@@ -139,7 +139,7 @@ enum Pending {
 }
 
 impl Pending {
-    fn of(op: &Operation) -> Pending {
+    pub fn of(op: &Operation) -> Pending {
         match op {
             Operation::Send { .. } => Pending::Send,
             Operation::Append { .. } | Operation::SaveSnapshot { .. } => Pending::Write,
@@ -150,7 +150,8 @@ impl Pending {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// "a send", "a store write", ... for messages.
+    pub fn name(self) -> &'static str {
         match self {
             Pending::Send => "a send",
             Pending::Write => "a store write",
@@ -229,6 +230,11 @@ impl CoordinatorPipeline {
     /// Notices since the last call, in order.
     pub fn take_notices(&mut self) -> Vec<CoordinatorNotice> {
         std::mem::take(&mut self.notices)
+    }
+
+    /// What `ticket` was handed out for, while it is in flight.
+    pub fn pending(&self, ticket: Ticket) -> Option<Pending> {
+        self.in_flight.get(&ticket).copied()
     }
 
     /// Operations handed out and not yet completed.

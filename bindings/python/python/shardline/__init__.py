@@ -28,6 +28,7 @@ from ._native import (
     VERSION,
     AllocationState,
     ConsistentHashRing,
+    CoordinatorPipeline,
     InMemoryLease,
     InMemoryStore,
     ManualClock,
@@ -48,6 +49,7 @@ from ._native import (
     pekko_shard_id,
     replay,
 )
+from .aio import AsyncCoordinatorDriver
 from .clocks import SimClock, SystemClock
 from .machines import Coordinator, CoordinatorDriver, Region
 
@@ -60,9 +62,11 @@ __all__ = [
     "HAS_ETCD",
     "VERSION",
     "AllocationState",
+    "AsyncCoordinatorDriver",
     "CallbackFailedError",
     "ConsistentHashRing",
     "Coordinator",
+    "CoordinatorPipeline",
     "CoordinatorDriver",
     "InMemoryLease",
     "InMemoryStore",

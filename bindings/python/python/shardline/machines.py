@@ -12,6 +12,21 @@ from typing import Any, Optional
 from . import _native
 
 
+def member_input(
+    address: str, status: str, app_version: str, data_center: str, up_number: Optional[int]
+) -> dict[str, Any]:
+    """The ``member`` input document."""
+    member: dict[str, Any] = {
+        "address": address,
+        "status": status,
+        "appVersion": app_version,
+        "dataCenter": data_center,
+    }
+    if up_number is not None:
+        member["upNumber"] = up_number
+    return {"type": "member", "member": member}
+
+
 class CoordinatorQueries:
     """What a coordinator answers, the step machine and the driver alike; each is one native
     operation (``_op``), decided once for every language."""
@@ -90,15 +105,7 @@ class Coordinator(_native.Coordinator, CoordinatorQueries):
         up_number: Optional[int] = None,
     ) -> None:
         """A cluster member joined or changed."""
-        member: dict[str, Any] = {
-            "address": address,
-            "status": status,
-            "appVersion": app_version,
-            "dataCenter": data_center,
-        }
-        if up_number is not None:
-            member["upNumber"] = up_number
-        self.handle(now_ms, {"type": "member", "member": member})
+        self.handle(now_ms, member_input(address, status, app_version, data_center, up_number))
 
     def member_removed(self, now_ms: int, address: str) -> None:
         self.handle(now_ms, {"type": "memberRemoved", "address": address})

@@ -1,0 +1,210 @@
+"""The coordinator on an asyncio event loop, with host objects whose methods may be
+coroutines.
+
+Nothing here blocks the loop. An input steps the state machine (microseconds) and starts the
+host calls it needs: a plain method runs at once, a coroutine (or any awaitable it returns)
+runs as a task, and its answer goes back to the coordinator when it arrives. Store writes
+are ordered for you: nothing the coordinator does after a write starts before the write has
+completed, while calls started earlier may still be running. What each call is and how its
+answer is read is decided in the shared core, exactly as for the synchronous
+``CoordinatorDriver``; the host objects have the same methods (see ``shardline.hosts``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from typing import Any, Callable, Optional, Union
+
+from . import _native
+from .errors import ShardlineError
+from .machines import CoordinatorQueries, member_input
+
+log = logging.getLogger("shardline")
+
+ClockLike = Union[Callable[[], int], Any]
+
+
+def monotonic_ms() -> int:
+    """The default clock: this process's monotonic milliseconds."""
+    return time.monotonic_ns() // 1_000_000
+
+
+class AsyncCoordinatorDriver(CoordinatorQueries):
+    """A coordinator that contends for ``lease``, keeps its state in ``store`` and talks to
+    the regions through ``transport``, scheduled on the running event loop.
+
+    Feed it cluster events and received envelopes with the input methods (they return at
+    once), and keep ``run()`` running: it fires the coordinator's timers and returns once
+    the coordinator has stopped and no call is in flight. A host call that raises is logged
+    on the ``shardline`` logger and kept for ``take_errors()``; the coordinator carries on as
+    for any failed call (a failed write is not retried; the lease is contended again).
+    """
+
+    def __init__(
+        self,
+        strategy: Any,
+        self_address: str,
+        *,
+        transport: Any,
+        lease: Any,
+        store: Any,
+        clock: Optional[ClockLike] = None,
+        config: Any = None,
+    ) -> None:
+        _native.CoordinatorPipeline.check_hosts(transport, lease, store)
+        self._pipeline = _native.CoordinatorPipeline(strategy, self_address, config)
+        self._hosts = {"transport": transport, "lease": lease, "store": store}
+        now = getattr(clock, "now_ms", clock) if clock is not None else monotonic_ms
+        self._now: Callable[[], int] = now
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._errors: list[BaseException] = []
+        self._notices: list[Any] = []
+        self._changed: Optional[asyncio.Event] = None
+
+    # ---- inputs: each steps the coordinator and starts the calls it needs ------------------
+
+    def start(self) -> None:
+        """Starts contending for the lease."""
+        self._pipeline.start(self._now())
+        self._pump()
+
+    def receive(self, envelope: Any) -> None:
+        self._input({"type": "receive", "envelope": envelope})
+
+    def member(
+        self,
+        address: str,
+        status: str = "Up",
+        app_version: str = "0.0.0",
+        data_center: str = "default",
+        up_number: Optional[int] = None,
+    ) -> None:
+        self._input(member_input(address, status, app_version, data_center, up_number))
+
+    def member_removed(self, address: str) -> None:
+        self._input({"type": "memberRemoved", "address": address})
+
+    def reachability(self, address: str, reachable: bool) -> None:
+        self._input({"type": "reachability", "address": address, "reachable": reachable})
+
+    def region_terminated(self, region: str) -> None:
+        self._input({"type": "regionTerminated", "region": region})
+
+    def lease_lost(self) -> None:
+        """The lease backend reports the current grant lost."""
+        token = self.token
+        if token is not None:
+            self._input({"type": "leaseLost", "token": token})
+
+    def preparing_for_shutdown(self) -> None:
+        self._input({"type": "preparingForShutdown"})
+
+    def stop(self) -> None:
+        self._input({"type": "stop"})
+
+    def poll(self) -> Optional[int]:
+        """Runs the timers that are due now; returns the next deadline. ``run()`` does this
+        for you; call it yourself only when you drive time by hand."""
+        self._pipeline.on_timeout(self._now())
+        self._pump()
+        return self._pipeline.next_deadline()
+
+    # ---- running ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Fires the timers at their deadlines until the coordinator has stopped and no call
+        is in flight. Starts the coordinator first if ``start()`` was not called."""
+        if self.phase == "idle":
+            self.start()
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        changed = self._changed
+        while not (self.phase == "stopped" and not self._tasks):
+            deadline = self._pipeline.next_deadline()
+            changed.clear()
+            if deadline is None or deadline > self._now():
+                delay = None if deadline is None else (deadline - self._now()) / 1000
+                try:
+                    await asyncio.wait_for(changed.wait(), delay)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            self.poll()
+
+    async def settle(self) -> None:
+        """Waits until no host call is in flight."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def next_deadline(self) -> Optional[int]:
+        return self._pipeline.next_deadline()
+
+    @property
+    def in_flight(self) -> int:
+        """Host calls started and not answered yet."""
+        return self._pipeline.in_flight
+
+    def take_notices(self) -> list[Any]:
+        """Notices since the last call, as dicts with a "type"."""
+        notices, self._notices = self._notices, []
+        return notices
+
+    def take_errors(self) -> list[BaseException]:
+        """Exceptions host calls raised since the last call, in order."""
+        errors, self._errors = self._errors, []
+        return errors
+
+    def _op(self, op: str, *args: Any) -> Any:
+        return self._pipeline._op(op, *args)
+
+    # ---- the calls ---------------------------------------------------------------------------
+
+    def _input(self, doc: dict[str, Any]) -> None:
+        self._pipeline.handle(self._now(), doc)
+        self._pump()
+
+    def _pump(self) -> None:
+        while (call := self._pipeline.next_call(self._now())) is not None:
+            ticket, role, method, args = call
+            host = self._hosts[role]
+            target = getattr(host, method, None) or host  # a plain callable transport
+            try:
+                answer = target(*args)
+            except Exception as e:  # noqa: BLE001 - a host call's failure is reported, not raised
+                self._failed(ticket, role, method, e)
+                continue
+            if inspect.isawaitable(answer):
+                task = asyncio.ensure_future(self._await(ticket, role, method, answer))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            else:
+                self._answer(ticket, role, method, answer)
+        self._notices.extend(self._pipeline.take_notices())
+        if self._changed is not None:
+            self._changed.set()
+
+    async def _await(self, ticket: int, role: str, method: str, pending: Any) -> None:
+        try:
+            answer = await pending
+        except Exception as e:  # noqa: BLE001
+            self._failed(ticket, role, method, e)
+        else:
+            self._answer(ticket, role, method, answer)
+        self._pump()
+
+    def _answer(self, ticket: int, role: str, method: str, answer: Any) -> None:
+        try:
+            self._pipeline.answer(self._now(), ticket, answer)
+        except ShardlineError as e:  # the answer did not fit; the call counted as failed
+            self._keep(role, method, e)
+
+    def _failed(self, ticket: int, role: str, method: str, error: BaseException) -> None:
+        self._keep(role, method, error)
+        self._pipeline.fail(self._now(), ticket)
+
+    def _keep(self, role: str, method: str, error: BaseException) -> None:
+        log.error("shardline: the %s's %s failed: %r", role, method, error)
+        self._errors.append(error)
