@@ -495,6 +495,22 @@ typedef struct shardline_coordinator shardline_coordinator;
 typedef struct shardline_coordinator_driver shardline_coordinator_driver;
 
 /**
+ * A coordinator whose outputs are operations the host completes later. Made by
+ * shardline_coordinator_pipeline_new, released by shardline_coordinator_pipeline_free.
+ *
+ * Operations are JSON objects tagged by "type": `{"type":"send","envelope":{..}}`,
+ * `{"type":"append","token":..,"record":{..}}`, `{"type":"saveSnapshot","token":..,"snapshot":{..}}`,
+ * `{"type":"load","token":..}`, `{"type":"acquire"}`, `{"type":"renew","token":..}`,
+ * `{"type":"release","token":..}`. Completions: `{"type":"sent"}`, `{"type":"written"}`,
+ * `{"type":"fenced"}` (a write or load fenced by a larger token; `"highest"` optional),
+ * `{"type":"loaded","state":{"snapshot":null,"events":[]}}`,
+ * `{"type":"granted","token":1,"validUntilMs":..}`, `{"type":"denied"}`,
+ * `{"type":"renewed","validUntilMs":..}`, `{"type":"lost"}`, `{"type":"released"}`, and
+ * `{"type":"failed"}` for any operation whose call failed.
+ */
+typedef struct shardline_coordinator_pipeline shardline_coordinator_pipeline;
+
+/**
  * The answer a custom strategy's callback gives: for allocate, a region or "pending"; for
  * rebalance, the shards to hand off. Only ever lent to a callback, for its duration.
  */
@@ -2634,6 +2650,169 @@ shardline_status shardline_region_driver_poll(struct shardline_region_driver *dr
  */
 shardline_status shardline_region_driver_is_registered(const struct shardline_region_driver *driver,
                                                        bool *out);
+
+/**
+ * Makes a pipeline of a coordinator. Call shardline_coordinator_pipeline_start next.
+ *
+ * @param coordinator a coordinator, typically fresh from shardline_coordinator_new. On success
+ *        the pipeline takes it over (with its strategy): do not use or free it afterwards. On
+ *        failure it stays the caller's.
+ * @param out receives the new pipeline.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL when called from a callback of the coordinator's own
+ *         strategy.
+ *
+ * Ownership: the caller frees `*out` with shardline_coordinator_pipeline_free.
+ * Thread safety: callable from any thread; calls on one pipeline are serialised.
+ *
+ * # Safety
+ * `coordinator` is a live coordinator; `out` is valid for a write.
+ */
+shardline_status shardline_coordinator_pipeline_new(struct shardline_coordinator *coordinator,
+                                                    struct shardline_coordinator_pipeline **out);
+
+/**
+ * Releases a pipeline and the coordinator it took over. Operations still in flight are
+ * forgotten.
+ *
+ * @param pipeline the pipeline, or NULL (nothing happens).
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `pipeline` must not be used afterwards.
+ * Thread safety: must not race with any other use of `pipeline`.
+ *
+ * # Safety
+ * `pipeline` is NULL or a live pipeline.
+ */
+void shardline_coordinator_pipeline_free(struct shardline_coordinator_pipeline *pipeline);
+
+/**
+ * Starts contending for the lease (the first operation is an "acquire").
+ *
+ * @param pipeline the pipeline.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline.
+ */
+shardline_status shardline_coordinator_pipeline_start(struct shardline_coordinator_pipeline *pipeline,
+                                                      uint64_t now_ms);
+
+/**
+ * Runs every timer due at `now_ms`; call it at shardline_coordinator_pipeline_next_deadline.
+ *
+ * @param pipeline the pipeline.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @return as shardline_coordinator_on_timeout.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline.
+ */
+shardline_status shardline_coordinator_pipeline_on_timeout(struct shardline_coordinator_pipeline *pipeline,
+                                                           uint64_t now_ms);
+
+/**
+ * Feeds one input in the JSON form shardline_coordinator_handle takes (a received envelope,
+ * a member event, "stop", ...). Lease, load and store answers are not inputs here: they are
+ * completions.
+ *
+ * @param pipeline the pipeline.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param input_json the input.
+ * @return as shardline_coordinator_handle.
+ *
+ * Ownership: `input_json` stays the caller's.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline; `input_json` is NUL-terminated.
+ */
+shardline_status shardline_coordinator_pipeline_handle(struct shardline_coordinator_pipeline *pipeline,
+                                                       uint64_t now_ms,
+                                                       const char *input_json);
+
+/**
+ * Takes the next operation to carry out.
+ *
+ * @param pipeline the pipeline.
+ * @param out_ticket receives the operation's ticket (0 when there is none).
+ * @param out_operation_json receives the operation as a JSON object, or NULL when there is
+ *        none now: nothing is queued, or everything waits behind a store write in flight.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: the caller frees `*out_operation_json` with shardline_string_free.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline; both outs are valid for writes.
+ */
+shardline_status shardline_coordinator_pipeline_next_operation(struct shardline_coordinator_pipeline *pipeline,
+                                                               uint64_t *out_ticket,
+                                                               char **out_operation_json);
+
+/**
+ * Reports how operation `ticket` ended; the coordinator is told what it means, and what it
+ * held behind a completed write can be taken next.
+ *
+ * @param pipeline the pipeline.
+ * @param now_ms the host's monotonic clock in milliseconds.
+ * @param ticket the operation's ticket.
+ * @param completion_json how it ended (see shardline_coordinator_pipeline).
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for invalid JSON, a ticket not in flight, or a
+ *         completion that does not answer that operation (the message names both); nothing
+ *         changes then. SHARDLINE_STATUS_INVALID_STATE for an answer the coordinator refuses
+ *         (a lease token that does not grow).
+ *
+ * Ownership: `completion_json` stays the caller's.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline; `completion_json` is NUL-terminated.
+ */
+shardline_status shardline_coordinator_pipeline_complete(struct shardline_coordinator_pipeline *pipeline,
+                                                         uint64_t now_ms,
+                                                         uint64_t ticket,
+                                                         const char *completion_json);
+
+/**
+ * When shardline_coordinator_pipeline_on_timeout should run next.
+ *
+ * @param pipeline the pipeline.
+ * @param out_has receives false when no timer is set.
+ * @param out_ms receives the deadline (0 when none).
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline; the outs are valid for writes.
+ */
+shardline_status shardline_coordinator_pipeline_next_deadline(const struct shardline_coordinator_pipeline *pipeline,
+                                                              bool *out_has,
+                                                              uint64_t *out_ms);
+
+/**
+ * Operations handed out and not completed yet.
+ *
+ * @param pipeline the pipeline.
+ * @param out_count receives the number.
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline; `out_count` is valid for a write.
+ */
+shardline_status shardline_coordinator_pipeline_in_flight(const struct shardline_coordinator_pipeline *pipeline,
+                                                          size_t *out_count);
+
+/**
+ * Takes the notices collected since the last call.
+ *
+ * @param pipeline the pipeline.
+ * @param out_json_array receives a JSON array of notices (`[]` when none).
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from a callback of its own strategy.
+ *
+ * Ownership: the caller frees `*out_json_array` with shardline_string_free.
+ *
+ * # Safety
+ * `pipeline` is a live pipeline; `out_json_array` is valid for a write.
+ */
+shardline_status shardline_coordinator_pipeline_take_notices(struct shardline_coordinator_pipeline *pipeline,
+                                                             char **out_json_array);
 
 /**
  * Replays a trace (JSON lines, tests/traces/README.md, as `shardline sim --record` writes

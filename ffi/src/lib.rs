@@ -45,4 +45,6 @@ pub mod coordinator;
 pub mod region;
 
 pub mod driver;
+// Asynchronous hosts: operations with tickets, completed later.
+pub mod pipeline;
 pub mod replay;

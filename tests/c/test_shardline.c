@@ -2847,6 +2847,84 @@ static void test_threads(void) {
     end();
 }
 
+/* Takes the next pipeline operation; its "type" is returned in *type (NULL when none). The
+ * caller deletes the returned JSON (NULL when none). */
+static cJSON *next_operation(struct shardline_coordinator_pipeline *p, uint64_t *ticket, const char **type) {
+    char *json = NULL;
+    *type = NULL;
+    if (shardline_coordinator_pipeline_next_operation(p, ticket, &json) != SHARDLINE_STATUS_OK || json == NULL) {
+        return NULL;
+    }
+    cJSON *op = cJSON_Parse(json);
+    shardline_string_free(json);
+    *type = str_field(op, "type");
+    return op;
+}
+
+static void test_pipeline(void) {
+    begin("pipeline: operations completed later; nothing after a write before it completes");
+    struct shardline_strategy *s = NULL;
+    OK(shardline_strategy_new(LEAST_SHARD, &s));
+    struct shardline_coordinator *c = NULL;
+    OK(shardline_coordinator_new(s, NODE(0), NULL, &c));
+    struct shardline_coordinator_pipeline *p = NULL;
+    OK(shardline_coordinator_pipeline_new(c, &p)); /* takes the coordinator over */
+    OK(shardline_coordinator_pipeline_start(p, 0));
+    OK(shardline_coordinator_pipeline_handle(p, 0, "{\"type\":\"member\",\"member\":{\"address\":\"" NODE(1) "\"}}"));
+    uint64_t acquire = 0, t = 0;
+    const char *type = NULL;
+    cJSON *op = next_operation(p, &acquire, &type);
+    CHECK(str_is(type, "acquire") && acquire != 0, "first an acquire: %s", type ? type : "(none)");
+    cJSON_Delete(op);
+    op = next_operation(p, &t, &type);
+    CHECK(op == NULL && t == 0, "then nothing until the lease answers");
+    EXPECT(shardline_coordinator_pipeline_complete(p, 1, acquire, "{\"type\":\"sent\"}"),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "is a lease acquire"), "%s", last_error());
+    EXPECT(shardline_coordinator_pipeline_complete(p, 1, 999, "{\"type\":\"denied\"}"),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "operation 999 is not in flight"), "%s", last_error());
+    EXPECT(shardline_coordinator_pipeline_complete(p, 1, acquire, "{\"type\":\"granted\"}"),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    OK(shardline_coordinator_pipeline_complete(p, 1, acquire, "{\"type\":\"granted\",\"token\":1,\"validUntilMs\":60000}"));
+    op = next_operation(p, &t, &type);
+    CHECK(str_is(type, "load"), "then a load: %s", type ? type : "(none)");
+    cJSON_Delete(op);
+    OK(shardline_coordinator_pipeline_complete(p, 2, t, "{\"type\":\"loaded\",\"state\":{\"snapshot\":null,\"events\":[]}}"));
+    char *notices = NULL;
+    OK(shardline_coordinator_pipeline_take_notices(p, &notices));
+    CHECK(contains(notices, "\"active\""), "active: %s", notices);
+    shardline_string_free(notices);
+
+    /* A registration is written first; its acknowledgement waits for the write. */
+    OK(shardline_coordinator_pipeline_handle(
+        p, 3, "{\"type\":\"receive\",\"envelope\":{\"from\":{\"region\":\"r1\"},\"to\":\"coordinator\","
+              "\"message\":{\"command\":{\"type\":\"register\",\"node\":\"" NODE(1) "\"}}}}"));
+    uint64_t write = 0;
+    op = next_operation(p, &write, &type);
+    CHECK(str_is(type, "append"), "an append: %s", type ? type : "(none)");
+    cJSON_Delete(op);
+    op = next_operation(p, &t, &type);
+    CHECK(op == NULL, "nothing while the write is in flight");
+    size_t in_flight = 0;
+    OK(shardline_coordinator_pipeline_in_flight(p, &in_flight));
+    CHECK(in_flight == 1, "one in flight: %zu", in_flight);
+    OK(shardline_coordinator_pipeline_complete(p, 4, write, "{\"type\":\"written\"}"));
+    op = next_operation(p, &t, &type);
+    char *text = op ? cJSON_PrintUnformatted(op) : NULL;
+    CHECK(str_is(type, "send") && contains(text, "\"registerAck\""), "then the ack: %s", text ? text : "(none)");
+    free(text);
+    cJSON_Delete(op);
+    OK(shardline_coordinator_pipeline_complete(p, 4, t, "{\"type\":\"failed\"}"));
+    bool has = false;
+    uint64_t deadline = 0;
+    OK(shardline_coordinator_pipeline_next_deadline(p, &has, &deadline));
+    CHECK(has && deadline > 4, "a timer is set");
+    shardline_coordinator_pipeline_free(p);
+    shardline_coordinator_pipeline_free(NULL);
+    end();
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/vectors";
     const char *traces = argc > 2 ? argv[2] : "tests/traces";
@@ -2873,6 +2951,7 @@ int main(int argc, char **argv) {
     test_typed_errors();
     test_drivers();
     test_driver_errors();
+    test_pipeline();
     test_threads();
     hashing_vectors(dir);
     replay_file(dir, "pekko-strategies.json");

@@ -431,6 +431,11 @@ impl Coordinator {
         self.out.pop_front()
     }
 
+    /// The output `poll_output` would take next, left in place.
+    pub fn peek_output(&self) -> Option<&CoordinatorOutput> {
+        self.out.front()
+    }
+
     /// How many outputs wait to be polled.
     pub fn queued_outputs(&self) -> usize {
         self.out.len()

@@ -227,8 +227,19 @@ impl CoordinatorPipeline {
         &self.coordinator
     }
 
-    /// Notices since the last call, in order.
+    /// Notices since the last call, in order: those passed by [`Self::next_operation`] and
+    /// those at the head of the queue now, unless a write in flight holds them.
     pub fn take_notices(&mut self) -> Vec<CoordinatorNotice> {
+        while self.writes_in_flight == 0
+            && matches!(
+                self.coordinator.peek_output(),
+                Some(CoordinatorOutput::Notice(_))
+            )
+        {
+            if let Some(CoordinatorOutput::Notice(n)) = self.take_output() {
+                self.notices.push(n);
+            }
+        }
         std::mem::take(&mut self.notices)
     }
 
