@@ -27,7 +27,7 @@ start=$(date +%s)
     --force-reinstall --no-deps \
     --config-settings=build-args="$build_args" \
     ./bindings/python
-"$py" -m pip install --quiet --disable-pip-version-check "pytest>=8"
+"$py" -m pip install --quiet --disable-pip-version-check "pytest>=8" "prometheus-client>=0.17"
 echo "python: package built and installed in $(( $(date +%s) - start ))s"
 
 # pytest prints its own "N passed" summary line.
