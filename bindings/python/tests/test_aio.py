@@ -185,3 +185,74 @@ def test_run_fires_timers_and_a_contender_takes_over_with_the_same_state():
         await asyncio.wait_for(asyncio.gather(*tasks), 5)
         assert first.phase == second.phase == "stopped"
     asyncio.run(main())
+
+
+def test_a_cluster_on_one_loop_delivers_through_coroutine_hosts():
+    async def main():
+        wire = asyncio.Queue()
+        got = []
+
+        class Entities:
+            def __init__(self):
+                self.shards = set()
+
+            async def start_shard(self, shard, entities):
+                await asyncio.sleep(0)
+                self.shards.add(shard)
+
+            async def deliver(self, shard, entity, payload):
+                await asyncio.sleep(0)
+                got.append((entity, payload))
+
+            async def stop_shard(self, shard):
+                await asyncio.sleep(0.01)  # entities take a while to stop
+                self.shards.discard(shard)
+
+        coordinator = AsyncCoordinatorDriver(
+            "least-shard", NODE(0), transport=wire.put_nowait,
+            lease=shardline.InMemoryLease("c1", 30_000), store=shardline.InMemoryStore())
+        hosts = {"a": Entities(), "b": Entities()}
+        regions = {
+            n: shardline.aio.AsyncRegionDriver(n, NODE(i), {"kind": "pekko", "numberOfShards": 12},
+                                               transport=wire.put_nowait, host=hosts[n])
+            for i, n in enumerate("ab", start=1)
+        }
+        for i in (1, 2):
+            coordinator.member(NODE(i))
+
+        async def network():
+            while True:
+                env = await wire.get()
+                if env["to"] == "coordinator":
+                    coordinator.receive(env)
+                else:
+                    regions[env["to"]["region"]].receive(env)
+
+        tasks = [asyncio.ensure_future(t) for t in
+                 [network(), coordinator.run(), *(r.run() for r in regions.values())]]
+        for _ in range(200):
+            await asyncio.sleep(0.005)
+            if all(r.is_registered for r in regions.values()):
+                break
+        for i in range(20):
+            regions["a"].route(f"e{i}", b"m%d" % i)
+        for _ in range(200):
+            await asyncio.sleep(0.005)
+            if len(got) == 20:
+                break
+        assert sorted(got) == sorted((f"e{i}", b"m%d" % i) for i in range(20))
+        regions["b"].graceful_shutdown()
+        for _ in range(400):
+            await asyncio.sleep(0.005)
+            if tasks[3].done():
+                break
+        assert tasks[3].done(), "region b stopped once its shards were handed off"
+        assert not hosts["b"].shards
+        assert all(coordinator.home_of(s) != "b" for s in map(str, range(12)))
+        assert [r.take_errors() for r in regions.values()] == [[], []]
+        regions["a"].graceful_shutdown()
+        await asyncio.wait_for(tasks[2], 5)
+        coordinator.stop()
+        await asyncio.wait_for(tasks[1], 5)
+        tasks[0].cancel()
+    asyncio.run(main())

@@ -208,3 +208,150 @@ class AsyncCoordinatorDriver(CoordinatorQueries):
     def _keep(self, role: str, method: str, error: BaseException) -> None:
         log.error("shardline: the %s's %s failed: %r", role, method, error)
         self._errors.append(error)
+
+
+class AsyncRegionDriver:
+    """A region on the running event loop: the ``RegionDriver``, whose transport and entity
+    host are called during each call, with its timers fired by ``run()``.
+
+    Inputs and queries are the ``RegionDriver``'s (``route``, ``receive``, ``home_of``, ...).
+    A transport or entity-host method may be a coroutine: it is started as a task and the
+    call returns at once; a coroutine ``stop_shard`` counts as "not stopped yet" and the
+    region is told the shard stopped when it finishes (unless it returned False, which keeps
+    ``shard_stopped`` yours to call). Failures of such tasks are logged on the ``shardline``
+    logger and kept for ``take_errors()``.
+    """
+
+    def __init__(
+        self,
+        region_id: str,
+        node: str,
+        shards: Any,
+        *,
+        transport: Any,
+        host: Any,
+        clock: Optional[ClockLike] = None,
+        config: Any = None,
+    ) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._errors: list[BaseException] = []
+        self._stopped = False
+        self._changed: Optional[asyncio.Event] = None
+        now = getattr(clock, "now_ms", clock) if clock is not None else monotonic_ms
+        self._now: Callable[[], int] = now
+        self._driver = _native.RegionDriver(
+            region_id,
+            node,
+            shards,
+            transport=_Awaiting(self, transport, "transport"),
+            clock=clock if clock is not None else monotonic_ms,
+            host=_Awaiting(self, host, "entity host"),
+            config=config,
+        )
+
+    #: The driver's inputs: each may set a new deadline, so ``run()`` looks again after it.
+    _INPUTS = frozenset(
+        {"start", "route", "receive", "shard_stopped", "entity_passivated",
+         "coordinator_changed", "region_terminated", "graceful_shutdown"}
+    )
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._driver, name)
+        if name not in self._INPUTS:
+            return attr
+
+        def input(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self._wake()
+
+        return input
+
+    def _wake(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+
+    async def run(self) -> None:
+        """Fires the region's timers at their deadlines until it has stopped (after
+        ``graceful_shutdown``) and no task of its host is running. Starts the region first if
+        it is not registered yet."""
+        if not self._driver.is_registered:
+            self._driver.start()
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        while not (self._stopped and not self._tasks):
+            deadline = self._driver.next_deadline()
+            self._changed.clear()
+            if deadline is None or deadline > self._now():
+                delay = None if deadline is None else (deadline - self._now()) / 1000
+                try:
+                    await asyncio.wait_for(self._changed.wait(), delay)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            self._driver.poll()
+
+    async def settle(self) -> None:
+        """Waits until no task of the host is running."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def take_errors(self) -> list[BaseException]:
+        errors, self._errors = self._errors, []
+        return errors
+
+    def _schedule(self, role: str, method: str, pending: Any, then: Callable[[Any], None]) -> None:
+        async def finish() -> None:
+            try:
+                answer = await pending
+            except Exception as e:  # noqa: BLE001 - reported, not raised
+                log.error("shardline: the %s's %s failed: %r", role, method, e)
+                self._errors.append(e)
+                return
+            then(answer)
+
+        task = asyncio.ensure_future(finish())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self._wake())
+
+
+class _Awaiting:
+    """A host object as the synchronous driver sees it: awaitables its methods return run
+    as tasks."""
+
+    def __init__(self, owner: AsyncRegionDriver, host: Any, role: str) -> None:
+        self._owner = owner
+        self._host = host
+        self._role = role
+
+    def __call__(self, *args: Any) -> Any:  # a plain callable transport
+        return self._run("send", self._host, args)
+
+    def __getattr__(self, method: str) -> Any:
+        if method == "stopped":
+            return self._stopped
+        target = getattr(self._host, method)
+        return lambda *args: self._run(method, target, args)
+
+    def _stopped(self) -> Any:
+        self._owner._stopped = True
+        target = getattr(self._host, "stopped", None)
+        return None if target is None else self._run("stopped", target, ())
+
+    def _run(self, method: str, target: Any, args: tuple[Any, ...]) -> Any:
+        answer = target(*args)
+        if not inspect.isawaitable(answer):
+            return answer
+        if method == "stop_shard":
+            shard = args[0]
+
+            def stopped(done: Any) -> None:
+                if done is not False:
+                    self._owner.shard_stopped(shard)
+
+            self._owner._schedule(self._role, method, answer, stopped)
+            return False
+        self._owner._schedule(self._role, method, answer, lambda _: None)
+        return None
