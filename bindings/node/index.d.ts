@@ -817,18 +817,11 @@ export declare class Region {
   onTimeout(nowMs: number): void
   pollOutput(): RegionOutput | null
   nextDeadline(): number | null
-  get id(): string
-  get isRegistered(): boolean
-  /** Shards hosted here (in any state), sorted. */
-  localShards(): Array<string>
-  /** Shards hosted here and accepting messages, sorted. */
-  runningShards(): Array<string>
-  homeOf(shard: ShardId): string | null
-  /** Messages waiting for shard homes. */
-  get buffered(): number
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
-  metrics(): Metric[]
-  bufferedFor(shard: ShardId): number
+  /**
+   * The queries (`shardline_bind::ops::machines::region`), named in lib/machines.cjs
+   * (`shardOf` is a method here: it may call the JavaScript extractor).
+   */
+  op(name: string, args: unknown[]): unknown
   shardOf(entity: string): string
   close(): void
 }
@@ -857,14 +850,8 @@ export declare class RegionDriver {
   poll(): number | null
   nextDeadline(): number | null
   takeNotices(): RegionNotice[]
-  get id(): string
-  get isRegistered(): boolean
-  localShards(): Array<string>
-  runningShards(): Array<string>
-  homeOf(shard: ShardId): string | null
-  get buffered(): number
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
-  metrics(): Metric[]
+  /** The region's queries, as `Region.op`. */
+  op(name: string, args: unknown[]): unknown
   shardOf(entity: string): string
   /** Frees the region and forgets every callback; idempotent. */
   close(): void

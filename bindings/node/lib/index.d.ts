@@ -84,6 +84,22 @@ export interface CoordinatorQueries {
   handoffsInProgress(): string[]
 }
 
+/** What a region answers, the step machine and the driver alike (./machines.cjs). */
+export interface RegionQueries {
+  readonly id: string
+  readonly isRegistered: boolean
+  /** Messages waiting for shard homes. */
+  readonly buffered: number
+  /** Shards hosted here (in any state), sorted. */
+  localShards(): string[]
+  /** Shards hosted here and accepting messages, sorted. */
+  runningShards(): string[]
+  homeOf(shard: ShardId): string | null
+  bufferedFor(shard: ShardId): number
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
+  metrics(): Metric[]
+}
+
 // Methods written in JavaScript: the queries over each native class's `op(name, args)`
 // (./machines.cjs and the other modules that call ./ops.cjs's `define`), the drivers'
 // one-input methods (./inputs.cjs, over `handle`) and the step API's envelope path
@@ -93,7 +109,7 @@ declare module '../index' {
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
-  interface Region {
+  interface Region extends RegionQueries {
     drainOutputs(): RegionOutput[]
   }
   interface CoordinatorDriver extends CoordinatorQueries {
@@ -109,7 +125,7 @@ declare module '../index' {
     /** Stops coordinating and releases the lease. */
     stop(): void
   }
-  interface RegionDriver {
+  interface RegionDriver extends RegionQueries {
     /** A message from the coordinator or another region. */
     receive(envelope: Envelope): void
     /** The host finished stopping a shard whose `stopShard` returned false. */

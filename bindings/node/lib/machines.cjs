@@ -17,3 +17,18 @@ const coordinator = {
 }
 define(native.Coordinator, coordinator)
 define(native.CoordinatorDriver, coordinator)
+
+const region = {
+  getters: { id: 'id', isRegistered: 'is_registered', buffered: 'buffered' },
+  methods: {
+    /** Shards hosted here (in any state), sorted. */
+    localShards: 'local_shards',
+    /** Shards hosted here and accepting messages, sorted. */
+    runningShards: 'running_shards',
+    homeOf (shard) { return this.op('home_of', [shardId(shard)]) },
+    bufferedFor (shard) { return this.op('buffered_for', [shardId(shard)]) },
+    metrics: 'metrics',
+  },
+}
+define(native.Region, region)
+define(native.RegionDriver, region)

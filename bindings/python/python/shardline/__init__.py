@@ -31,7 +31,6 @@ from ._native import (
     InMemoryLease,
     InMemoryStore,
     ManualClock,
-    RegionDriver,
     RegionInfo,
     Snowflake,
     SnowflakeLayout,
@@ -49,7 +48,7 @@ from ._native import (
     replay,
 )
 from .clocks import SimClock, SystemClock
-from .machines import Coordinator, CoordinatorDriver, Region
+from .machines import Coordinator, CoordinatorDriver, Region, RegionDriver
 
 if HAS_ETCD:
     from ._native import Etcd, EtcdLease, EtcdStore  # noqa: F401

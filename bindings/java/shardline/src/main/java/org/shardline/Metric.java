@@ -40,24 +40,4 @@ public record Metric(
     }
     return Collections.unmodifiableList(out);
   }
-
-  /** The flat rows the native side writes: name, kind, value, description, n, then n pairs. */
-  static List<Metric> fromRows(String[] rows) {
-    List<Metric> out = new ArrayList<>();
-    int i = 0;
-    while (i < rows.length) {
-      String name = rows[i];
-      String kind = rows[i + 1];
-      long value = Long.parseUnsignedLong(rows[i + 2]);
-      String description = rows[i + 3];
-      int n = Integer.parseInt(rows[i + 4]);
-      i += 5;
-      Map<String, String> attributes = new TreeMap<>();
-      for (int k = 0; k < n; k++, i += 2) {
-        attributes.put(rows[i], rows[i + 1]);
-      }
-      out.add(new Metric(name, kind, value, description, Collections.unmodifiableMap(attributes)));
-    }
-    return Collections.unmodifiableList(out);
-  }
 }
