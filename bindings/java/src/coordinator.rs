@@ -65,25 +65,29 @@ fn token(x: jlong) -> Result<FencingToken> {
     Ok(FencingToken(unsigned(x, "token")?))
 }
 
-native! {
-/// Every input but `Member`; `kind` numbers are shared with `Coordinator.java`. `c` is UTF-8
-/// JSON (a message, a stored state).
-fn Java_org_shardline_Coordinator_nInput(
-    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
-    x: jlong, y: jlong,
-) {
-    let now = unsigned(now, "nowMs")?;
-    let input = match kind {
-        0 => CoordinatorInput::Receive(envelope(env, &a, &b, &c)?),
+/// Every input but `Member`; `kind` numbers are shared with `Coordinator.java` and
+/// `CoordinatorDriver.java`. `c` is UTF-8 JSON (a message, a stored state).
+#[allow(clippy::too_many_arguments)]
+pub fn input(
+    env: &mut JNIEnv,
+    kind: jint,
+    a: &JString,
+    b: &JString,
+    c: &JByteArray,
+    x: jlong,
+    y: jlong,
+) -> Result<CoordinatorInput> {
+    Ok(match kind {
+        0 => CoordinatorInput::Receive(envelope(env, a, b, c)?),
         1 => CoordinatorInput::MemberRemoved {
-            address: Address::parse(&string(env, &a, "address")?)?.to_string(),
+            address: Address::parse(&string(env, a, "address")?)?.to_string(),
         },
         2 => CoordinatorInput::Reachability {
-            address: Address::parse(&string(env, &a, "address")?)?.to_string(),
+            address: Address::parse(&string(env, a, "address")?)?.to_string(),
             reachable: x != 0,
         },
         3 => CoordinatorInput::RegionTerminated {
-            region: string(env, &a, "region")?,
+            region: string(env, a, "region")?,
         },
         4 => CoordinatorInput::LeaseGranted(LeaseGrant {
             token: token(x)?,
@@ -96,7 +100,7 @@ fn Java_org_shardline_Coordinator_nInput(
         },
         7 => CoordinatorInput::LeaseRenewFailed { token: token(x)? },
         8 => CoordinatorInput::LeaseLost { token: token(x)? },
-        9 => CoordinatorInput::StateLoaded(from_utf8_json(env, &c, "stored state")?),
+        9 => CoordinatorInput::StateLoaded(from_utf8_json(env, c, "stored state")?),
         10 => CoordinatorInput::StateLoadFailed { fenced: x != 0 },
         11 => CoordinatorInput::StoreFailed { fenced: x != 0 },
         12 => CoordinatorInput::PreparingForShutdown,
@@ -106,7 +110,15 @@ fn Java_org_shardline_Coordinator_nInput(
                 "unknown input kind {other}"
             )))
         }
-    };
+    })
+}
+
+native! { fn Java_org_shardline_Coordinator_nInput(
+    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
+    x: jlong, y: jlong,
+) {
+    let now = unsigned(now, "nowMs")?;
+    let input = input(env, kind, &a, &b, &c, x, y)?;
     unsafe { handle::with::<Coordinator, _>(h, |co| Ok(co.handle(now, input)?)) }
 }}
 

@@ -4,9 +4,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::coordinator::{
-    Coordinator as CoreCoordinator, CoordinatorConfig, CoordinatorNotice,
-};
+use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig};
 use shardline_core::host::CoordinatorDriver as CoreDriver;
 
 use shardline_bind::ops::machines;
@@ -47,10 +45,6 @@ fn common(js: Js, options: V) -> R<Common> {
         coordinator,
         imp: spec.imp(),
     })
-}
-
-fn notices_js(js: Js, notices: &[CoordinatorNotice]) -> R<V> {
-    js.array_of(notices, |n| conv::ser(js, n))
 }
 
 #[napi]
@@ -219,7 +213,7 @@ impl CoordinatorDriver {
     pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, d| {
             let n = d.take_notices();
-            Ok(unknown(js, notices_js(js, &n)?))
+            Ok(unknown(js, conv::ser(js, &n)?))
         })
     }
 

@@ -5,9 +5,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_core::host::RegionDriver as CoreDriver;
-use shardline_core::region::{
-    ExtractorDoc, Region as CoreRegion, RegionConfig, RegionNotice, ShardExtractor,
-};
+use shardline_core::region::{ExtractorDoc, Region as CoreRegion, RegionConfig, ShardExtractor};
 
 use crate::backends;
 use crate::conv;
@@ -63,10 +61,6 @@ fn shard_of(js: Js, js_extractor: bool, region: &CoreRegion, entity: &str) -> R<
         conv::shard(js, v, "the extractor's shard id").map_err(Fail::into_callback_failure)
     })
     .ok_or_else(|| Fail::new(Code::CallbackFailed, "the extractor failed"))
-}
-
-fn notices_js(js: Js, notices: &[RegionNotice]) -> R<V> {
-    js.array_of(notices, |n| conv::ser(js, n))
 }
 
 pub(crate) struct StepRegion {
@@ -331,7 +325,7 @@ impl RegionDriver {
     pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, d| {
             let n = d.driver.take_notices();
-            Ok(unknown(js, notices_js(js, &n)?))
+            Ok(unknown(js, conv::ser(js, &n)?))
         })
     }
 
