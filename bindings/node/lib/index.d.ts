@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, MemberInit, Metric, RegionOutput, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+import type { ErrorCode as ErrorCodeName, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, MemberInit, Metric, RegionOutput, Snapshot, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
 
 export * from '../index'
 
@@ -82,6 +82,16 @@ export interface CoordinatorQueries {
   /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
   metrics(): Metric[]
   handoffsInProgress(): string[]
+  /** Whether a region is registered and has not been seen to die. */
+  isAlive(region: string): boolean
+  /** A region's shards, oldest first. */
+  shardsOf(region: string): string[]
+  /** Shards the coordinator knows of that have no home. */
+  unallocated(): string[]
+  /** The persistent state as a snapshot. */
+  snapshot(): Snapshot
+  /** The settings it runs with, defaults filled in. */
+  readonly config: CoordinatorConfig
 }
 
 /** What a region answers, the step machine and the driver alike (./machines.cjs). */

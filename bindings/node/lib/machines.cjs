@@ -6,13 +6,17 @@ const native = require('../index.js')
 const { define, shardId } = require('./ops.cjs')
 
 const coordinator = {
-  getters: { phase: 'phase', isActive: 'is_active', token: 'token' },
+  getters: { phase: 'phase', isActive: 'is_active', token: 'token', config: 'config' },
   methods: {
     homeOf (shard) { return this.op('home_of', [shardId(shard)]) },
     /** Registered regions in map order, with their nodes and shards (oldest first). */
     regions: 'allocations',
     metrics: 'metrics',
     handoffsInProgress: 'handoffs_in_progress',
+    isAlive: 'is_alive',
+    shardsOf: 'shards_of',
+    unallocated: 'unallocated',
+    snapshot: 'snapshot',
   },
 }
 define(native.Coordinator, coordinator)
