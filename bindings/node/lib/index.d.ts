@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, MemberInit, Metric, RegionOutput, Snapshot, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+import type { ErrorCode as ErrorCodeName, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, MemberInit, Metric, RegionOutput, Snapshot, Stamp, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
 
 export * from '../index'
 
@@ -106,6 +106,8 @@ export interface RegionQueries {
   runningShards(): string[]
   homeOf(shard: ShardId): string | null
   bufferedFor(shard: ShardId): number
+  /** The fencing token and version of the newest directive seen for `shard`, or null. */
+  latestStamp(shard: ShardId): Stamp | null
   /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
   metrics(): Metric[]
 }

@@ -31,6 +31,8 @@ const region = {
     runningShards: 'running_shards',
     homeOf (shard) { return this.op('home_of', [shardId(shard)]) },
     bufferedFor (shard) { return this.op('buffered_for', [shardId(shard)]) },
+    /** The fencing token and version of the newest directive seen for `shard`, or null. */
+    latestStamp (shard) { return this.op('latest_stamp', [shardId(shard)]) },
     metrics: 'metrics',
   },
 }

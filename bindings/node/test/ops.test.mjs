@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { Coordinator } from 'shardline'
+import { Coordinator, Region } from 'shardline'
 
 const coordinator = () => new Coordinator({ strategy: { kind: 'least-shard' }, selfAddress: 'pekko://sys@h:1' })
 
@@ -38,4 +38,15 @@ test('a bad call names the object, the operation and the argument', () => {
   assert.match(e.message, /^Coordinator\.op: name: expected a string/)
   c.close()
   assert.equal(thrown(() => c.phase).code, 'INVALID_STATE')
+})
+
+test('a region answers its queries through op', () => {
+  const r = new Region({ id: 'r1', node: 'pekko://sys@h:1', extractor: { kind: 'pekko', numberOfShards: 10 } })
+  assert.equal(r.id, 'r1')
+  assert.equal(r.isRegistered, false)
+  assert.equal(r.buffered, 0)
+  assert.equal(r.bufferedFor(3), 0)
+  assert.equal(r.latestStamp('3'), null)
+  assert.deepEqual(r.localShards(), [])
+  assert.equal(r.homeOf(3), null)
 })
