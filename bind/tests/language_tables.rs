@@ -125,15 +125,16 @@ fn java_phases_carry_the_core_names() {
 }
 
 #[test]
-fn the_python_stub_names_the_core_phases() {
-    let pyi = read("bindings/python/python/shardline/_native.pyi");
+fn the_python_queries_name_the_core_phases() {
+    // `phase` is a query by name, documented where Python names it.
+    let py = read("bindings/python/python/shardline/machines.py");
     let want = phases()
         .iter()
         .map(|p| format!("\"{p}\""))
         .collect::<Vec<_>>()
         .join(", ");
     assert!(
-        pyi.contains(&format!("One of {want}.")),
-        "_native.pyi should document Coordinator.phase as: One of {want}."
+        py.contains(&format!("One of {want}.")),
+        "machines.py should document CoordinatorQueries.phase as: One of {want}."
     );
 }

@@ -717,16 +717,8 @@ export declare class Coordinator {
   pollOutput(): CoordinatorOutput | null
   /** When to call `onTimeout` next, or null. */
   nextDeadline(): number | null
-  get phase(): CoordinatorPhase
-  get isActive(): boolean
-  /** The fencing token of the lease held, or null. */
-  get token(): number | null
-  homeOf(shard: ShardId): string | null
-  /** Registered regions in map order, with their nodes and shards (oldest first). */
-  regions(): CoordinatorRegion[]
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
-  metrics(): Metric[]
-  handoffsInProgress(): Array<string>
+  /** The queries (`shardline_bind::ops::machines::coordinator`), named in lib/machines.cjs. */
+  op(name: string, args: unknown[]): unknown
   /** Frees the state machine and forgets its callbacks; idempotent. */
   close(): void
 }
@@ -752,14 +744,8 @@ export declare class CoordinatorDriver {
   nextDeadline(): number | null
   /** Notices since the last call (activation, hand-offs, refusals, ...). */
   takeNotices(): CoordinatorNotice[]
-  get phase(): CoordinatorPhase
-  get isActive(): boolean
-  get token(): number | null
-  homeOf(shard: ShardId): string | null
-  regions(): CoordinatorRegion[]
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
-  metrics(): Metric[]
-  handoffsInProgress(): Array<string>
+  /** The coordinator's queries, as `Coordinator.op`. */
+  op(name: string, args: unknown[]): unknown
   /**
    * Frees the coordinator and forgets every callback; idempotent. Does not release the
    * lease: call `stop()` first for a clean hand-over.
@@ -831,18 +817,11 @@ export declare class Region {
   onTimeout(nowMs: number): void
   pollOutput(): RegionOutput | null
   nextDeadline(): number | null
-  get id(): string
-  get isRegistered(): boolean
-  /** Shards hosted here (in any state), sorted. */
-  localShards(): Array<string>
-  /** Shards hosted here and accepting messages, sorted. */
-  runningShards(): Array<string>
-  homeOf(shard: ShardId): string | null
-  /** Messages waiting for shard homes. */
-  get buffered(): number
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
-  metrics(): Metric[]
-  bufferedFor(shard: ShardId): number
+  /**
+   * The queries (`shardline_bind::ops::machines::region`), named in lib/machines.cjs
+   * (`shardOf` is a method here: it may call the JavaScript extractor).
+   */
+  op(name: string, args: unknown[]): unknown
   shardOf(entity: string): string
   close(): void
 }
@@ -871,14 +850,8 @@ export declare class RegionDriver {
   poll(): number | null
   nextDeadline(): number | null
   takeNotices(): RegionNotice[]
-  get id(): string
-  get isRegistered(): boolean
-  localShards(): Array<string>
-  runningShards(): Array<string>
-  homeOf(shard: ShardId): string | null
-  get buffered(): number
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
-  metrics(): Metric[]
+  /** The region's queries, as `Region.op`. */
+  op(name: string, args: unknown[]): unknown
   shardOf(entity: string): string
   /** Frees the region and forgets every callback; idempotent. */
   close(): void

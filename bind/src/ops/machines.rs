@@ -100,4 +100,33 @@ mod tests {
         let e = call(&c, "rebalance_now", &[]).unwrap_err();
         assert_eq!(e.message, "Coordinator has no operation \"rebalance_now\"");
     }
+
+    fn region_of(shards: i32) -> Region {
+        use shardline_core::region::{RegionConfig, ShardExtractor};
+        let e = ShardExtractor::pekko(shards).unwrap();
+        Region::new(RegionConfig::default(), "r1", "pekko://sys@h:1", e).unwrap()
+    }
+
+    #[test]
+    fn region_queries_answer_plain_values() {
+        let r = region_of(10);
+        let call = |op: &str, values: &[Tree]| region(&r, Args::new("Region", op, values));
+        let shard = Tree::Text("3".into());
+        assert_eq!(call("id", &[]).unwrap(), Tree::Text("r1".into()));
+        assert_eq!(call("is_registered", &[]).unwrap(), Tree::Bool(false));
+        assert_eq!(call("buffered", &[]).unwrap(), Tree::Integer(0.into()));
+        assert_eq!(call("local_shards", &[]).unwrap(), Tree::Array(vec![]));
+        assert_eq!(
+            call("home_of", std::slice::from_ref(&shard)).unwrap(),
+            Tree::Null
+        );
+        assert_eq!(call("latest_stamp", &[shard]).unwrap(), Tree::Null);
+        let expected = r.shard_of("entity-1").unwrap();
+        let got = call("shard_of", &[Tree::Text("entity-1".into())]).unwrap();
+        assert_eq!(got, Tree::Text(expected));
+        let e = call("buffered_for", &[]).unwrap_err();
+        assert_eq!(e.message, "Region.buffered_for: shard is required");
+        let e = call("route", &[]).unwrap_err();
+        assert_eq!(e.message, "Region has no operation \"route\"");
+    }
 }

@@ -318,22 +318,3 @@ pub fn opt_from_json<T: serde::de::DeserializeOwned>(
 pub fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("protocol types serialize")
 }
-
-/// Metrics as the flat rows `Metric.fromRows` reads: per metric its name, kind, value,
-/// description, the number of attributes, then each attribute's key and value.
-pub fn metric_rows(metrics: &[shardline_core::metrics::Metric]) -> Vec<String> {
-    let mut rows = Vec::new();
-    for m in metrics {
-        rows.extend([
-            m.name.clone(),
-            m.kind.name().to_owned(),
-            m.value.to_string(),
-            m.description.clone(),
-            m.attributes.len().to_string(),
-        ]);
-        for (k, v) in &m.attributes {
-            rows.extend([k.clone(), v.clone()]);
-        }
-    }
-    rows
-}

@@ -4,7 +4,7 @@
 //! without a round trip through Java.
 
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jbyteArray, jint, jlong};
+use jni::sys::{jbyteArray, jint, jlong};
 use jni::JNIEnv;
 
 use shardline_bind::driver_host as adapt;
@@ -15,8 +15,8 @@ use shardline_core::host::{Clock, CoordinatorDriver, RegionDriver, Transport};
 use shardline_core::region::Region;
 
 use crate::backends;
-use crate::boundary::{Failure, Result};
-use crate::convert::{bytes, envelope, member, opt_long, string};
+use crate::boundary::Result;
+use crate::convert::{bytes, member, opt_long, string};
 use crate::handle::{self, free_native, Handle};
 use crate::host::JavaHost;
 use crate::native::native;
@@ -64,44 +64,23 @@ free_native!(
 );
 
 native! {
-/// Kind 0: start; 1: receive(a, b, c); 2: memberRemoved(a); 3: reachability(a, flag);
-/// 4: regionTerminated(a); 5: leaseLost; 6: preparingForShutdown; 7: stop.
+/// Kind -1: start; -2: leaseLost; any other: a step input, numbered as in
+/// `Coordinator.nInput` (`x` its flag).
 fn Java_org_shardline_CoordinatorDriver_nInput(
-    env, h: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>, flag: jboolean,
+    env, h: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>, x: jlong,
 ) {
-    let address = |env: &mut JNIEnv| -> Result<String> {
-        Ok(shardline_core::model::Address::parse(&string(env, &a, "address")?)?.to_string())
+    let input = match kind {
+        -1 | -2 => None,
+        k => Some(crate::coordinator::input(env, k, &a, &b, &c, x, 0)?),
     };
-    match kind {
-        0 => unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.start()?)) },
-        1 => {
-            let e = envelope(env, &a, &b, &c)?;
-            unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.receive(e)?)) }
-        }
-        2 => {
-            let addr = address(env)?;
-            unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.member_removed(&addr)?)) }
-        }
-        3 => {
-            let addr = address(env)?;
-            unsafe {
-                handle::with::<CoordinatorDriver, _>(h, |d| {
-                    Ok(d.reachability(&addr, flag != 0)?)
-                })
-            }
-        }
-        4 => {
-            let r = string(env, &a, "region")?;
-            unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.region_terminated(&r)?)) }
-        }
-        5 => unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.lease_lost()?)) },
-        6 => unsafe {
-            handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.preparing_for_shutdown()?))
-        },
-        7 => unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.stop()?)) },
-        other => Err(Failure::invalid_argument(format!(
-            "unknown input kind {other}"
-        ))),
+    unsafe {
+        handle::with::<CoordinatorDriver, _>(h, |d| {
+            Ok(match input {
+                Some(i) => d.input(i),
+                None if kind == -1 => d.start(),
+                None => d.lease_lost(),
+            }?)
+        })
     }
 }}
 
@@ -166,22 +145,7 @@ fn Java_org_shardline_RegionDriver_nInput(
     env, h: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
 ) {
     let input = region_input(env, kind, &a, &b, &c)?;
-    use shardline_core::region::RegionInput as I;
-    unsafe {
-        handle::with::<RegionDriver, _>(h, |d| {
-            match input {
-                I::Receive(e) => d.receive(e)?,
-                I::CoordinatorChanged => d.coordinator_changed()?,
-                I::RegionTerminated { region } => d.region_terminated(&region)?,
-                I::ShardStopped { shard } => d.shard_stopped(&shard)?,
-                I::EntityPassivated { shard, entity } => {
-                    d.entity_passivated(&shard, &entity)?
-                }
-                I::GracefulShutdown => d.graceful_shutdown()?,
-            }
-            Ok(())
-        })
-    }
+    unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.input(input)?)) }
 }}
 
 native! { fn Java_org_shardline_RegionDriver_nPoll(_, h: jlong) -> jlong {

@@ -1,20 +1,19 @@
 //! `org.shardline.Region` (the sans-IO step API) and the queries it shares with
 //! `RegionDriver` (`org.shardline.RegionQueries`).
 
-use jni::objects::{JByteArray, JString};
-use jni::sys::{jboolean, jbyteArray, jint, jlong, jobjectArray, jstring, JNI_TRUE};
+use jni::objects::{JByteArray, JObjectArray, JString};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, JNI_FALSE};
 use jni::JNIEnv;
 
+use shardline_bind::ops::machines;
 use shardline_core::host::RegionDriver;
 use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{
-    bytes, envelope, opt_from_json, opt_long, opt_new_string, opt_string, string, string_array,
-    unsigned,
-};
+use crate::convert::{bytes, envelope, opt_from_json, opt_long, opt_string, string, unsigned};
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
+use crate::ops;
 use crate::outputs::{rows, Rows};
 
 pub fn config(env: &mut JNIEnv, json: &JString) -> Result<RegionConfig> {
@@ -152,64 +151,21 @@ unsafe fn query<R>(h: jlong, driver: jboolean, f: impl FnOnce(&Region) -> Result
     unsafe { handle::query(h, driver, RegionDriver::region, f) }
 }
 
-native! {
-/// What = 0: id; 1: home of shard `arg`; 2: shard of entity `arg`.
-fn Java_org_shardline_RegionQueries_nString(
-    env, h: jlong, driver: jboolean, what: jint, arg: JString<'l>,
-) -> jstring {
-    let arg = opt_string(env, &arg)?;
-    let arg = arg.as_deref().unwrap_or_default();
-    let s = unsafe {
-        query(h, driver, |r| {
-            Ok(match what {
-                0 => Some(r.id().to_owned()),
-                1 => r.home_of(arg).map(str::to_owned),
-                _ => Some(r.shard_of(arg)?),
-            })
-        })
-    }?;
-    opt_new_string(env, s.as_deref())
-}}
-
-native! {
-/// What = 0: local shards; 1: running shards; 2: metrics as rows
-/// (`crate::convert::metric_rows`).
-fn Java_org_shardline_RegionQueries_nList(
-    env, h: jlong, driver: jboolean, what: jint,
-) -> jobjectArray {
-    let items = unsafe {
-        query(h, driver, |r| {
-            Ok(match what {
-                0 => r.local_shards(),
-                1 => r.running_shards(),
-                _ => crate::convert::metric_rows(&r.metrics()),
-            })
-        })
-    }?;
-    string_array(env, items.iter())
-}}
-
-native! {
-/// What = 0: registered (0/1); 1: buffered messages; 2: buffered for shard `arg`; 3: next
-/// deadline (-1 none).
-fn Java_org_shardline_RegionQueries_nLong(
-    env, h: jlong, driver: jboolean, what: jint, arg: JString<'l>,
+native! { fn Java_org_shardline_RegionQueries_nNextDeadline(
+    _, h: jlong, driver: jboolean,
 ) -> jlong {
-    let arg = opt_string(env, &arg)?;
-    unsafe {
-        query(h, driver, |r| {
-            Ok(match what {
-                0 => {
-                    if r.is_registered() {
-                        JNI_TRUE as jlong
-                    } else {
-                        0
-                    }
-                }
-                1 => r.buffered() as jlong,
-                2 => r.buffered_for(arg.as_deref().unwrap_or_default()) as jlong,
-                _ => opt_long(r.next_deadline()),
-            })
-        })
-    }
+    // SAFETY: the Java side passes a live handle of the kind `driver` names.
+    unsafe { query(h, driver, |r| Ok(opt_long(r.next_deadline()))) }
+}}
+
+native! {
+/// The queries (`shardline_bind::ops::machines::region`), named in `AbstractRegion.java`.
+fn Java_org_shardline_RegionQueries_nOp(
+    env, h: jlong, driver: jboolean, op: JString<'l>, args: JObjectArray<'l>,
+) -> jobject {
+    let kind = if driver != JNI_FALSE { "RegionDriver" } else { "Region" };
+    ops::call(env, kind, &op, &args, |a| {
+        // SAFETY: the Java side passes a live handle of the kind `driver` names.
+        unsafe { query(h, driver, |r| Ok(machines::region(r, a)?)) }
+    })
 }}

@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, CoordinatorOutput, Envelope, MemberInit, RegionOutput, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+import type { ErrorCode as ErrorCodeName, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, MemberInit, Metric, RegionOutput, Snapshot, Stamp, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
 
 export * from '../index'
 
@@ -70,17 +70,61 @@ export declare class ConsistentHashingShardAllocationStrategy extends ShardlineA
 declare const shardline: typeof import('./index')
 export default shardline
 
-// Methods written in JavaScript: the drivers' one-input methods (./inputs.cjs, over
-// `handle`) and the step API's envelope path (./envelope.cjs).
+/** What a coordinator answers, the step machine and the driver alike (./machines.cjs). */
+export interface CoordinatorQueries {
+  readonly phase: CoordinatorPhase
+  readonly isActive: boolean
+  /** The fencing token of the lease held, or null. */
+  readonly token: number | null
+  homeOf(shard: ShardId): string | null
+  /** Registered regions in map order, with their nodes and shards (oldest first). */
+  regions(): CoordinatorRegion[]
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
+  metrics(): Metric[]
+  handoffsInProgress(): string[]
+  /** Whether a region is registered and has not been seen to die. */
+  isAlive(region: string): boolean
+  /** A region's shards, oldest first. */
+  shardsOf(region: string): string[]
+  /** Shards the coordinator knows of that have no home. */
+  unallocated(): string[]
+  /** The persistent state as a snapshot. */
+  snapshot(): Snapshot
+  /** The settings it runs with, defaults filled in. */
+  readonly config: CoordinatorConfig
+}
+
+/** What a region answers, the step machine and the driver alike (./machines.cjs). */
+export interface RegionQueries {
+  readonly id: string
+  readonly isRegistered: boolean
+  /** Messages waiting for shard homes. */
+  readonly buffered: number
+  /** Shards hosted here (in any state), sorted. */
+  localShards(): string[]
+  /** Shards hosted here and accepting messages, sorted. */
+  runningShards(): string[]
+  homeOf(shard: ShardId): string | null
+  bufferedFor(shard: ShardId): number
+  /** The fencing token and version of the newest directive seen for `shard`, or null. */
+  latestStamp(shard: ShardId): Stamp | null
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.region.*`). */
+  metrics(): Metric[]
+}
+
+// Methods written in JavaScript: the queries over each native class's `op(name, args)`
+// (./machines.cjs and the other modules that call ./ops.cjs's `define`), the drivers'
+// one-input methods (./inputs.cjs, over `handle`) and the step API's envelope path
+// (./envelope.cjs).
 declare module '../index' {
-  interface Coordinator {
+  interface Coordinator extends CoordinatorQueries {
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
-  interface Region {
+  interface Region extends RegionQueries {
     drainOutputs(): RegionOutput[]
   }
-  interface CoordinatorDriver {
+  interface CoordinatorDriver extends CoordinatorQueries {
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void
     /** A cluster member joined or changed. */
@@ -93,7 +137,7 @@ declare module '../index' {
     /** Stops coordinating and releases the lease. */
     stop(): void
   }
-  interface RegionDriver {
+  interface RegionDriver extends RegionQueries {
     /** A message from the coordinator or another region. */
     receive(envelope: Envelope): void
     /** The host finished stopping a shard whose `stopShard` returned false. */

@@ -322,9 +322,9 @@ fn tree_to_js(js: Js, t: &Tree) -> R<V> {
     }
 }
 
-/// A core value as a JavaScript value. Without bytes in it, the value's JSON text goes
-/// through `JSON.parse`, which builds objects far faster than setting their properties one
-/// call at a time (a step's outputs are converted on every call); with bytes, the tree is
+/// A core value as a JavaScript value. An object or array without bytes in it goes as JSON
+/// text through `JSON.parse`, which builds objects far faster than setting their properties
+/// one call at a time (a step's outputs are converted on every call); with bytes, the tree is
 /// walked so that they become Buffers.
 pub fn ser<T: Serialize>(js: Js, v: &T) -> R<V> {
     tree_js(js, &tree::to_tree(v)?)
@@ -332,7 +332,8 @@ pub fn ser<T: Serialize>(js: Js, v: &T) -> R<V> {
 
 /// A tree as a JavaScript value (see [`ser`]).
 pub fn tree_js(js: Js, t: &Tree) -> R<V> {
-    if has_bytes(t) {
+    // A plain value is one Node-API call; only objects and arrays are worth a JSON.parse.
+    if has_bytes(t) || !matches!(t, Tree::Array(_) | Tree::Map(_)) {
         return tree_to_js(js, t);
     }
     let text = serde_json::to_string(t)

@@ -5,9 +5,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_core::host::RegionDriver as CoreDriver;
-use shardline_core::region::{
-    ExtractorDoc, Region as CoreRegion, RegionConfig, RegionNotice, ShardExtractor,
-};
+use shardline_core::region::{ExtractorDoc, Region as CoreRegion, RegionConfig, ShardExtractor};
 
 use crate::backends;
 use crate::conv;
@@ -15,9 +13,11 @@ use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, Type, V};
+use crate::ops;
 use crate::proto;
 use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
+use shardline_bind::ops::machines;
 
 /// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
 /// function from entity id to shard id. `None` in the second place: native.
@@ -61,10 +61,6 @@ fn shard_of(js: Js, js_extractor: bool, region: &CoreRegion, entity: &str) -> R<
         conv::shard(js, v, "the extractor's shard id").map_err(Fail::into_callback_failure)
     })
     .ok_or_else(|| Fail::new(Code::CallbackFailed, "the extractor failed"))
-}
-
-fn notices_js(js: Js, notices: &[RegionNotice]) -> R<V> {
-    js.array_of(notices, |n| conv::ser(js, n))
 }
 
 pub(crate) struct StepRegion {
@@ -192,55 +188,17 @@ impl Region {
             .query(env, |_, r| Ok(r.region.next_deadline().map(|d| d as f64)))
     }
 
-    #[napi(getter)]
-    pub fn id(&self, env: &Env) -> Result<String> {
-        self.inner.query(env, |_, r| Ok(r.region.id().to_owned()))
-    }
-
-    #[napi(getter)]
-    pub fn is_registered(&self, env: &Env) -> Result<bool> {
-        self.inner.query(env, |_, r| Ok(r.region.is_registered()))
-    }
-
-    /// Shards hosted here (in any state), sorted.
-    #[napi(ts_args_type = "")]
-    pub fn local_shards(&self, env: &Env) -> Result<Vec<String>> {
-        self.inner.query(env, |_, r| Ok(r.region.local_shards()))
-    }
-
-    /// Shards hosted here and accepting messages, sorted.
-    #[napi(ts_args_type = "")]
-    pub fn running_shards(&self, env: &Env) -> Result<Vec<String>> {
-        self.inner.query(env, |_, r| Ok(r.region.running_shards()))
-    }
-
-    #[napi(ts_args_type = "shard: ShardId")]
-    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+    /// The queries (`shardline_bind::ops::machines::region`), named in lib/machines.cjs
+    /// (`shardOf` is a method here: it may call the JavaScript extractor).
+    #[napi(
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
+    )]
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, r| {
-            let s = conv::shard(js, shard.raw(), "shard")?;
-            Ok(r.region.home_of(&s).map(str::to_owned))
-        })
-    }
-
-    /// Messages waiting for shard homes.
-    #[napi(getter)]
-    pub fn buffered(&self, env: &Env) -> Result<u32> {
-        self.inner.query(env, |_, r| Ok(r.region.buffered() as u32))
-    }
-
-    /// Gauges and counters under OpenTelemetry-style names (`shardline.region.*`).
-    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
-    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, r| {
-            Ok(unknown(js, conv::ser(js, &r.region.metrics())?))
-        })
-    }
-
-    #[napi(ts_args_type = "shard: ShardId")]
-    pub fn buffered_for(&self, env: &Env, shard: Unknown) -> Result<u32> {
-        self.inner.query(env, |js, r| {
-            let s = conv::shard(js, shard.raw(), "shard")?;
-            Ok(r.region.buffered_for(&s) as u32)
+            ops::call(js, "Region", name.raw(), args.raw(), |a| {
+                machines::region(&r.region, a)
+            })
         })
     }
 
@@ -367,53 +325,20 @@ impl RegionDriver {
     pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, d| {
             let n = d.driver.take_notices();
-            Ok(unknown(js, notices_js(js, &n)?))
+            Ok(unknown(js, conv::ser(js, &n)?))
         })
     }
 
-    #[napi(getter)]
-    pub fn id(&self, env: &Env) -> Result<String> {
-        self.inner
-            .query(env, |_, d| Ok(d.driver.region().id().to_owned()))
-    }
-
-    #[napi(getter)]
-    pub fn is_registered(&self, env: &Env) -> Result<bool> {
-        self.inner
-            .query(env, |_, d| Ok(d.driver.region().is_registered()))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn local_shards(&self, env: &Env) -> Result<Vec<String>> {
-        self.inner
-            .query(env, |_, d| Ok(d.driver.region().local_shards()))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn running_shards(&self, env: &Env) -> Result<Vec<String>> {
-        self.inner
-            .query(env, |_, d| Ok(d.driver.region().running_shards()))
-    }
-
-    #[napi(ts_args_type = "shard: ShardId")]
-    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+    /// The region's queries, as `Region.op`.
+    #[napi(
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
+    )]
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, d| {
-            let s = conv::shard(js, shard.raw(), "shard")?;
-            Ok(d.driver.region().home_of(&s).map(str::to_owned))
-        })
-    }
-
-    #[napi(getter)]
-    pub fn buffered(&self, env: &Env) -> Result<u32> {
-        self.inner
-            .query(env, |_, d| Ok(d.driver.region().buffered() as u32))
-    }
-
-    /// Gauges and counters under OpenTelemetry-style names (`shardline.region.*`).
-    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
-    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            Ok(unknown(js, conv::ser(js, &d.driver.region().metrics())?))
+            ops::call(js, "RegionDriver", name.raw(), args.raw(), |a| {
+                machines::region(d.driver.region(), a)
+            })
         })
     }
 

@@ -143,7 +143,7 @@ struct RegionSide {
     extractor: Extractor,
 }
 
-#[pyclass(name = "RegionDriver", module = "shardline._native", frozen)]
+#[pyclass(name = "RegionDriver", module = "shardline._native", frozen, subclass)]
 pub struct PyRegionDriver {
     inner: Guarded<RegionSide>,
 }
@@ -265,37 +265,18 @@ impl PyRegionDriver {
         notices.iter().map(|n| values::to_py(py, n)).collect()
     }
 
-    #[getter]
-    fn id(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |r| r.id().to_owned())
-    }
-
-    #[getter]
-    fn is_registered(&self, py: Python<'_>) -> PyResult<bool> {
-        self.read(py, |r| r.is_registered())
-    }
-
-    fn local_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.read(py, |r| r.local_shards())
-    }
-
-    fn running_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.read(py, |r| r.running_shards())
-    }
-
-    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
-        self.read(py, |r| r.home_of(shard).map(str::to_owned))
-    }
-
-    #[getter]
-    fn buffered(&self, py: Python<'_>) -> PyResult<usize> {
-        self.read(py, |r| r.buffered())
-    }
-
-    /// Gauges and counters (`shardline.region.*`) as dicts.
-    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let m = self.read(py, |r| r.metrics())?;
-        crate::values::to_py(py, &m)
+    /// The region's queries, as `Region._op`.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let side = self.inner.enter(py)?;
+        ops::call(py, "RegionDriver", op, args, |a| {
+            machines::region(side.driver.region(), a)
+        })
     }
 
     fn shard_of(&self, py: Python<'_>, entity: &str) -> PyResult<String> {

@@ -1,7 +1,8 @@
 //! The shard region state machine, step API, and the entity -> shard extractor it routes by.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyString};
+use pyo3::types::{PyInt, PyString, PyTuple};
+use shardline_bind::ops::machines;
 use shardline_core::protocol::Envelope;
 use shardline_core::region::{
     ExtractorDoc, Region, RegionConfig, RegionInput, RejectReason, Rejected, ShardExtractor,
@@ -11,7 +12,7 @@ use crate::busy::Enter;
 use crate::errors::{
     callback_failed, failure_err, guard, invalid_argument, InvalidStateError, OrRaise,
 };
-use crate::values;
+use crate::{ops, values};
 use shardline_bind::HandleCell;
 
 /// A Python extractor, run before the core sees the message (so its exceptions reach the
@@ -193,49 +194,17 @@ impl PyRegion {
         values::to_py_list(py, &all)
     }
 
-    #[getter]
-    fn id(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |r| Ok(r.region.id().to_owned()))
-    }
-
-    #[getter]
-    fn is_registered(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with(py, |r| Ok(r.region.is_registered()))
-    }
-
-    fn local_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.with(py, |r| Ok(r.region.local_shards()))
-    }
-
-    fn running_shards(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.with(py, |r| Ok(r.region.running_shards()))
-    }
-
-    fn home_of(&self, py: Python<'_>, shard: &str) -> PyResult<Option<String>> {
-        self.with(py, |r| Ok(r.region.home_of(shard).map(str::to_owned)))
-    }
-
-    #[getter]
-    fn buffered(&self, py: Python<'_>) -> PyResult<usize> {
-        self.with(py, |r| Ok(r.region.buffered()))
-    }
-
-    /// Gauges and counters (`shardline.region.*`) as dicts.
-    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let m = self.with(py, |r| Ok(r.region.metrics()))?;
-        crate::values::to_py(py, &m)
-    }
-
-    fn buffered_for(&self, py: Python<'_>, shard: &str) -> PyResult<usize> {
-        self.with(py, |r| Ok(r.region.buffered_for(shard)))
-    }
-
-    /// `(token, version)` of the newest directive seen for `shard`.
-    fn latest_stamp(&self, py: Python<'_>, shard: &str) -> PyResult<Option<(u64, u64)>> {
+    /// The queries (`shardline_bind::ops::machines::region`); the `shardline` package names
+    /// each (`shard_of` is a method here: it may call the Python extractor).
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         self.with(py, |r| {
-            Ok(r.region
-                .latest_stamp(shard)
-                .map(|s| (s.token.0, s.version.0)))
+            ops::call(py, "Region", op, args, |a| machines::region(&r.region, a))
         })
     }
 

@@ -32,7 +32,6 @@ from ._native import (
     InMemoryLease,
     InMemoryStore,
     ManualClock,
-    RegionDriver,
     RegionInfo,
     Snowflake,
     SnowflakeLayout,
@@ -51,7 +50,7 @@ from ._native import (
 )
 from .aio import AsyncCoordinatorDriver
 from .clocks import SimClock, SystemClock
-from .machines import Coordinator, CoordinatorDriver, Region
+from .machines import Coordinator, CoordinatorDriver, Region, RegionDriver
 
 if HAS_ETCD:
     from ._native import Etcd, EtcdLease, EtcdStore  # noqa: F401

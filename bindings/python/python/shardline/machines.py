@@ -82,6 +82,59 @@ class CoordinatorQueries:
         return self._op("metrics")
 
 
+class RegionQueries:
+    """What a region answers, the step machine and the driver alike; each is one native
+    operation (``_op``), decided once for every language."""
+
+    __slots__ = ()
+
+    def _op(self, op: str, *args: Any) -> Any:  # pragma: no cover - native
+        raise NotImplementedError
+
+    @property
+    def id(self) -> str:
+        return self._op("id")
+
+    @property
+    def is_registered(self) -> bool:
+        return self._op("is_registered")
+
+    def local_shards(self) -> list[str]:
+        """Shards hosted here (in any state), sorted."""
+        return self._op("local_shards")
+
+    def running_shards(self) -> list[str]:
+        """Shards hosted here and accepting messages, sorted."""
+        return self._op("running_shards")
+
+    def home_of(self, shard: str) -> Optional[str]:
+        return self._op("home_of", shard)
+
+    @property
+    def buffered(self) -> int:
+        """Messages waiting for shard homes."""
+        return self._op("buffered")
+
+    def buffered_for(self, shard: str) -> int:
+        return self._op("buffered_for", shard)
+
+    def latest_stamp(self, shard: str) -> Optional[tuple[int, int]]:
+        """``(token, version)`` of the newest directive seen for ``shard``."""
+        stamp = self._op("latest_stamp", shard)
+        return None if stamp is None else (stamp["token"], stamp["version"])
+
+    def metrics(self) -> list[dict[str, Any]]:
+        """Gauges and counters under OpenTelemetry-style names (``shardline.region.*``)."""
+        return self._op("metrics")
+
+
+class RegionDriver(_native.RegionDriver, RegionQueries):
+    """The region run for you: its outputs are carried out through the transport, clock and
+    entity host given, during each call."""
+
+    __slots__ = ()
+
+
 class CoordinatorDriver(_native.CoordinatorDriver, CoordinatorQueries):
     """The coordinator run for you: its outputs are carried out through the transport, clock,
     lease and store given, during each call."""
@@ -150,7 +203,7 @@ class Coordinator(_native.Coordinator, CoordinatorQueries):
         self.handle(now_ms, {"type": "stop"})
 
 
-class Region(_native.Region):
+class Region(_native.Region, RegionQueries):
     """Feed inputs with the host's monotonic time, carry out ``poll_output()`` in order, call
     ``on_timeout`` at ``next_deadline()``."""
 

@@ -22,14 +22,14 @@ public abstract class AbstractRegion extends NativeHandle {
   }
 
   public final String id() {
-    return call(h -> RegionQueries.nString(h, driver, 0, null));
+    return op(this::nOp, "id");
   }
 
   /** The shard of an entity, by this region's extractor. */
   public final String shardOf(String entityId) {
     Objects.requireNonNull(entityId, "entityId");
     if (extractor instanceof BuiltinExtractor) {
-      return call(h -> RegionQueries.nString(h, driver, 2, entityId));
+      return op(this::nOp, "shard_of", entityId);
     }
     return checkedShard(entityId);
   }
@@ -45,40 +45,44 @@ public abstract class AbstractRegion extends NativeHandle {
 
   /** Whether the coordinator has acknowledged this region's registration. */
   public final boolean isRegistered() {
-    return callLong(h -> RegionQueries.nLong(h, driver, 0, null)) != 0;
+    return op(this::nOp, "is_registered");
   }
 
   /** Shards hosted here (in any state), sorted. */
   public final List<String> localShards() {
-    return List.of(call(h -> RegionQueries.nList(h, driver, 0)));
+    return List.copyOf(this.<List<String>>op(this::nOp, "local_shards"));
   }
 
   /** Shards hosted here and accepting messages, sorted. */
   public final List<String> runningShards() {
-    return List.of(call(h -> RegionQueries.nList(h, driver, 1)));
+    return List.copyOf(this.<List<String>>op(this::nOp, "running_shards"));
   }
 
   /** Gauges and counters under OpenTelemetry-style names ({@code shardline.region.*}). */
   public final List<Metric> metrics() {
-    return Metric.fromRows(call(h -> RegionQueries.nList(h, driver, 2)));
+    return Metric.fromMaps(op(this::nOp, "metrics"));
   }
 
   /** The region a shard lives in, as far as this region knows. */
   public final Optional<String> homeOf(String shard) {
-    return Optional.ofNullable(call(h -> RegionQueries.nString(h, driver, 1, shard)));
+    return Optional.ofNullable(op(this::nOp, "home_of", shard));
   }
 
   /** Messages waiting for shard homes. */
   public final long buffered() {
-    return callLong(h -> RegionQueries.nLong(h, driver, 1, null));
+    return this.<Long>op(this::nOp, "buffered");
   }
 
   public final long bufferedFor(String shard) {
-    return callLong(h -> RegionQueries.nLong(h, driver, 2, shard));
+    return this.<Long>op(this::nOp, "buffered_for", shard);
   }
 
   public final OptionalLong nextDeadline() {
-    long t = callLong(h -> RegionQueries.nLong(h, driver, 3, null));
+    long t = callLong(h -> RegionQueries.nNextDeadline(h, driver));
     return t < 0 ? OptionalLong.empty() : OptionalLong.of(t);
+  }
+
+  private Object nOp(long h, String name, Object[] args) {
+    return RegionQueries.nOp(h, driver, name, args);
   }
 }

@@ -46,11 +46,11 @@ public final class CoordinatorDriver extends AbstractCoordinator {
   }
 
   public void start() {
-    input(0, null, null, null, false);
+    input(-1, null, null, null, false);
   }
 
   public void receive(Envelope e) {
-    input(1, e.from().regionId(), e.to().regionId(), e.utf8(), false);
+    input(0, e.from().regionId(), e.to().regionId(), e.utf8(), false);
   }
 
   public void member(Member m) {
@@ -58,28 +58,28 @@ public final class CoordinatorDriver extends AbstractCoordinator {
   }
 
   public void memberRemoved(String address) {
-    input(2, address, null, null, false);
+    input(1, address, null, null, false);
   }
 
   public void reachability(String address, boolean reachable) {
-    input(3, address, null, null, reachable);
+    input(2, address, null, null, reachable);
   }
 
   public void regionTerminated(String region) {
-    input(4, region, null, null, false);
+    input(3, region, null, null, false);
   }
 
   /** The lease backend reports the current grant lost. */
   public void leaseLost() {
-    input(5, null, null, null, false);
+    input(-2, null, null, null, false);
   }
 
   public void preparingForShutdown() {
-    input(6, null, null, null, false);
+    input(12, null, null, null, false);
   }
 
   public void stop() {
-    input(7, null, null, null, false);
+    input(13, null, null, null, false);
   }
 
   /** Runs every timer that is due; returns when to call again. */
@@ -93,8 +93,9 @@ public final class CoordinatorDriver extends AbstractCoordinator {
     return Rows.notices(call(CoordinatorDriver::nTakeNotices));
   }
 
+  /** Kinds -1 (start) and -2 (leaseLost), else numbered as in {@code Coordinator.nInput}. */
   private void input(int kind, String a, String b, byte[] c, boolean flag) {
-    run(h -> nInput(h, kind, a, b, c, flag));
+    run(h -> nInput(h, kind, a, b, c, flag ? 1 : 0));
   }
 
   private static native long nNew(
@@ -108,7 +109,7 @@ public final class CoordinatorDriver extends AbstractCoordinator {
 
   private static native void nFree(long h);
 
-  private static native void nInput(long h, int kind, String a, String b, byte[] c, boolean flag);
+  private static native void nInput(long h, int kind, String a, String b, byte[] c, long x);
 
   private static native void nMember(long h, String[] fields, int upNumber);
 

@@ -4,9 +4,8 @@ package org.shardline;
 final class RegionQueries {
   private RegionQueries() {}
 
-  static native String nString(long h, boolean driver, int what, String arg);
+  static native long nNextDeadline(long h, boolean driver);
 
-  static native String[] nList(long h, boolean driver, int what);
-
-  static native long nLong(long h, boolean driver, int what, String arg);
+  /** The operations by name (ops.rs); {@link AbstractRegion} names each. */
+  static native Object nOp(long h, boolean driver, String op, Object[] args);
 }

@@ -1,0 +1,40 @@
+'use strict'
+// The coordinator's and region's queries (shardline_bind::ops::machines), by their
+// JavaScript names, for the step machines and the drivers alike.
+
+const native = require('../index.js')
+const { define, shardId } = require('./ops.cjs')
+
+const coordinator = {
+  getters: { phase: 'phase', isActive: 'is_active', token: 'token', config: 'config' },
+  methods: {
+    homeOf (shard) { return this.op('home_of', [shardId(shard)]) },
+    /** Registered regions in map order, with their nodes and shards (oldest first). */
+    regions: 'allocations',
+    metrics: 'metrics',
+    handoffsInProgress: 'handoffs_in_progress',
+    isAlive: 'is_alive',
+    shardsOf: 'shards_of',
+    unallocated: 'unallocated',
+    snapshot: 'snapshot',
+  },
+}
+define(native.Coordinator, coordinator)
+define(native.CoordinatorDriver, coordinator)
+
+const region = {
+  getters: { id: 'id', isRegistered: 'is_registered', buffered: 'buffered' },
+  methods: {
+    /** Shards hosted here (in any state), sorted. */
+    localShards: 'local_shards',
+    /** Shards hosted here and accepting messages, sorted. */
+    runningShards: 'running_shards',
+    homeOf (shard) { return this.op('home_of', [shardId(shard)]) },
+    bufferedFor (shard) { return this.op('buffered_for', [shardId(shard)]) },
+    /** The fencing token and version of the newest directive seen for `shard`, or null. */
+    latestStamp (shard) { return this.op('latest_stamp', [shardId(shard)]) },
+    metrics: 'metrics',
+  },
+}
+define(native.Region, region)
+define(native.RegionDriver, region)
