@@ -28,16 +28,9 @@ from ._native import (
     VERSION,
     AllocationState,
     ConsistentHashRing,
-    InMemoryLease,
-    InMemoryStore,
-    ManualClock,
     RegionDriver,
     RegionInfo,
-    Snowflake,
-    SnowflakeLayout,
     Strategy,
-    WorkerIdHolder,
-    WorkerIdRegistry,
     actor_ts_shard_id,
     decide,
     decode_envelope,
@@ -48,7 +41,9 @@ from ._native import (
     pekko_shard_id,
     replay,
 )
+from .backends import InMemoryLease, InMemoryStore, ManualClock
 from .clocks import SimClock, SystemClock
+from .ids import Snowflake, SnowflakeLayout, WorkerIdHolder, WorkerIdRegistry
 from .machines import Coordinator, CoordinatorDriver, Region
 
 if HAS_ETCD:
