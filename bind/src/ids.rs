@@ -93,9 +93,10 @@ pub fn policy(text: &str, what: &str) -> Result<Policy, Failure> {
 }
 
 /// A worker-id holder's options as named ones: `{owner, incarnation, ttlMs = 10000,
-/// workerBits = 10, layout?, policy = "lowest", seed = 0}`.
+/// workerBits = 10, layout?, policy = "lowest", seed = 0}`. Other keys are left alone: a
+/// host's options object carries its clock beside them.
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct HolderInit {
     pub owner: String,
     pub incarnation: u64,

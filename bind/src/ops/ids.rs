@@ -239,8 +239,8 @@ pub(super) mod tests {
     #[test]
     fn holder_options_are_checked_and_named() {
         let bad: Result<HolderInit, _> =
-            serde_json::from_value(serde_json::json!({"owner": "a", "incarnation": 1, "ttl": 5}));
-        assert!(bad.unwrap_err().to_string().contains("ttl"));
+            serde_json::from_value(serde_json::json!({"owner": "a", "incarnation": -1}));
+        assert!(bad.unwrap_err().to_string().contains("-1"));
         let mut i = init("a");
         i.policy = Some("random".into());
         let e = i.options().err().unwrap();
