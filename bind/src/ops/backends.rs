@@ -6,8 +6,11 @@ use shardline_core::coordinator::{Record, Snapshot};
 use shardline_core::host::{Clock, InMemoryLease, InMemoryStore, Lease, ManualClock, Store};
 use shardline_core::protocol::FencingToken;
 
-use super::{reply, Args, Reply};
+use serde::de::DeserializeOwned;
+
+use super::{reply, Args, Reply, Tree};
 use crate::objects::LeaseHolder;
+use crate::Failure;
 
 /// `now_ms`, `set(nowMs)` (never backwards), `advance(ms)`.
 pub fn clock(c: &ManualClock, a: Args<'_>) -> Reply {
@@ -19,7 +22,17 @@ pub fn clock(c: &ManualClock, a: Args<'_>) -> Reply {
     }
 }
 
-fn token(a: &Args<'_>) -> Result<FencingToken, crate::Failure> {
+/// Argument `i`, a stored value or its JSON text (the JVM's `Store` hands records over as text).
+fn stored<T: DeserializeOwned>(a: &Args<'_>, i: usize, name: &str) -> Result<T, Failure> {
+    match a.get::<Tree>(i, name)? {
+        Tree::Text(json) => {
+            shardline_core::protocol::json::from_str(&json, name).map_err(Failure::from)
+        }
+        _ => a.get(i, name),
+    }
+}
+
+fn token(a: &Args<'_>) -> Result<FencingToken, Failure> {
     a.get(0, "token").map(FencingToken)
 }
 
@@ -41,7 +54,8 @@ pub fn lease(l: &InMemoryLease, a: Args<'_>) -> Reply {
 }
 
 /// `contents` (what a load would return, fencing nobody), `highest_token`,
-/// `append(token, record)` and `save_snapshot(token, snapshot)` (`{outcome: "written"}` or
+/// `append(token, record)` and `save_snapshot(token, snapshot)` (each a value or its JSON
+/// text; answering `{outcome: "written"}` or
 /// `{outcome: "fenced", highest}`), `load(token)` (the stored state, fencing every token below
 /// `token`, or null when `token` is fenced).
 pub fn store(s: &InMemoryStore, a: Args<'_>) -> Reply {
@@ -49,11 +63,11 @@ pub fn store(s: &InMemoryStore, a: Args<'_>) -> Reply {
         "contents" => reply(&s.contents()),
         "highest_token" => reply(&s.highest_token()),
         "append" => {
-            let r: Record = a.get(1, "record")?;
+            let r: Record = stored(&a, 1, "record")?;
             reply(&s.clone().append(token(&a)?, &r)?)
         }
         "save_snapshot" => {
-            let snapshot: Snapshot = a.get(1, "snapshot")?;
+            let snapshot: Snapshot = stored(&a, 1, "snapshot")?;
             reply(&s.clone().save_snapshot(token(&a)?, &snapshot)?)
         }
         "load" => reply(&s.clone().load(token(&a)?)?),
@@ -130,11 +144,23 @@ mod tests {
         assert_eq!(call("highest_token", &[]).unwrap(), int(2));
         let events = field(&call("contents", &[]).unwrap(), "events");
         assert_eq!(events.as_array().map(Vec::len), Some(1));
-        let e = call("append", &[int(3), text("not a record")]).unwrap_err();
+        let e = call("append", &[int(3), int(7)]).unwrap_err();
         assert!(
             e.message.starts_with("InMemoryStore.append: record "),
             "{}",
             e.message
         );
+        let e = call("append", &[int(3), text("{\"seq\": 2}")]).unwrap_err();
+        assert_eq!(e.status, Status::InvalidArgument);
+        assert!(e.message.contains("record"), "{}", e.message);
+        let json = serde_json::to_string(&Record {
+            seq: 2,
+            event: shardline_core::coordinator::Event::ShardRegionTerminated {
+                region: "r1".into(),
+            },
+        })
+        .unwrap();
+        let written = call("append", &[int(3), text(&json)]).unwrap();
+        assert_eq!(field(&written, "outcome"), text("written"));
     }
 }
