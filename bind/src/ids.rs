@@ -8,13 +8,61 @@
 //! so every loop of the holder that waits for time to pass still ends. No reading is made up
 //! beyond what the core asked to wait for.
 
-use shardline_core::workerid::snowflake::{Clock, Layout};
+use serde::Deserialize;
+use shardline_core::workerid::snowflake::{Clock, Layout, Next, Snowflake};
 use shardline_core::workerid::{
     HoldError, Identity, Policy, Registry, ReserveConfig, ReserveError, TenureConfig,
     WorkerIdHolder,
 };
 
+use crate::objects::LayoutSpec;
 use crate::status::{Failure, Status};
+
+/// One worker's Snowflake generator as every binding holds it: the core's, and the wall time
+/// its last `next` said to ask again at.
+pub struct Generator {
+    pub snowflake: Snowflake,
+    pub wait_until_ms: Option<u64>,
+}
+
+impl Generator {
+    /// Unfenced (a worker id made unique by configuration: no floor, unlimited budget) unless
+    /// `fenced`; a fenced one issues only above `floor_ms` and nothing before a budget.
+    pub fn new(
+        layout: Layout,
+        worker: u64,
+        fenced: bool,
+        floor_ms: Option<u64>,
+    ) -> Result<Generator, Failure> {
+        let snowflake = if fenced {
+            Snowflake::fenced(layout, worker, floor_ms)?
+        } else {
+            Snowflake::new(layout, worker)?
+        };
+        Ok(Generator {
+            snowflake,
+            wait_until_ms: None,
+        })
+    }
+
+    /// The next id at wall time `wall_ms`, or `None`: ask again at `wait_until_ms`.
+    pub fn next(&mut self, wall_ms: u64) -> Result<Option<u64>, Failure> {
+        let next = self
+            .snowflake
+            .next(wall_ms)
+            .map_err(shardline_core::Error::from)?;
+        Ok(match next {
+            Next::Id(id) => {
+                self.wait_until_ms = None;
+                Some(id)
+            }
+            Next::WaitUntil(at) => {
+                self.wait_until_ms = Some(at);
+                None
+            }
+        })
+    }
+}
 
 /// The status and message of a worker-id holder's failure: a full pool is NO_CANDIDATES (no
 /// id can be had, as no region can take a shard), a bad configuration keeps its own kind, and
@@ -41,6 +89,51 @@ pub fn policy(text: &str, what: &str) -> Result<Policy, Failure> {
         _ => Err(Failure::invalid_argument(format!(
             "{what} must be \"lowest\" or \"spread:N\", got {text:?}"
         ))),
+    }
+}
+
+/// A worker-id holder's options as named ones: `{owner, incarnation, ttlMs = 10000,
+/// workerBits = 10, layout?, policy = "lowest", seed = 0}`. Other keys are left alone: a
+/// host's options object carries its clock beside them.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HolderInit {
+    pub owner: String,
+    pub incarnation: u64,
+    #[serde(default = "default_ttl")]
+    pub ttl_ms: u64,
+    pub worker_bits: Option<u8>,
+    pub layout: Option<LayoutSpec>,
+    pub policy: Option<String>,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_ttl() -> u64 {
+    10_000
+}
+
+impl HolderInit {
+    /// The options, checked, and the registry session's time-to-live.
+    pub fn options(self) -> Result<(HolderOptions, u64), Failure> {
+        let mut reserve = ReserveConfig::default();
+        if let Some(bits) = self.worker_bits {
+            reserve.worker_bits = bits;
+        }
+        if let Some(p) = self.policy {
+            reserve.policy = policy(&p, "policy")?;
+        }
+        let options = HolderOptions {
+            identity: Identity {
+                owner: self.owner,
+                incarnation: self.incarnation,
+            },
+            reserve,
+            tenure: TenureConfig::for_ttl(self.ttl_ms),
+            layout: self.layout.unwrap_or_default().build()?,
+            seed: self.seed,
+        };
+        Ok((options, self.ttl_ms))
     }
 }
 

@@ -765,13 +765,8 @@ export declare class InMemoryLease {
   constructor(owner: string, ttlMs: number, options?: { marginMs?: number; driftPpm?: number })
   /** Another contender for the same lease. */
   contender(owner: string): InMemoryLease
-  /** The holder and token as the backend sees them at `nowMs`. */
-  holder(nowMs: number): { owner: string; token: number } | null
-  /** Test hook: the backend forgets the holder, as when its session expires server-side. */
-  expireNow(): void
-  acquire(nowMs: number): LeaseGrant | null
-  renew(token: number, nowMs: number): number | null
-  release(token: number): void
+  /** The named operations; lib/ids.cjs names each. */
+  op(name: string, args: unknown[]): unknown
 }
 
 /**
@@ -782,22 +777,15 @@ export declare class InMemoryLease {
 export declare class InMemoryStore {
   /** An empty store, or one holding `state` (e.g. another store's `contents()`). */
   constructor(state?: StoredState)
-  /** What a load would return now, without fencing anyone. */
-  contents(): StoredState
-  get highestToken(): number
-  append(token: number, record: StoredRecord): WriteOutcome
-  saveSnapshot(token: number, snapshot: Snapshot): WriteOutcome
-  /** Reads the state and fences every token below `token`; null when `token` is fenced. */
-  load(token: number): StoredState | null
+  /** The named operations; lib/ids.cjs names each. */
+  op(name: string, args: unknown[]): unknown
 }
 
 /** A clock the host sets; drivers given the same ManualClock share its time. */
 export declare class ManualClock {
   constructor(nowMs?: number)
-  nowMs(): number
-  /** Moves the time forward to `nowMs` (never backwards). */
-  set(nowMs: number): void
-  advance(ms: number): void
+  /** The named operations; lib/ids.cjs names each. */
+  op(name: string, args: unknown[]): unknown
 }
 
 export declare class Region {
@@ -866,17 +854,11 @@ export declare class Snowflake {
   constructor(worker: number, options?: { layout?: SnowflakeLayout; floorMs?: number })
   /** The next id at wall time `wallMs` (Unix ms), or null: ask again at `waitUntilMs`. */
   next(wallMs: number): bigint | null
-  /** After `next` returned null: the wall time to ask again at. */
-  get waitUntilMs(): number | null
-  /** Allows timestamps up to `ceilingMs` (the budget a worker-id tenure grants). */
-  extendBudget(ceilingMs: number): void
-  /** Stops issuing ids for good (the worker id was lost). */
-  revoke(): void
-  get worker(): number
-  get layout(): SnowflakeLayout
-  get budgetMs(): number | null
-  get floorMs(): number | null
-  get lastTimestampMs(): number | null
+  /**
+   * `shardline_bind::ops::ids::snowflake`; lib/ids.cjs names them.
+   * The named operations; lib/ids.cjs names each.
+   */
+  op(name: string, args: unknown[]): unknown
 }
 
 export declare class Strategy {
@@ -910,21 +892,13 @@ export declare class WorkerIdHolder {
    * `clock` defaults to the system clocks (waits then block the thread).
    */
   constructor(registry: WorkerIdRegistry, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number })
-  get workerId(): number
-  get epoch(): number
-  /** Timestamps below this were allowed to earlier holders of the id. */
-  get floorMs(): number
-  /** Timestamps up to this are acknowledged by the registry. */
-  get budgetMs(): number
-  /** The local (monotonic) deadline of the reservation. */
-  get validUntilMs(): number | null
-  get layout(): SnowflakeLayout
   /** The next Snowflake id; keeps the reservation alive as needed. */
   nextId(): bigint
-  /** Does the upkeep that is due; returns the monotonic time of the next. */
-  maintain(): number
-  /** Returns the unused budget and deletes the claim; the id is free for others at once. */
-  release(): void
+  /**
+   * `shardline_bind::ops::ids::holder`; lib/ids.cjs names them.
+   * The named operations; lib/ids.cjs names each.
+   */
+  op(name: string, args: unknown[]): unknown
   /** Releases the id (if still held) and forgets the clock; idempotent. */
   close(): void
 }
@@ -935,13 +909,11 @@ export declare class WorkerIdHolder {
  */
 export declare class WorkerIdRegistry {
   constructor()
-  /** Moves server time forward; sessions past their expiry end, with their claims. */
-  advanceTo(nowMs: number): void
-  get nowMs(): number
-  /** Live claims by worker id. */
-  liveClaims(): { workerId: number; owner: string; incarnation: number; epoch: number }[]
-  /** The timestamp fence of a worker id, or null if it was never used. */
-  fence(workerId: number): { epoch: number; floorMs: number; hwmMs: number } | null
+  /**
+   * `shardline_bind::ops::ids::registry`; lib/ids.cjs names them.
+   * The named operations; lib/ids.cjs names each.
+   */
+  op(name: string, args: unknown[]): unknown
 }
 
 /** actor-ts `hashShardId`: `Math.abs(fnv1a32(entityId)) % numShards`. */

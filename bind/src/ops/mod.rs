@@ -17,6 +17,8 @@ use crate::tree::to_tree;
 pub use crate::tree::Tree;
 use crate::Failure;
 
+pub mod backends;
+pub mod ids;
 pub mod machines;
 
 /// The arguments of one call: the operation's name and its positional values.

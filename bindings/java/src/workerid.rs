@@ -4,21 +4,23 @@
 //! The holder waits (backoff, sequence overflow) through the host's `IdClock`, called back on
 //! the calling thread like every other callback.
 
-use jni::objects::{JLongArray, JObject, JString};
-use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
+use jni::objects::{JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong, jlongArray, jobject, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
 use shardline_bind::driver_host::{self, Adapter};
-use shardline_bind::ids::HolderOptions;
+use shardline_bind::ids::{Generator, HolderOptions};
+use shardline_bind::ops::ids as ops_ids;
 use shardline_bind::workerid_fields;
-use shardline_core::workerid::snowflake::{Layout, Next, Snowflake};
+use shardline_core::workerid::snowflake::Layout;
 use shardline_core::workerid::{Identity, InMemoryRegistry, InMemorySession};
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{long_array, opt_long, string, string_array, ttl_ms, unsigned};
+use crate::convert::{long_array, opt_long, string, ttl_ms, unsigned};
 use crate::handle::{self, free_native, Handle};
 use crate::host::JavaHost;
 use crate::native::native;
+use crate::ops;
 
 fn layout(t: jint, w: jint, s: jint, epoch: jlong) -> Result<Layout> {
     let v = [t.into(), w.into(), s.into(), epoch];
@@ -41,73 +43,39 @@ fn longs(env: &mut JNIEnv, a: &JLongArray, what: &str) -> Result<Vec<u64>> {
 // ---- Snowflake -----------------------------------------------------------------------------
 
 native! {
-/// `floor` < 0: unfenced (no floor, unlimited budget).
+/// `floor` < 0: no floor.
 fn Java_org_shardline_Snowflake_nNew(
     _, t: jint, w: jint, s: jint, epoch: jlong, worker: jlong, floor: jlong, fenced: jboolean,
 ) -> jlong {
     let l = layout(t, w, s, epoch)?;
     let worker = unsigned(worker, "worker")?;
-    let g = if fenced != JNI_FALSE {
-        Snowflake::fenced(l, worker, u64::try_from(floor).ok())?
-    } else {
-        Snowflake::new(l, worker)?
-    };
+    let g = Generator::new(l, worker, fenced != JNI_FALSE, u64::try_from(floor).ok())?;
     Ok(Handle::into_raw("Snowflake", g))
 }}
 
-free_native!(Java_org_shardline_Snowflake_nFree, Snowflake);
+free_native!(Java_org_shardline_Snowflake_nFree, Generator);
 
 native! {
 /// {0, id} or {1, wait until (wall ms)}.
 fn Java_org_shardline_Snowflake_nNext(env, h: jlong, now: jlong) -> jlongArray {
     let now = unsigned(now, "wallMs")?;
-    let next = unsafe {
-        handle::with::<Snowflake, _>(h, |g| {
-            Ok(g.next(now).map_err(shardline_core::Error::from)?)
-        })
+    let (id, wait) = unsafe {
+        handle::with::<Generator, _>(h, |g| Ok((g.next(now)?, g.wait_until_ms)))
     }?;
-    match next {
-        Next::Id(id) => long_array(env, &[0, opt_long(Some(id))]),
-        Next::WaitUntil(t) => long_array(env, &[1, opt_long(Some(t))]),
+    match id {
+        Some(id) => long_array(env, &[0, opt_long(Some(id))]),
+        None => long_array(env, &[1, opt_long(wait)]),
     }
 }}
 
 native! {
-/// Kind 0: extend budget to `v`; 1: revoke; 2: rollback tolerance `v`; 3: max fence wait `v`.
-fn Java_org_shardline_Snowflake_nSet(_, h: jlong, kind: jint, v: jlong) {
-    let v = if kind == 1 { 0 } else { unsigned(v, "value")? };
-    unsafe {
-        handle::with::<Snowflake, _>(h, |g| {
-            match kind {
-                0 => g.extend_budget(v),
-                1 => g.revoke(),
-                2 => *g = g.clone().with_rollback_tolerance(v),
-                3 => *g = g.clone().with_max_fence_wait(v),
-                other => {
-                    return Err(Failure::invalid_argument(format!(
-                        "unknown setting {other}"
-                    )))
-                }
-            }
-            Ok(())
-        })
-    }
-}}
-
-native! {
-/// {worker, last timestamp, floor, budget}; -1 where absent.
-fn Java_org_shardline_Snowflake_nInfo(env, h: jlong) -> jlongArray {
-    let info = unsafe {
-        handle::with::<Snowflake, _>(h, |g| {
-            Ok([
-                opt_long(Some(g.worker())),
-                opt_long(g.last_timestamp_ms()),
-                opt_long(g.floor_ms()),
-                opt_long(g.budget_ms()),
-            ])
-        })
-    }?;
-    long_array(env, &info)
+/// The named operations (`shardline_bind::ops::ids::snowflake`), named in `Snowflake.java`.
+fn Java_org_shardline_Snowflake_nOp(
+    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
+) -> jobject {
+    ops::call(env, "Snowflake", &op, &args, |a| unsafe {
+        handle::with::<Generator, _>(h, |g| Ok(ops_ids::snowflake(g, a)?))
+    })
 }}
 
 native! {
@@ -147,50 +115,15 @@ native! { fn Java_org_shardline_InMemoryRegistry_nSession(_, h: jlong, ttl: jlon
     Ok(Handle::into_raw("InMemorySession", s))
 }}
 
-native! { fn Java_org_shardline_InMemoryRegistry_nAdvanceTo(_, h: jlong, now: jlong) -> jlong {
-    let now = unsigned(now, "nowMs")?;
-    unsafe {
-        handle::with::<InMemoryRegistry, _>(h, |r| {
-            r.advance_to(now);
-            Ok(opt_long(Some(r.now_ms())))
-        })
-    }
-}}
-
 native! {
-/// Flat {id, owner, incarnation, epoch, ...} of the live claims.
-fn Java_org_shardline_InMemoryRegistry_nLiveClaims(env, h: jlong) -> jobjectArray {
-    let claims = unsafe { handle::with::<InMemoryRegistry, _>(h, |r| Ok(r.live_claims())) }?;
-    let flat: Vec<String> = claims
-        .iter()
-        .flat_map(|(id, c)| {
-            [
-                id.to_string(),
-                c.owner.clone(),
-                c.incarnation.to_string(),
-                c.epoch.to_string(),
-            ]
-        })
-        .collect();
-    string_array(env, flat.iter())
-}}
-
-native! {
-/// {epoch, floor, hwm} or null.
-fn Java_org_shardline_InMemoryRegistry_nFence(env, h: jlong, id: jint) -> jlongArray {
-    let id = u32::try_from(id)
-        .map_err(|_| Failure::invalid_argument(format!("worker id is negative: {id}")))?;
-    match unsafe { handle::with::<InMemoryRegistry, _>(h, |r| Ok(r.fence(id))) }? {
-        None => Ok(std::ptr::null_mut()),
-        Some(f) => long_array(
-            env,
-            &[
-                opt_long(Some(f.epoch)),
-                opt_long(Some(f.floor_ms)),
-                opt_long(Some(f.hwm_ms)),
-            ],
-        ),
-    }
+/// The named operations (`shardline_bind::ops::ids::registry`), named in
+/// `InMemoryRegistry.java`.
+fn Java_org_shardline_InMemoryRegistry_nOp(
+    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
+) -> jobject {
+    ops::call(env, "InMemoryRegistry", &op, &args, |a| unsafe {
+        handle::with::<InMemoryRegistry, _>(h, |r| Ok(ops_ids::registry(r, a)?))
+    })
 }}
 
 native! { fn Java_org_shardline_InMemorySession_nIsLive(_, h: jlong) -> jboolean {
@@ -247,35 +180,15 @@ fn Java_org_shardline_WorkerIdHolder_nAcquire(
 
 native! { fn Java_org_shardline_WorkerIdHolder_nFree(_, h: jlong) {
     // Releases the id if it is still held, so closing never leaves a claim behind.
-    let released = unsafe { handle::with::<Holder, _>(h, release) };
+    let released = unsafe {
+        handle::with::<Holder, _>(h, |x| {
+            drop(x.release());
+            Ok(())
+        })
+    };
     // SAFETY: Java frees a handle once, after its last call.
     unsafe { Handle::<Holder>::free(h) };
     released
-}}
-
-fn release(x: &mut Holder) -> Result<()> {
-    if let Some(mut session) = x.release() {
-        session.close();
-    }
-    Ok(())
-}
-
-native! {
-/// {worker id, epoch, floor, budget, local deadline (-1 none)}.
-fn Java_org_shardline_WorkerIdHolder_nInfo(env, h: jlong) -> jlongArray {
-    let info = unsafe {
-        handle::with::<Holder, _>(h, |x| {
-            let w = x.holder()?;
-            Ok([
-                jlong::from(w.worker_id()),
-                opt_long(Some(w.epoch())),
-                opt_long(Some(w.tenure().floor_ms())),
-                opt_long(Some(w.tenure().budget_ms())),
-                opt_long(w.tenure().valid_until_ms()),
-            ])
-        })
-    }?;
-    long_array(env, &info)
 }}
 
 native! { fn Java_org_shardline_WorkerIdHolder_nNextId(_, h: jlong) -> jlong {
@@ -285,26 +198,13 @@ native! { fn Java_org_shardline_WorkerIdHolder_nNextId(_, h: jlong) -> jlong {
 }}
 
 native! {
-/// `until` < 0: one round of upkeep; returns when the next is due. Otherwise keeps the id
-/// alive until the monotonic clock reads `until`.
-fn Java_org_shardline_WorkerIdHolder_nMaintain(_, h: jlong, until: jlong) -> jlong {
-    unsafe {
-        handle::with::<Holder, _>(h, |x| match u64::try_from(until) {
-            Err(_) => Ok(opt_long(Some(x.maintain()?))),
-            Ok(u) => {
-                x.hold_until(u)?;
-                Ok(-1)
-            }
-        })
-    }
-}}
-
-native! {
-/// Hands the id back (returns the unused budget, deletes the claim) and ends the session.
-fn Java_org_shardline_WorkerIdHolder_nRelease(_, h: jlong) {
-    unsafe {
-        handle::with::<Holder, _>(h, release)
-    }
+/// The named operations (`shardline_bind::ops::ids::holder`), named in `WorkerIdHolder.java`.
+fn Java_org_shardline_WorkerIdHolder_nOp(
+    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
+) -> jobject {
+    ops::call(env, "WorkerIdHolder", &op, &args, |a| unsafe {
+        handle::with::<Holder, _>(h, |x| Ok(ops_ids::holder(x, a)?))
+    })
 }}
 
 native! {

@@ -6,6 +6,7 @@ const actorTs = require('./actor-ts.cjs')
 require('./envelope.cjs') // the flat envelope path of the step methods
 require('./inputs.cjs') // the drivers' one-input methods
 require('./machines.cjs') // the machines' queries, over `op`
+require('./ids.cjs') // the operations of ids and backends
 
 /** The `err.code` of every error shardline throws. */
 const ErrorCode = Object.freeze({

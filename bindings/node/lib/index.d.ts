@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, MemberInit, Metric, RegionOutput, Snapshot, Stamp, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+import type { ErrorCode as ErrorCodeName, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, LeaseGrant, MemberInit, Metric, RegionOutput, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, WriteOutcome } from '../index'
 
 export * from '../index'
 
@@ -149,5 +149,68 @@ declare module '../index' {
     regionTerminated(region: string): void
     /** Hands every shard off, then calls the host's `stopped`. */
     gracefulShutdown(): void
+  }
+  // The operations of ./ids.cjs.
+  interface Snowflake {
+    /** After `next` returned null: the wall time to ask again at. */
+    readonly waitUntilMs: number | null
+    /** Allows timestamps up to `ceilingMs` (the budget a worker-id tenure grants). */
+    extendBudget(ceilingMs: number): void
+    /** Stops issuing ids for good (the worker id was lost). */
+    revoke(): void
+    readonly worker: number
+    readonly layout: SnowflakeLayout
+    readonly budgetMs: number | null
+    readonly floorMs: number | null
+    readonly lastTimestampMs: number | null
+  }
+  interface WorkerIdRegistry {
+    /** Moves server time forward; sessions past their expiry end, with their claims. */
+    advanceTo(nowMs: number): void
+    readonly nowMs: number
+    /** Live claims by worker id. */
+    liveClaims(): { workerId: number; owner: string; incarnation: number; epoch: number }[]
+    /** The timestamp fence of a worker id, or null if it was never used. */
+    fence(workerId: number): { epoch: number; floorMs: number; hwmMs: number } | null
+  }
+  interface WorkerIdHolder {
+    readonly workerId: number
+    /** Grows on every acquisition of this worker id, by anyone. */
+    readonly epoch: number
+    /** Timestamps below this were allowed to earlier holders of the id. */
+    readonly floorMs: number
+    /** Timestamps up to this are acknowledged by the registry. */
+    readonly budgetMs: number
+    /** The local (monotonic) deadline of the reservation. */
+    readonly validUntilMs: number | null
+    readonly layout: SnowflakeLayout
+    /** Does the upkeep that is due; returns the monotonic time of the next. */
+    maintain(): number
+    /** Returns the unused budget and deletes the claim; the id is free for others at once. */
+    release(): void
+  }
+  interface ManualClock {
+    nowMs(): number
+    /** Moves the time forward to `nowMs` (never backwards). */
+    set(nowMs: number): void
+    advance(ms: number): void
+  }
+  interface InMemoryLease {
+    /** The holder and token as the backend sees them at `nowMs`. */
+    holder(nowMs: number): { owner: string; token: number } | null
+    /** Test hook: the backend forgets the holder, as when its session expires server-side. */
+    expireNow(): void
+    acquire(nowMs: number): LeaseGrant | null
+    renew(token: number, nowMs: number): number | null
+    release(token: number): void
+  }
+  interface InMemoryStore {
+    /** What a load would return now, without fencing anyone. */
+    contents(): StoredState
+    readonly highestToken: number
+    append(token: number, record: StoredRecord): WriteOutcome
+    saveSnapshot(token: number, snapshot: Snapshot): WriteOutcome
+    /** Reads the state and fences every token below `token`; null when `token` is fenced. */
+    load(token: number): StoredState | null
   }
 }

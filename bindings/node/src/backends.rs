@@ -9,19 +9,17 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
-use shardline_bind::objects::{LeaseHolder, LeaseOptions};
-use shardline_core::coordinator::LeaseGrant;
-use shardline_core::coordinator::{Record, Snapshot};
+use shardline_bind::objects::LeaseOptions;
+use shardline_bind::ops::backends as ops_backends;
 use shardline_core::host::{Clock, ManualClock as CoreClock};
 use shardline_core::host::{InMemoryLease as CoreLease, Lease};
 use shardline_core::host::{InMemoryStore as CoreStore, Store};
-use shardline_core::protocol::FencingToken;
 
 use crate::conv;
 use crate::error::{boundary, R};
 use crate::host;
 use crate::js::{Js, V};
-use crate::state::unknown;
+use crate::ops;
 
 /// Milliseconds since the clock was made, from the OS monotonic clock.
 pub struct Monotonic(Instant);
@@ -143,6 +141,7 @@ pub fn store(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box
 }
 
 // ---- native backends ------------------------------------------------------------------------
+// Their operations are `shardline_bind::ops::backends`; lib/ids.cjs names them.
 
 /// A clock the host sets; drivers given the same ManualClock share its time.
 #[napi]
@@ -166,25 +165,16 @@ impl ManualClock {
         })
     }
 
-    #[napi]
-    pub fn now_ms(&self) -> f64 {
-        self.inner.now_ms() as f64
-    }
-
-    /// Moves the time forward to `nowMs` (never backwards).
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn set(&self, env: &Env, now_ms: Unknown) -> Result<()> {
+    /// The named operations; lib/ids.cjs names each.
+    #[napi(
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
+    )]
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         boundary(env, None, |js| {
-            self.inner.set(conv::uint(js, now_ms.raw(), "nowMs")?);
-            Ok(())
-        })
-    }
-
-    #[napi(ts_args_type = "ms: number")]
-    pub fn advance(&self, env: &Env, ms: Unknown) -> Result<()> {
-        boundary(env, None, |js| {
-            self.inner.advance(conv::uint(js, ms.raw(), "ms")?);
-            Ok(())
+            ops::call(js, "ManualClock", name.raw(), args.raw(), |a| {
+                ops_backends::clock(&self.inner, a)
+            })
         })
     }
 }
@@ -194,13 +184,6 @@ impl ManualClock {
 #[napi]
 pub struct InMemoryLease {
     inner: CoreLease,
-}
-
-fn grant_js(js: Js, g: Option<LeaseGrant>) -> R<V> {
-    match g {
-        Some(g) => conv::ser(js, &g),
-        None => js.null(),
-    }
 }
 
 #[napi]
@@ -239,51 +222,16 @@ impl InMemoryLease {
         })
     }
 
-    /// The holder and token as the backend sees them at `nowMs`.
+    /// The named operations; lib/ids.cjs names each.
     #[napi(
-        ts_args_type = "nowMs: number",
-        ts_return_type = "{ owner: string; token: number } | null"
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
     )]
-    pub fn holder<'a>(&self, env: &'a Env, now_ms: Unknown) -> Result<Unknown<'a>> {
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         boundary(env, None, |js| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let h = self
-                .inner
-                .holder(now)
-                .map(|(owner, t)| LeaseHolder { owner, token: t.0 });
-            Ok(unknown(js, conv::ser(js, &h)?))
-        })
-    }
-
-    /// Test hook: the backend forgets the holder, as when its session expires server-side.
-    #[napi]
-    pub fn expire_now(&self) {
-        self.inner.expire_now()
-    }
-
-    #[napi(ts_args_type = "nowMs: number", ts_return_type = "LeaseGrant | null")]
-    pub fn acquire<'a>(&self, env: &'a Env, now_ms: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let g = self.inner.clone().acquire(now)?;
-            Ok(unknown(js, grant_js(js, g)?))
-        })
-    }
-
-    #[napi(ts_args_type = "token: number, nowMs: number")]
-    pub fn renew(&self, env: &Env, token: Unknown, now_ms: Unknown) -> Result<Option<f64>> {
-        boundary(env, None, |js| {
-            let t = FencingToken(conv::uint(js, token.raw(), "token")?);
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            Ok(self.inner.clone().renew(t, now)?.map(|d| d as f64))
-        })
-    }
-
-    #[napi(ts_args_type = "token: number")]
-    pub fn release(&self, env: &Env, token: Unknown) -> Result<()> {
-        boundary(env, None, |js| {
-            let t = FencingToken(conv::uint(js, token.raw(), "token")?);
-            Ok(self.inner.clone().release(t)?)
+            ops::call(js, "InMemoryLease", name.raw(), args.raw(), |a| {
+                ops_backends::lease(&self.inner, a)
+            })
         })
     }
 }
@@ -311,60 +259,16 @@ impl InMemoryStore {
         })
     }
 
-    /// What a load would return now, without fencing anyone.
-    #[napi(ts_return_type = "StoredState")]
-    pub fn contents<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            Ok(unknown(js, conv::ser(js, &self.inner.contents())?))
-        })
-    }
-
-    #[napi(getter)]
-    pub fn highest_token(&self) -> f64 {
-        self.inner.highest_token().0 as f64
-    }
-
+    /// The named operations; lib/ids.cjs names each.
     #[napi(
-        ts_args_type = "token: number, record: StoredRecord",
-        ts_return_type = "WriteOutcome"
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
     )]
-    pub fn append<'a>(&self, env: &'a Env, token: Unknown, record: Unknown) -> Result<Unknown<'a>> {
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         boundary(env, None, |js| {
-            let t = FencingToken(conv::uint(js, token.raw(), "token")?);
-            let r: Record = conv::de(js, record.raw(), "record")?;
-            let o = self.inner.clone().append(t, &r)?;
-            Ok(unknown(js, conv::ser(js, &o)?))
-        })
-    }
-
-    #[napi(
-        ts_args_type = "token: number, snapshot: Snapshot",
-        ts_return_type = "WriteOutcome"
-    )]
-    pub fn save_snapshot<'a>(
-        &self,
-        env: &'a Env,
-        token: Unknown,
-        snapshot: Unknown,
-    ) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            let t = FencingToken(conv::uint(js, token.raw(), "token")?);
-            let s: Snapshot = conv::de(js, snapshot.raw(), "snapshot")?;
-            let o = self.inner.clone().save_snapshot(t, &s)?;
-            Ok(unknown(js, conv::ser(js, &o)?))
-        })
-    }
-
-    /// Reads the state and fences every token below `token`; null when `token` is fenced.
-    #[napi(ts_args_type = "token: number", ts_return_type = "StoredState | null")]
-    pub fn load<'a>(&self, env: &'a Env, token: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            let t = FencingToken(conv::uint(js, token.raw(), "token")?);
-            let v = match self.inner.clone().load(t)? {
-                Some(s) => conv::ser(js, &s)?,
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
+            ops::call(js, "InMemoryStore", name.raw(), args.raw(), |a| {
+                ops_backends::store(&self.inner, a)
+            })
         })
     }
 }

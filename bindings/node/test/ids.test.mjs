@@ -109,3 +109,13 @@ test('a holder whose registry session ends loses its id; clock exceptions propag
   assert.equal(thrown(() => new WorkerIdHolder(tiny, { owner: 'w', incarnation: 1, clock: simClock(tiny), workerBits: 1 })).code, 'NO_CANDIDATES')
   one.close()
 })
+
+test('ids above 2^53 stay exact', () => {
+  const g = new Snowflake(1023)
+  const wall = g.layout.epochMs + 2 ** 40
+  const id = g.next(wall)
+  assert.ok(id > 2n ** 53n)
+  assert.deepEqual(decomposeSnowflake(id), { unixMs: wall, worker: 1023, sequence: 0 })
+  assert.deepEqual(decomposeSnowflake(id + 1n), { unixMs: wall, worker: 1023, sequence: 1 })
+  assert.equal(g.lastTimestampMs, wall)
+})

@@ -1,19 +1,19 @@
 //! The embedded backends: a manual clock, the in-memory lease and the in-memory store. Each
 //! Python object is a handle; clones in the core share the same state, so a driver given one
-//! of these sees exactly what the Python side sees.
+//! of these sees exactly what the Python side sees. Their operations are
+//! `shardline_bind::ops::backends`; `shardline.backends` names them.
 
 use pyo3::prelude::*;
-use shardline_core::coordinator::{Record, Snapshot};
-use shardline_core::host::{Clock, ManualClock};
-use shardline_core::host::{InMemoryLease, Lease};
-use shardline_core::host::{InMemoryStore, Store, WriteOutcome};
-use shardline_core::protocol::FencingToken;
+use pyo3::types::PyTuple;
+use shardline_bind::objects::LeaseOptions;
+use shardline_bind::ops::backends as ops_backends;
+use shardline_core::host::{InMemoryLease, InMemoryStore, ManualClock};
 
-use crate::errors::OrRaise;
-use crate::values;
+use crate::errors::invalid_argument;
+use crate::{ops, values};
 
 /// A clock the host sets; it never goes backwards.
-#[pyclass(name = "ManualClock", module = "shardline._native", frozen)]
+#[pyclass(name = "ManualClock", module = "shardline._native", frozen, subclass)]
 pub struct PyManualClock {
     pub clock: ManualClock,
 }
@@ -28,96 +28,76 @@ impl PyManualClock {
         }
     }
 
-    /// Moves the clock to `now_ms` (ignored if that is in the past).
-    fn set(&self, now_ms: u64) {
-        self.clock.set(now_ms)
-    }
-
-    fn advance(&self, ms: u64) {
-        self.clock.advance(ms)
-    }
-
-    fn now_ms(&self) -> u64 {
-        self.clock.now_ms()
-    }
-
-    fn __call__(&self) -> u64 {
-        self.clock.now_ms()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("ManualClock(now_ms={})", self.clock.now_ms())
+    /// `shardline_bind::ops::backends::clock`.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        ops::call(py, "ManualClock", op, args, |a| {
+            ops_backends::clock(&self.clock, a)
+        })
     }
 }
 
-/// The coordinator lease, in memory: handles made with `contender` compete for one lease.
-#[pyclass(name = "InMemoryLease", module = "shardline._native", frozen)]
+/// The coordinator lease, in memory: handles made with `share` contend for one lease.
+#[pyclass(name = "InMemoryLease", module = "shardline._native", frozen, subclass)]
 pub struct PyInMemoryLease {
     pub lease: InMemoryLease,
 }
 
 #[pymethods]
 impl PyInMemoryLease {
-    /// A new lease nobody holds; this handle contends as `owner`.
+    /// A new lease nobody holds, this handle contending as `owner`; with `share`, a handle on
+    /// that handle's lease (its time-to-live), as `owner` or, left out, as the same owner. A
+    /// margin or drift given replaces the handle's safety (see `LeaseOptions`).
     #[new]
-    #[pyo3(signature = (owner, ttl_ms = 30_000))]
-    fn new(owner: &str, ttl_ms: u64) -> Self {
-        PyInMemoryLease {
-            lease: InMemoryLease::new(owner, ttl_ms),
-        }
+    #[pyo3(signature = (owner = None, ttl_ms = 30_000, *, share = None, margin_ms = None, drift_ppm = None))]
+    fn new(
+        owner: Option<&str>,
+        ttl_ms: u64,
+        share: Option<PyRef<'_, PyInMemoryLease>>,
+        margin_ms: Option<u64>,
+        drift_ppm: Option<u64>,
+    ) -> PyResult<Self> {
+        let lease = match (share, owner) {
+            (Some(s), Some(o)) => s.lease.contender(o),
+            (Some(s), None) => s.lease.clone(),
+            (None, Some(o)) => InMemoryLease::new(o, ttl_ms),
+            (None, None) => return Err(invalid_argument("InMemoryLease: owner is required")),
+        };
+        let safety = LeaseOptions {
+            margin_ms,
+            drift_ppm,
+        };
+        Ok(PyInMemoryLease {
+            lease: match safety.safety(ttl_ms) {
+                Some((m, d)) => lease.with_safety(m, d),
+                None => lease,
+            },
+        })
     }
 
-    /// Another contender for the same lease.
-    fn contender(&self, owner: &str) -> Self {
-        PyInMemoryLease {
-            lease: self.lease.contender(owner),
-        }
-    }
-
-    /// A handle with another safety margin and assumed clock drift (parts per million).
-    fn with_safety(&self, margin_ms: u64, drift_ppm: u64) -> Self {
-        PyInMemoryLease {
-            lease: self.lease.clone().with_safety(margin_ms, drift_ppm),
-        }
-    }
-
-    /// `(owner, token)` of the holder as the backend sees it at `now_ms`.
-    fn holder(&self, now_ms: u64) -> Option<(String, u64)> {
-        self.lease.holder(now_ms).map(|(o, t)| (o, t.0))
-    }
-
-    /// The backend forgets the holder (its session expired before it noticed).
-    fn expire_now(&self) {
-        self.lease.expire_now()
-    }
-
-    /// `(token, valid_until_ms)`, or None while someone else holds it.
-    fn acquire(&self, now_ms: u64) -> PyResult<Option<(u64, u64)>> {
-        let g = self.lease.clone().acquire(now_ms).or_raise()?;
-        Ok(g.map(|g| (g.token.0, g.valid_until_ms)))
-    }
-
-    /// The new local deadline, or None when the grant is gone.
-    fn renew(&self, token: u64, now_ms: u64) -> PyResult<Option<u64>> {
-        self.lease
-            .clone()
-            .renew(FencingToken(token), now_ms)
-            .or_raise()
-    }
-
-    fn release(&self, token: u64) -> PyResult<()> {
-        self.lease.clone().release(FencingToken(token)).or_raise()
+    /// `shardline_bind::ops::backends::lease`.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        ops::call(py, "InMemoryLease", op, args, |a| {
+            ops_backends::lease(&self.lease, a)
+        })
     }
 }
 
 /// The coordinator's state store, in memory; handles share one store.
-#[pyclass(name = "InMemoryStore", module = "shardline._native", frozen)]
+#[pyclass(name = "InMemoryStore", module = "shardline._native", frozen, subclass)]
 pub struct PyInMemoryStore {
     pub store: InMemoryStore,
-}
-
-fn outcome(o: WriteOutcome) -> bool {
-    matches!(o, WriteOutcome::Written)
 }
 
 #[pymethods]
@@ -133,40 +113,16 @@ impl PyInMemoryStore {
         Ok(PyInMemoryStore { store })
     }
 
-    /// What a load would return now, without fencing anyone.
-    fn contents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        values::to_py(py, &self.store.contents())
-    }
-
-    #[getter]
-    fn highest_token(&self) -> u64 {
-        self.store.highest_token().0
-    }
-
-    /// True if written, False if fenced by a larger token.
-    fn append(&self, token: u64, record: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let r: Record = values::from_py(record, "record")?;
-        let o = self
-            .store
-            .clone()
-            .append(FencingToken(token), &r)
-            .or_raise()?;
-        Ok(outcome(o))
-    }
-
-    fn save_snapshot(&self, token: u64, snapshot: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let s: Snapshot = values::from_py(snapshot, "snapshot")?;
-        let o = self
-            .store
-            .clone()
-            .save_snapshot(FencingToken(token), &s)
-            .or_raise()?;
-        Ok(outcome(o))
-    }
-
-    /// The stored state (fencing every token below `token`), or None if `token` is fenced.
-    fn load<'py>(&self, py: Python<'py>, token: u64) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let s = self.store.clone().load(FencingToken(token)).or_raise()?;
-        s.map(|s| values::to_py(py, &s)).transpose()
+    /// `shardline_bind::ops::backends::store`.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        ops::call(py, "InMemoryStore", op, args, |a| {
+            ops_backends::store(&self.store, a)
+        })
     }
 }

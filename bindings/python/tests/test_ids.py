@@ -81,3 +81,14 @@ def test_a_full_worker_id_pool_is_no_candidates():
         shardline.WorkerIdHolder.acquire(registry, "n2", 1, clock=clock, worker_bits=1)
     holders[0].release()
     assert shardline.WorkerIdHolder.acquire(registry, "n2", 1, clock=clock, worker_bits=1).worker_id == 0
+
+
+def test_ids_above_two_to_the_53_stay_exact():
+    layout = shardline.SnowflakeLayout()
+    g = shardline.Snowflake(1023, layout)
+    wall = layout.epoch_ms + (1 << 40)
+    big = g.next(wall)
+    assert big > 2**53
+    assert layout.decompose(big) == (wall, 1023, 0)
+    assert layout.decompose(big + 1) == (wall, 1023, 1)
+    assert g.last_timestamp_ms == wall

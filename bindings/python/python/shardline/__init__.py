@@ -29,15 +29,8 @@ from ._native import (
     AllocationState,
     ConsistentHashRing,
     CoordinatorPipeline,
-    InMemoryLease,
-    InMemoryStore,
-    ManualClock,
     RegionInfo,
-    Snowflake,
-    SnowflakeLayout,
     Strategy,
-    WorkerIdHolder,
-    WorkerIdRegistry,
     actor_ts_shard_id,
     decide,
     decode_envelope,
@@ -48,8 +41,10 @@ from ._native import (
     pekko_shard_id,
     replay,
 )
-from .aio import AsyncCoordinatorDriver
+from .aio import AsyncCoordinatorDriver, AsyncRegionDriver
+from .backends import InMemoryLease, InMemoryStore, ManualClock
 from .clocks import SimClock, SystemClock
+from .ids import Snowflake, SnowflakeLayout, WorkerIdHolder, WorkerIdRegistry
 from .machines import Coordinator, CoordinatorDriver, Region, RegionDriver
 
 if HAS_ETCD:
@@ -62,6 +57,7 @@ __all__ = [
     "VERSION",
     "AllocationState",
     "AsyncCoordinatorDriver",
+    "AsyncRegionDriver",
     "CallbackFailedError",
     "ConsistentHashRing",
     "Coordinator",

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Union
 
 from . import _native
 from .errors import ShardlineError
-from .machines import CoordinatorQueries, member_input
+from .machines import CoordinatorQueries, RegionDriver, member_input
 
 log = logging.getLogger("shardline")
 
@@ -239,7 +239,7 @@ class AsyncRegionDriver:
         self._changed: Optional[asyncio.Event] = None
         now = getattr(clock, "now_ms", clock) if clock is not None else monotonic_ms
         self._now: Callable[[], int] = now
-        self._driver = _native.RegionDriver(
+        self._driver = RegionDriver(
             region_id,
             node,
             shards,

@@ -1,5 +1,6 @@
 package org.shardline;
 
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -38,30 +39,30 @@ public final class InMemoryLease extends NativeHandle implements Lease {
 
   @Override
   public Optional<LeaseGrant> acquire(long nowMs) {
-    long[] g = call(h -> nAcquire(h, nowMs));
-    return g == null ? Optional.empty() : Optional.of(new LeaseGrant(g[0], g[1]));
+    Map<String, Long> g = op(InMemoryLease::nOp, "acquire", nowMs);
+    return g == null ? Optional.empty() : Optional.of(new LeaseGrant(g.get("token"), g.get("validUntilMs")));
   }
 
   @Override
   public OptionalLong renew(long token, long nowMs) {
-    long d = callLong(h -> nRenew(h, token, nowMs));
-    return d < 0 ? OptionalLong.empty() : OptionalLong.of(d);
+    Long d = op(InMemoryLease::nOp, "renew", token, nowMs);
+    return d == null ? OptionalLong.empty() : OptionalLong.of(d);
   }
 
   @Override
   public void release(long token) {
-    run(h -> nRelease(h, token));
+    op(InMemoryLease::nOp, "release", token);
   }
 
   /** The current holder as the backend sees it at {@code nowMs}. */
   public Optional<Holder> holder(long nowMs) {
-    String[] f = call(h -> nHolder(h, nowMs));
-    return f == null ? Optional.empty() : Optional.of(new Holder(f[0], Long.parseLong(f[1])));
+    Map<String, Object> f = op(InMemoryLease::nOp, "holder", nowMs);
+    return f == null ? Optional.empty() : Optional.of(new Holder((String) f.get("owner"), (Long) f.get("token")));
   }
 
   /** Test hook: the backend forgets the holder, as when its session expires server-side. */
   public void expireNow() {
-    run(InMemoryLease::nExpireNow);
+    op(InMemoryLease::nOp, "expire_now");
   }
 
   private static native long nNew(String owner, long ttlMs);
@@ -70,15 +71,7 @@ public final class InMemoryLease extends NativeHandle implements Lease {
 
   private static native void nWithSafety(long h, long marginMs, long driftPpm);
 
-  private static native long[] nAcquire(long h, long nowMs);
-
-  private static native long nRenew(long h, long token, long nowMs);
-
-  private static native void nRelease(long h, long token);
-
-  private static native String[] nHolder(long h, long nowMs);
-
-  private static native void nExpireNow(long h);
+  private static native Object nOp(long h, String op, Object[] args);
 
   private static native void nFree(long h);
 }

@@ -1,5 +1,6 @@
 package org.shardline;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -31,26 +32,28 @@ public final class InMemoryRegistry extends NativeHandle {
 
   /** Moves server time forward (never back); sessions past their expiry end now. */
   public long advanceTo(long nowMs) {
-    return callLong(h -> nAdvanceTo(h, nowMs));
+    return op(InMemoryRegistry::nOp, "advance_to", nowMs);
   }
 
   public long nowMs() {
-    return advanceTo(0);
+    return op(InMemoryRegistry::nOp, "now_ms");
   }
 
   /** Live claims by worker id. */
   public Map<Integer, Claim> liveClaims() {
-    String[] f = call(InMemoryRegistry::nLiveClaims);
+    List<Map<String, Object>> claims = op(InMemoryRegistry::nOp, "live_claims");
     Map<Integer, Claim> out = new TreeMap<>();
-    for (int i = 0; i + 3 < f.length; i += 4) {
-      out.put(Integer.parseInt(f[i]), new Claim(f[i + 1], Long.parseLong(f[i + 2]), Long.parseLong(f[i + 3])));
+    for (Map<String, Object> c : claims) {
+      out.put(
+          ((Long) c.get("workerId")).intValue(),
+          new Claim((String) c.get("owner"), (Long) c.get("incarnation"), (Long) c.get("epoch")));
     }
     return out;
   }
 
   public Optional<Fence> fence(int workerId) {
-    long[] f = call(h -> nFence(h, workerId));
-    return f == null ? Optional.empty() : Optional.of(new Fence(f[0], f[1], f[2]));
+    Map<String, Long> f = op(InMemoryRegistry::nOp, "fence", workerId);
+    return f == null ? Optional.empty() : Optional.of(new Fence(f.get("epoch"), f.get("floorMs"), f.get("hwmMs")));
   }
 
   private static native long nNew();
@@ -59,9 +62,5 @@ public final class InMemoryRegistry extends NativeHandle {
 
   private static native long nSession(long h, long ttlMs);
 
-  private static native long nAdvanceTo(long h, long nowMs);
-
-  private static native String[] nLiveClaims(long h);
-
-  private static native long[] nFence(long h, int id);
+  private static native Object nOp(long h, String op, Object[] args);
 }

@@ -1,5 +1,6 @@
 package org.shardline;
 
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -26,43 +27,36 @@ public final class InMemoryStore extends NativeHandle implements Store {
 
   @Override
   public WriteOutcome append(long token, String record) {
-    return outcome(callLong(h -> nAppend(h, token, record)));
+    return outcome(op(InMemoryStore::nOp, "append", token, record));
   }
 
   @Override
   public WriteOutcome saveSnapshot(long token, String snapshot) {
-    return outcome(callLong(h -> nSaveSnapshot(h, token, snapshot)));
+    return outcome(op(InMemoryStore::nOp, "save_snapshot", token, snapshot));
   }
 
   @Override
   public Optional<String> load(long token) {
-    return Optional.ofNullable(call(h -> nLoad(h, token)));
+    return Optional.ofNullable(op(InMemoryStore::nOp, "load", token)).map(Json::write);
   }
 
   /** What a load would return now, without fencing anyone. */
   public String contents() {
-    return call(InMemoryStore::nContents);
+    return Json.write(op(InMemoryStore::nOp, "contents"));
   }
 
   public long highestToken() {
-    return callLong(InMemoryStore::nHighestToken);
+    return op(InMemoryStore::nOp, "highest_token");
   }
 
-  private static WriteOutcome outcome(long v) {
-    return v < 0 ? WriteOutcome.written() : WriteOutcome.fenced(v);
+  /** {@code {outcome: "written"}} or {@code {outcome: "fenced", highest}}. */
+  private static WriteOutcome outcome(Map<String, Object> o) {
+    return "written".equals(o.get("outcome")) ? WriteOutcome.written() : WriteOutcome.fenced((Long) o.get("highest"));
   }
 
   private static native long nNew(String storedStateJson);
 
-  private static native long nAppend(long h, long token, String record);
-
-  private static native long nSaveSnapshot(long h, long token, String snapshot);
-
-  private static native String nLoad(long h, long token);
-
-  private static native String nContents(long h);
-
-  private static native long nHighestToken(long h);
+  private static native Object nOp(long h, String op, Object[] args);
 
   private static native void nFree(long h);
 }

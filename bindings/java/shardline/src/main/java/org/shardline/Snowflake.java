@@ -70,46 +70,43 @@ public final class Snowflake extends NativeHandle {
 
   /** Raises the timestamp ceiling to an acknowledged budget (never lowers it). */
   public void extendBudget(long ceilingMs) {
-    run(h -> nSet(h, 0, ceilingMs));
+    op(Snowflake::nOp, "extend_budget", ceilingMs);
   }
 
   /** Stops issuing ids at once (the reservation was lost). */
   public void revoke() {
-    run(h -> nSet(h, 1, 0));
+    op(Snowflake::nOp, "revoke");
   }
 
   public Snowflake withRollbackTolerance(long toleranceMs) {
-    run(h -> nSet(h, 2, toleranceMs));
+    op(Snowflake::nOp, "rollback_tolerance", toleranceMs);
     return this;
   }
 
   public Snowflake withMaxFenceWait(long maxFenceWaitMs) {
-    run(h -> nSet(h, 3, maxFenceWaitMs));
+    op(Snowflake::nOp, "max_fence_wait", maxFenceWaitMs);
     return this;
   }
 
   public long worker() {
-    return info()[0];
+    return op(Snowflake::nOp, "worker");
   }
 
   public OptionalLong lastTimestampMs() {
-    return opt(info()[1]);
+    return opt("last_timestamp_ms");
   }
 
   public OptionalLong floorMs() {
-    return opt(info()[2]);
+    return opt("floor_ms");
   }
 
   public OptionalLong budgetMs() {
-    return opt(info()[3]);
+    return opt("budget_ms");
   }
 
-  private long[] info() {
-    return call(Snowflake::nInfo);
-  }
-
-  private static OptionalLong opt(long v) {
-    return v < 0 ? OptionalLong.empty() : OptionalLong.of(v);
+  private OptionalLong opt(String name) {
+    Long v = op(Snowflake::nOp, name);
+    return v == null ? OptionalLong.empty() : OptionalLong.of(v);
   }
 
   private static native long nNew(int t, int w, int s, long epochMs, long worker, long floor, boolean fenced);
@@ -118,9 +115,7 @@ public final class Snowflake extends NativeHandle {
 
   private static native long[] nNext(long h, long wallMs);
 
-  private static native void nSet(long h, int kind, long value);
-
-  private static native long[] nInfo(long h);
+  private static native Object nOp(long h, String op, Object[] args);
 
   static native void nValidate(int t, int w, int s, long epochMs);
 

@@ -51,28 +51,28 @@ public final class WorkerIdHolder extends NativeHandle {
   }
 
   public int workerId() {
-    return (int) info()[0];
+    return this.<Long>op(WorkerIdHolder::nOp, "worker_id").intValue();
   }
 
   /** Grows on every acquisition of this worker id, by anyone. */
   public long epoch() {
-    return info()[1];
+    return op(WorkerIdHolder::nOp, "epoch");
   }
 
   /** Earlier holders of this id stamped at most this (Unix ms); this one stamps above it. */
   public long floorMs() {
-    return info()[2];
+    return op(WorkerIdHolder::nOp, "floor_ms");
   }
 
   /** The acknowledged timestamp budget (Unix ms). */
   public long budgetMs() {
-    return info()[3];
+    return op(WorkerIdHolder::nOp, "budget_ms");
   }
 
   /** The local deadline (monotonic ms) of the reservation. */
   public OptionalLong validUntilMs() {
-    long v = info()[4];
-    return v < 0 ? OptionalLong.empty() : OptionalLong.of(v);
+    Long v = op(WorkerIdHolder::nOp, "valid_until_ms");
+    return v == null ? OptionalLong.empty() : OptionalLong.of(v);
   }
 
   /**
@@ -87,22 +87,18 @@ public final class WorkerIdHolder extends NativeHandle {
 
   /** Does whatever upkeep is due; returns the monotonic time of the next. */
   public long maintain() {
-    return callLong(h -> nMaintain(h, -1));
+    return op(WorkerIdHolder::nOp, "maintain");
   }
 
   /** Keeps the id alive (sleeping on the clock) until the monotonic clock reads {@code untilMs}. */
   public void holdUntil(long untilMs) {
     if (untilMs < 0) throw new ShardlineException(Status.INVALID_ARGUMENT, "untilMs is negative");
-    run(h -> nMaintain(h, untilMs));
+    op(WorkerIdHolder::nOp, "hold_until", untilMs);
   }
 
   /** Hands the id back (the unused budget too) and ends the session; later calls fail. */
   public void release() {
-    run(WorkerIdHolder::nRelease);
-  }
-
-  private long[] info() {
-    return call(WorkerIdHolder::nInfo);
+    op(WorkerIdHolder::nOp, "release");
   }
 
   static native long[] nDefaults(int kind, long arg);
@@ -112,11 +108,7 @@ public final class WorkerIdHolder extends NativeHandle {
 
   private static native void nFree(long h);
 
-  private static native long[] nInfo(long h);
-
   private static native long nNextId(long h);
 
-  private static native long nMaintain(long h, long until);
-
-  private static native void nRelease(long h);
+  private static native Object nOp(long h, String op, Object[] args);
 }
