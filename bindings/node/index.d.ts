@@ -158,6 +158,28 @@ export type Command =
   /** Remember-entities: the entity was passivated on purpose and must not be restarted. */
   | { type: 'entityPassivated'; shard: string; entity: string }
 
+/**
+ * How an operation ended. `failed` means the host's call itself failed (the host keeps and
+ * reports its error); every other form is an answer to the operation named beside it.
+ */
+export type Completion =
+  | { type: 'sent' }
+  | { type: 'written' }
+  /**
+   * A writer with a larger token exists (`highest`, when the store says): for a write or
+   * a load.
+   */
+  | { type: 'fenced'; highest?: FencingToken | null }
+  | { type: 'loaded'; state: StoredState }
+  | { type: 'granted'; token: FencingToken; validUntilMs: number }
+  /** Another owner holds the lease. */
+  | { type: 'denied' }
+  | { type: 'renewed'; validUntilMs: number }
+  /** The lease is gone. */
+  | { type: 'lost' }
+  | { type: 'released' }
+  | { type: 'failed' }
+
 export interface CoordinatorConfig {
   /**
    * Emit a notice for every allocation and every rebalance round, with the strategy's
@@ -420,6 +442,26 @@ export interface MoveNote {
   /** Load the round may still move (least over dimensions); absent when unlimited. */
   loadLeft?: number | null
 }
+
+/**
+ * One thing the host must do for the coordinator, then `CoordinatorPipeline::complete`.
+ * JSON: `{"type": "send", "envelope"}`, `{"type": "append", "token", "record"}`, ...
+ */
+export type Operation =
+  /** Complete with `sent` (or `failed`; delivery may be lossy anyway). */
+  | { type: 'send'; envelope: Envelope }
+  /** Append to the store under `token`: `written`, `fenced` or `failed`. */
+  | { type: 'append'; token: FencingToken; record: StoredRecord }
+  /** Replace the stored snapshot under `token`: `written`, `fenced` or `failed`. */
+  | { type: 'saveSnapshot'; token: FencingToken; snapshot: Snapshot }
+  /** Load the stored state, fencing writers below `token`: `loaded`, `fenced` or `failed`. */
+  | { type: 'load'; token: FencingToken }
+  /** `granted`, `denied` or `failed`. */
+  | { type: 'acquire' }
+  /** `renewed`, `lost` or `failed`. */
+  | { type: 'renew'; token: FencingToken }
+  /** `released` or `failed`. */
+  | { type: 'release'; token: FencingToken }
 
 export interface RegionConfig {
   /** Messages held for all shards together before callers get theirs back. */
