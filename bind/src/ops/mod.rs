@@ -17,7 +17,10 @@ use crate::tree::to_tree;
 pub use crate::tree::Tree;
 use crate::Failure;
 
+pub mod functions;
 pub mod machines;
+pub mod state;
+pub mod strategy;
 
 /// The arguments of one call: the operation's name and its positional values.
 #[derive(Debug, Clone, Copy)]

@@ -26,29 +26,27 @@ from .errors import (
 from ._native import (
     HAS_ETCD,
     VERSION,
-    AllocationState,
-    ConsistentHashRing,
     InMemoryLease,
     InMemoryStore,
     ManualClock,
     RegionDriver,
-    RegionInfo,
     Snowflake,
     SnowflakeLayout,
-    Strategy,
     WorkerIdHolder,
     WorkerIdRegistry,
+)
+from .clocks import SimClock, SystemClock
+from .conformance import decide, decode_envelope, encode_envelope, replay
+from .hashing import (
+    ConsistentHashRing,
     actor_ts_shard_id,
-    decide,
-    decode_envelope,
-    encode_envelope,
     java_string_hash,
     murmur_string_hash,
     murmur_vnode_hash,
     pekko_shard_id,
-    replay,
 )
-from .clocks import SimClock, SystemClock
+from .state import AllocationState, RegionInfo
+from .strategy import Strategy
 from .machines import Coordinator, CoordinatorDriver, Region
 
 if HAS_ETCD:
