@@ -717,16 +717,8 @@ export declare class Coordinator {
   pollOutput(): CoordinatorOutput | null
   /** When to call `onTimeout` next, or null. */
   nextDeadline(): number | null
-  get phase(): CoordinatorPhase
-  get isActive(): boolean
-  /** The fencing token of the lease held, or null. */
-  get token(): number | null
-  homeOf(shard: ShardId): string | null
-  /** Registered regions in map order, with their nodes and shards (oldest first). */
-  regions(): CoordinatorRegion[]
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
-  metrics(): Metric[]
-  handoffsInProgress(): Array<string>
+  /** The queries (`shardline_bind::ops::machines::coordinator`), named in lib/machines.cjs. */
+  op(name: string, args: unknown[]): unknown
   /** Frees the state machine and forgets its callbacks; idempotent. */
   close(): void
 }
@@ -752,14 +744,8 @@ export declare class CoordinatorDriver {
   nextDeadline(): number | null
   /** Notices since the last call (activation, hand-offs, refusals, ...). */
   takeNotices(): CoordinatorNotice[]
-  get phase(): CoordinatorPhase
-  get isActive(): boolean
-  get token(): number | null
-  homeOf(shard: ShardId): string | null
-  regions(): CoordinatorRegion[]
-  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
-  metrics(): Metric[]
-  handoffsInProgress(): Array<string>
+  /** The coordinator's queries, as `Coordinator.op`. */
+  op(name: string, args: unknown[]): unknown
   /**
    * Frees the coordinator and forgets every callback; idempotent. Does not release the
    * lease: call `stop()` first for a clean hand-over.

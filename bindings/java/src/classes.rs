@@ -36,3 +36,15 @@ impl Class {
 
 pub static STRING: Class = Class::new("java/lang/String");
 pub static OBJECT: Class = Class::new("java/lang/Object");
+pub static BOOLEAN: Class = Class::new("java/lang/Boolean");
+pub static LONG: Class = Class::new("java/lang/Long");
+pub static DOUBLE: Class = Class::new("java/lang/Double");
+pub static FLOAT: Class = Class::new("java/lang/Float");
+pub static INTEGER: Class = Class::new("java/lang/Integer");
+pub static SHORT: Class = Class::new("java/lang/Short");
+pub static BYTE: Class = Class::new("java/lang/Byte");
+pub static BYTES: Class = Class::new("[B");
+pub static LIST: Class = Class::new("java/util/List");
+pub static MAP: Class = Class::new("java/util/Map");
+pub static ARRAY_LIST: Class = Class::new("java/util/ArrayList");
+pub static LINKED_HASH_MAP: Class = Class::new("java/util/LinkedHashMap");

@@ -2,9 +2,10 @@
 //! `CoordinatorDriver` (`org.shardline.CoordinatorQueries`).
 
 use jni::objects::{JByteArray, JObjectArray, JString};
-use jni::sys::{jboolean, jbyteArray, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, JNI_FALSE};
 use jni::JNIEnv;
 
+use shardline_bind::ops::machines;
 use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
 use shardline_core::host::CoordinatorDriver;
@@ -12,12 +13,10 @@ use shardline_core::model::Address;
 use shardline_core::protocol::FencingToken;
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{
-    envelope, from_utf8_json, member, new_string, opt_from_json, opt_long, opt_new_string,
-    opt_string, string, string_array, unsigned,
-};
+use crate::convert::{envelope, from_utf8_json, member, opt_from_json, opt_long, string, unsigned};
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
+use crate::ops;
 use crate::outputs::{rows, Rows};
 use crate::strategy::Strategy;
 
@@ -131,18 +130,17 @@ unsafe fn query<R>(
     unsafe { handle::query(h, driver, CoordinatorDriver::coordinator, f) }
 }
 
-native! { fn Java_org_shardline_CoordinatorQueries_nPhase(
-    env, h: jlong, driver: jboolean,
-) -> jstring {
-    // SAFETY: the Java side passes a live handle of the kind `driver` names.
-    let phase = unsafe { query(h, driver, |c| Ok(c.phase())) }?;
-    new_string(env, shardline_core::coordinator::phase_name(phase))
-}}
-
-native! { fn Java_org_shardline_CoordinatorQueries_nToken(_, h: jlong, driver: jboolean) -> jlong {
-    unsafe {
-        query(h, driver, |c| Ok(opt_long(c.token().map(|t| t.0))))
-    }
+native! {
+/// The queries (`shardline_bind::ops::machines::coordinator`), named in
+/// `AbstractCoordinator.java`.
+fn Java_org_shardline_CoordinatorQueries_nOp(
+    env, h: jlong, driver: jboolean, op: JString<'l>, args: JObjectArray<'l>,
+) -> jobject {
+    let kind = if driver != JNI_FALSE { "CoordinatorDriver" } else { "Coordinator" };
+    ops::call(env, kind, &op, &args, |a| {
+        // SAFETY: the Java side passes a live handle of the kind `driver` names.
+        unsafe { query(h, driver, |c| Ok(machines::coordinator(c, a)?)) }
+    })
 }}
 
 native! { fn Java_org_shardline_CoordinatorQueries_nNextDeadline(
@@ -151,55 +149,4 @@ native! { fn Java_org_shardline_CoordinatorQueries_nNextDeadline(
     unsafe {
         query(h, driver, |c| Ok(opt_long(c.next_deadline())))
     }
-}}
-
-native! { fn Java_org_shardline_CoordinatorQueries_nHomeOf(
-    env, h: jlong, driver: jboolean, shard: JString<'l>,
-) -> jstring {
-    let shard = string(env, &shard, "shard")?;
-    let home = unsafe { query(h, driver, |c| Ok(c.state().home_of(&shard).cloned())) }?;
-    opt_new_string(env, home.as_deref())
-}}
-
-native! {
-/// What = 0: regions in map order; 1: shards of `arg` (oldest first); 2: hand-offs in
-/// progress; 3: unallocated shards; 4: metrics as rows (`crate::convert::metric_rows`).
-fn Java_org_shardline_CoordinatorQueries_nList(
-    env, h: jlong, driver: jboolean, what: jint, arg: JString<'l>,
-) -> jobjectArray {
-    let arg = opt_string(env, &arg)?;
-    let items: Vec<String> = unsafe {
-        query(h, driver, |c| {
-            Ok(match what {
-                0 => c.state().regions().map(|(r, _, _)| r.clone()).collect(),
-                1 => c
-                    .state()
-                    .shards_of(arg.as_deref().unwrap_or_default())
-                    .to_vec(),
-                2 => c.handoffs_in_progress(),
-                3 => c.state().unallocated().cloned().collect(),
-                _ => crate::convert::metric_rows(&c.metrics()),
-            })
-        })
-    }?;
-    string_array(env, items.iter())
-}}
-
-native! { fn Java_org_shardline_CoordinatorQueries_nSnapshot(
-    env, h: jlong, driver: jboolean,
-) -> jstring {
-    let json = unsafe {
-        query(h, driver, |c| {
-            Ok(crate::convert::to_json(&c.state().snapshot()))
-        })
-    }?;
-    crate::convert::new_string(env, &json)
-}}
-
-native! { fn Java_org_shardline_CoordinatorQueries_nIsAlive(
-    env, h: jlong, driver: jboolean, region: JString<'l>,
-) -> jboolean {
-    let r = string(env, &region, "region")?;
-    let alive = unsafe { query(h, driver, |c| Ok(c.is_alive(&r))) }?;
-    Ok(if alive { JNI_TRUE } else { JNI_FALSE })
 }}

@@ -28,6 +28,7 @@ mod driver;
 mod handle;
 mod host;
 mod native;
+mod ops;
 mod outputs;
 mod region;
 mod replay;

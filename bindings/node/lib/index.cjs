@@ -5,6 +5,7 @@ const native = require('../index.js')
 const actorTs = require('./actor-ts.cjs')
 require('./envelope.cjs') // the flat envelope path of the step methods
 require('./inputs.cjs') // the drivers' one-input methods
+require('./machines.cjs') // the machines' queries, over `op`
 
 /** The `err.code` of every error shardline throws. */
 const ErrorCode = Object.freeze({

@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, CoordinatorOutput, Envelope, MemberInit, RegionOutput, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
+import type { ErrorCode as ErrorCodeName, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, MemberInit, Metric, RegionOutput, ShardId, Strategy, StrategyConfig, CustomStrategy } from '../index'
 
 export * from '../index'
 
@@ -70,17 +70,33 @@ export declare class ConsistentHashingShardAllocationStrategy extends ShardlineA
 declare const shardline: typeof import('./index')
 export default shardline
 
-// Methods written in JavaScript: the drivers' one-input methods (./inputs.cjs, over
-// `handle`) and the step API's envelope path (./envelope.cjs).
+/** What a coordinator answers, the step machine and the driver alike (./machines.cjs). */
+export interface CoordinatorQueries {
+  readonly phase: CoordinatorPhase
+  readonly isActive: boolean
+  /** The fencing token of the lease held, or null. */
+  readonly token: number | null
+  homeOf(shard: ShardId): string | null
+  /** Registered regions in map order, with their nodes and shards (oldest first). */
+  regions(): CoordinatorRegion[]
+  /** Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`). */
+  metrics(): Metric[]
+  handoffsInProgress(): string[]
+}
+
+// Methods written in JavaScript: the queries over each native class's `op(name, args)`
+// (./machines.cjs and the other modules that call ./ops.cjs's `define`), the drivers'
+// one-input methods (./inputs.cjs, over `handle`) and the step API's envelope path
+// (./envelope.cjs).
 declare module '../index' {
-  interface Coordinator {
+  interface Coordinator extends CoordinatorQueries {
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
   interface Region {
     drainOutputs(): RegionOutput[]
   }
-  interface CoordinatorDriver {
+  interface CoordinatorDriver extends CoordinatorQueries {
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void
     /** A cluster member joined or changed. */

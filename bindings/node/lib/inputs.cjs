@@ -3,9 +3,7 @@
 // the native `handle(input)` (or, for an envelope, the flat path of envelope.cjs).
 
 const native = require('../index.js')
-
-// actor-ts numbers its shards; a shard id is their decimal text.
-const shardId = (s) => (Number.isSafeInteger(s) && s >= 0 ? String(s) : s)
+const { shardId } = require('./ops.cjs')
 
 Object.assign(native.CoordinatorDriver.prototype, {
   /** A cluster member joined or changed. */

@@ -9,7 +9,7 @@ use shardline_core::coordinator::{
 };
 use shardline_core::host::CoordinatorDriver as CoreDriver;
 
-use shardline_bind::objects::RegionAssignment;
+use shardline_bind::ops::machines;
 
 use crate::backends;
 use crate::conv;
@@ -17,6 +17,7 @@ use crate::error::R;
 use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, V};
+use crate::ops;
 use crate::proto;
 use crate::state::{self, unknown};
 use crate::strategy::Spec;
@@ -50,10 +51,6 @@ fn common(js: Js, options: V) -> R<Common> {
 
 fn notices_js(js: Js, notices: &[CoordinatorNotice]) -> R<V> {
     js.array_of(notices, |n| conv::ser(js, n))
-}
-
-fn regions_js(js: Js, c: &CoreCoordinator) -> R<V> {
-    conv::ser(js, &RegionAssignment::all(c.state()))
 }
 
 #[napi]
@@ -124,49 +121,17 @@ impl Coordinator {
             .query(env, |_, c| Ok(c.next_deadline().map(|d| d as f64)))
     }
 
-    #[napi(getter, ts_return_type = "CoordinatorPhase")]
-    pub fn phase(&self, env: &Env) -> Result<&'static str> {
-        self.inner
-            .query(env, |_, c| Ok(proto::phase_name(c.phase())))
-    }
-
-    #[napi(getter)]
-    pub fn is_active(&self, env: &Env) -> Result<bool> {
-        self.inner.query(env, |_, c| Ok(c.is_active()))
-    }
-
-    /// The fencing token of the lease held, or null.
-    #[napi(getter)]
-    pub fn token(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, c| Ok(c.token().map(|t| t.0 as f64)))
-    }
-
-    #[napi(ts_args_type = "shard: ShardId")]
-    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+    /// The queries (`shardline_bind::ops::machines::coordinator`), named in lib/machines.cjs.
+    #[napi(
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
+    )]
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, c| {
-            let s = conv::shard(js, shard.raw(), "shard")?;
-            Ok(c.state().home_of(&s).cloned())
+            ops::call(js, "Coordinator", name.raw(), args.raw(), |a| {
+                machines::coordinator(c, a)
+            })
         })
-    }
-
-    /// Registered regions in map order, with their nodes and shards (oldest first).
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorRegion[]")]
-    pub fn regions<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner
-            .query(env, |js, c| Ok(unknown(js, regions_js(js, c)?)))
-    }
-
-    /// Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`).
-    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
-    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner
-            .query(env, |js, c| Ok(unknown(js, conv::ser(js, &c.metrics())?)))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn handoffs_in_progress(&self, env: &Env) -> Result<Vec<String>> {
-        self.inner.query(env, |_, c| Ok(c.handoffs_in_progress()))
     }
 
     /// Frees the state machine and forgets its callbacks; idempotent.
@@ -258,51 +223,17 @@ impl CoordinatorDriver {
         })
     }
 
-    #[napi(getter, ts_return_type = "CoordinatorPhase")]
-    pub fn phase(&self, env: &Env) -> Result<&'static str> {
-        self.inner
-            .query(env, |_, d| Ok(proto::phase_name(d.coordinator().phase())))
-    }
-
-    #[napi(getter)]
-    pub fn is_active(&self, env: &Env) -> Result<bool> {
-        self.inner
-            .query(env, |_, d| Ok(d.coordinator().is_active()))
-    }
-
-    #[napi(getter)]
-    pub fn token(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, d| Ok(d.coordinator().token().map(|t| t.0 as f64)))
-    }
-
-    #[napi(ts_args_type = "shard: ShardId")]
-    pub fn home_of(&self, env: &Env, shard: Unknown) -> Result<Option<String>> {
+    /// The coordinator's queries, as `Coordinator.op`.
+    #[napi(
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
+    )]
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, d| {
-            let s = conv::shard(js, shard.raw(), "shard")?;
-            Ok(d.coordinator().state().home_of(&s).cloned())
+            ops::call(js, "CoordinatorDriver", name.raw(), args.raw(), |a| {
+                machines::coordinator(d.coordinator(), a)
+            })
         })
-    }
-
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorRegion[]")]
-    pub fn regions<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            Ok(unknown(js, regions_js(js, d.coordinator())?))
-        })
-    }
-
-    /// Gauges and counters under OpenTelemetry-style names (`shardline.coordinator.*`).
-    #[napi(ts_args_type = "", ts_return_type = "Metric[]")]
-    pub fn metrics<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            Ok(unknown(js, conv::ser(js, &d.coordinator().metrics())?))
-        })
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn handoffs_in_progress(&self, env: &Env) -> Result<Vec<String>> {
-        self.inner
-            .query(env, |_, d| Ok(d.coordinator().handoffs_in_progress()))
     }
 
     /// Frees the coordinator and forgets every callback; idempotent. Does not release the

@@ -14,6 +14,7 @@ mod hashing;
 mod host;
 mod ids;
 mod js;
+mod ops;
 mod proto;
 mod region;
 mod replay;

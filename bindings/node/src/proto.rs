@@ -2,7 +2,7 @@
 //! core's JSON step form (`shardline_core::protocol::json`, shared with the C ABI), carried through
 //! a JSON value.
 
-use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput, Phase};
+use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput};
 use shardline_core::region::{RegionInput, RegionOutput};
 
 use crate::conv;
@@ -30,10 +30,6 @@ pub fn coordinator_output(js: Js, o: &CoordinatorOutput) -> R<V> {
         CoordinatorOutput::Send(e) => envelope::send_js(js, e, None),
         o => conv::ser(js, o),
     }
-}
-
-pub fn phase_name(p: Phase) -> &'static str {
-    shardline_core::coordinator::phase_name(p)
 }
 
 pub fn region_input(js: Js, v: V) -> R<RegionInput> {

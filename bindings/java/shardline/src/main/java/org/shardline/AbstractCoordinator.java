@@ -1,6 +1,7 @@
 package org.shardline;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.LongConsumer;
@@ -46,7 +47,7 @@ public abstract class AbstractCoordinator extends NativeHandle {
   }
 
   public final Phase phase() {
-    return Phase.of(call(h -> CoordinatorQueries.nPhase(h, driver)));
+    return Phase.of(op(this::nOp, "phase"));
   }
 
   public final boolean isActive() {
@@ -55,8 +56,8 @@ public abstract class AbstractCoordinator extends NativeHandle {
 
   /** The fencing token of the current lease grant. */
   public final OptionalLong token() {
-    long t = callLong(h -> CoordinatorQueries.nToken(h, driver));
-    return t < 0 ? OptionalLong.empty() : OptionalLong.of(t);
+    Long t = op(this::nOp, "token");
+    return t == null ? OptionalLong.empty() : OptionalLong.of(t);
   }
 
   /** When the next timer is due (monotonic ms). */
@@ -67,43 +68,48 @@ public abstract class AbstractCoordinator extends NativeHandle {
 
   /** The region a shard is allocated to, as of the last stored event. */
   public final Optional<String> homeOf(String shard) {
-    return Optional.ofNullable(call(h -> CoordinatorQueries.nHomeOf(h, driver, shard)));
+    return Optional.ofNullable(op(this::nOp, "home_of", shard));
   }
 
   /** Registered regions in map order. */
   public final List<String> regions() {
-    return list(0, null);
+    List<Map<String, Object>> all = op(this::nOp, "allocations");
+    return all.stream().map(a -> (String) a.get("region")).toList();
   }
 
   /** A region's shards, oldest first. */
   public final List<String> shardsOf(String region) {
-    return list(1, region);
+    return strings("shards_of", region);
   }
 
   /** Shards being handed off, sorted. */
   public final List<String> handoffsInProgress() {
-    return list(2, null);
+    return strings("handoffs_in_progress");
   }
 
   public final List<String> unallocatedShards() {
-    return list(3, null);
+    return strings("unallocated");
   }
 
   /** Gauges and counters under OpenTelemetry-style names ({@code shardline.coordinator.*}). */
   public final List<Metric> metrics() {
-    return Metric.fromRows(call(h -> CoordinatorQueries.nList(h, driver, 4, null)));
+    return Metric.fromMaps(op(this::nOp, "metrics"));
   }
 
   /** The persistent state as a snapshot (JSON). */
   public final String snapshot() {
-    return call(h -> CoordinatorQueries.nSnapshot(h, driver));
+    return Json.write(op(this::nOp, "snapshot"));
   }
 
   public final boolean isAlive(String region) {
-    return callBoolean(h -> CoordinatorQueries.nIsAlive(h, driver, region));
+    return op(this::nOp, "is_alive", region);
   }
 
-  private List<String> list(int what, String arg) {
-    return List.of(call(h -> CoordinatorQueries.nList(h, driver, what, arg)));
+  private List<String> strings(String name, Object... args) {
+    return List.copyOf(this.<List<String>>op(this::nOp, name, args));
+  }
+
+  private Object nOp(long h, String name, Object[] args) {
+    return CoordinatorQueries.nOp(h, driver, name, args);
   }
 }

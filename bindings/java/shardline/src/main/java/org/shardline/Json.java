@@ -1,5 +1,7 @@
 package org.shardline;
 
+import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 
 /** The little JSON this package writes itself (configuration objects, envelopes). */
@@ -51,5 +53,42 @@ final class Json {
       b.append(quote(e.getKey())).append(':').append(quote(e.getValue()));
     }
     return b.append('}').toString();
+  }
+
+  /** An answer of {@link NativeHandle#op} as JSON text (bytes as base64, the payload form). */
+  static String write(Object value) {
+    StringBuilder b = new StringBuilder();
+    write(b, value);
+    return b.toString();
+  }
+
+  private static void write(StringBuilder b, Object v) {
+    if (v == null) {
+      b.append("null");
+    } else if (v instanceof String s) {
+      b.append(quote(s));
+    } else if (v instanceof byte[] bytes) {
+      b.append(quote(Base64.getEncoder().encodeToString(bytes)));
+    } else if (v instanceof Map<?, ?> m) {
+      b.append('{');
+      String sep = "";
+      for (Map.Entry<?, ?> e : m.entrySet()) {
+        b.append(sep).append(quote((String) e.getKey())).append(':');
+        write(b, e.getValue());
+        sep = ",";
+      }
+      b.append('}');
+    } else if (v instanceof List<?> l) {
+      b.append('[');
+      String sep = "";
+      for (Object item : l) {
+        b.append(sep);
+        write(b, item);
+        sep = ",";
+      }
+      b.append(']');
+    } else {
+      b.append(v); // Boolean, Long, Double
+    }
   }
 }

@@ -21,6 +21,26 @@ import java.util.TreeMap;
 public record Metric(
     String name, String kind, long value, String description, Map<String, String> attributes) {
 
+  /** Metrics as the native operations answer them: {name, kind, value, description, attributes?}. */
+  static List<Metric> fromMaps(List<Map<String, Object>> items) {
+    List<Metric> out = new ArrayList<>(items.size());
+    for (Map<String, Object> m : items) {
+      Map<String, String> attributes = new TreeMap<>();
+      Object a = m.get("attributes");
+      if (a != null) {
+        ((Map<?, ?>) a).forEach((k, v) -> attributes.put((String) k, (String) v));
+      }
+      out.add(
+          new Metric(
+              (String) m.get("name"),
+              (String) m.get("kind"),
+              (Long) m.get("value"),
+              (String) m.get("description"),
+              Collections.unmodifiableMap(attributes)));
+    }
+    return Collections.unmodifiableList(out);
+  }
+
   /** The flat rows the native side writes: name, kind, value, description, n, then n pairs. */
   static List<Metric> fromRows(String[] rows) {
     List<Metric> out = new ArrayList<>();

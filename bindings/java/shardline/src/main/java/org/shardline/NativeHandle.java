@@ -81,6 +81,26 @@ public abstract class NativeHandle implements AutoCloseable {
     }
   }
 
+  /**
+   * A native method answering operations by name ({@code nOp}, see the native ops.rs): the
+   * handle, the operation's name, its arguments.
+   */
+  @FunctionalInterface
+  interface Ops {
+    Object apply(long handle, String op, Object[] args);
+  }
+
+  /**
+   * Operation {@code name} of this object through {@code ops}. Arguments and answers are plain
+   * objects: null, String, Boolean, Long, Double, byte[], List and Map with String keys (an
+   * Integer, Short, Byte or Float argument reads as its Long or Double); the caller gives the
+   * answer its type.
+   */
+  @SuppressWarnings("unchecked")
+  final <T> T op(Ops ops, String name, Object... args) {
+    return (T) call(h -> ops.apply(h, name, args));
+  }
+
   final long callLong(LongUnaryOperator f) {
     long h = resource.acquire();
     try {

@@ -1,0 +1,239 @@
+//! The JVM's side of the operations called by name (`shardline_bind::ops`): a Java class's one
+//! `nOp(handle, op, args)` native method converts its arguments and its answer here, and the
+//! Java class gives each operation its name and type over `NativeHandle.op`.
+//!
+//! Values cross as plain Java objects, so the Java side needs no JSON parser: null, `String`,
+//! `Boolean`, `Long` (also `Integer`, `Short`, `Byte` going in), `Double` (and `Float` going in),
+//! `byte[]`, `java.util.List` and `java.util.Map` with `String` keys. Answers are `ArrayList`s
+//! and `LinkedHashMap`s (the core's order); an unsigned 64-bit value above `Long.MAX_VALUE`
+//! keeps its bits, as `Long.parseUnsignedLong` reads it.
+//!
+//! The pattern, for a Java class whose operations `shardline_bind::ops::<group>::<kind>` decides:
+//!
+//! ```ignore
+//! native! { fn Java_org_shardline_Kind_nOp(
+//!     env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
+//! ) -> jobject {
+//!     ops::call(env, "Kind", &op, &args, |a| unsafe {
+//!         handle::with::<Kind, _>(h, |k| Ok(group::kind(k, a)?))
+//!     })
+//! }}
+//! ```
+//!
+//! with `private static native Object nOp(long h, String op, Object[] args);` in `Kind.java`
+//! and `String id() { return op(Kind::nOp, "id"); }` for each operation.
+
+use jni::objects::{JByteArray, JObject, JObjectArray, JString, JValue};
+use jni::sys::jobject;
+use jni::JNIEnv;
+use shardline_bind::ops::{Args, Tree};
+use shardline_bind::tree::key_text;
+
+use crate::boundary::{Failure, Result};
+use crate::classes::{
+    Class, ARRAY_LIST, BOOLEAN, BYTE, BYTES, DOUBLE, FLOAT, INTEGER, LINKED_HASH_MAP, LIST, LONG,
+    MAP, SHORT,
+};
+use crate::convert::{new_string, string};
+
+/// Runs `f` on the arguments of `kind.op(args...)` and answers with a Java object.
+pub fn call(
+    env: &mut JNIEnv,
+    kind: &'static str,
+    op: &JString,
+    args: &JObjectArray,
+    f: impl FnOnce(Args<'_>) -> Result<Tree>,
+) -> Result<jobject> {
+    let op = string(env, op, &format!("{kind}.op: name"))?;
+    let at = format!("{kind}.{op}");
+    let values = arguments(env, args, &at)?;
+    let answer = f(Args::new(kind, &op, &values))?;
+    to_java(env, &answer)
+}
+
+/// An `Object[]` of arguments (null: none) as trees; errors name the argument.
+pub fn arguments(env: &mut JNIEnv, args: &JObjectArray, at: &str) -> Result<Vec<Tree>> {
+    if args.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(args)?;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let item = env.get_object_array_element(args, i)?;
+        let tree = tree_of(env, &item, &format!("{at}: argument {}", i + 1), 0);
+        env.delete_local_ref(item)?;
+        out.push(tree?);
+    }
+    Ok(out)
+}
+
+fn is(env: &mut JNIEnv, o: &JObject, class: &'static Class) -> Result<bool> {
+    let c = class.get(env)?;
+    Ok(env.is_instance_of(o, c)?)
+}
+
+/// A Java value as a tree; `at` names it in errors.
+pub fn tree_of(env: &mut JNIEnv, o: &JObject, at: &str, depth: usize) -> Result<Tree> {
+    if depth > 64 {
+        return Err(Failure::invalid_argument(format!(
+            "{at}: nested too deeply (a cycle?)"
+        )));
+    }
+    if o.is_null() {
+        return Ok(Tree::Null);
+    }
+    if is(env, o, &crate::classes::STRING)? {
+        // SAFETY: checked to be a String just above.
+        let s = unsafe { JString::from_raw(o.as_raw()) };
+        return Ok(Tree::Text(string(env, &s, at)?));
+    }
+    if is(env, o, &BOOLEAN)? {
+        return Ok(Tree::Bool(
+            env.call_method(o, "booleanValue", "()Z", &[])?.z()?,
+        ));
+    }
+    if is(env, o, &DOUBLE)? || is(env, o, &FLOAT)? {
+        return Ok(Tree::Float(
+            env.call_method(o, "doubleValue", "()D", &[])?.d()?,
+        ));
+    }
+    if is(env, o, &LONG)? || is(env, o, &INTEGER)? || is(env, o, &SHORT)? || is(env, o, &BYTE)? {
+        return Ok(Tree::Integer(
+            env.call_method(o, "longValue", "()J", &[])?.j()?.into(),
+        ));
+    }
+    if is(env, o, &BYTES)? {
+        // SAFETY: checked to be a byte[] just above.
+        let a = unsafe { JByteArray::from_raw(o.as_raw()) };
+        return Ok(Tree::Bytes(env.convert_byte_array(&a)?));
+    }
+    if is(env, o, &LIST)? {
+        let n = env.call_method(o, "size", "()I", &[])?.i()?;
+        let mut items = Vec::with_capacity(n.max(0) as usize);
+        for i in 0..n {
+            let item = env
+                .call_method(o, "get", "(I)Ljava/lang/Object;", &[JValue::Int(i)])?
+                .l()?;
+            let t = tree_of(env, &item, &format!("{at}[{i}]"), depth + 1);
+            env.delete_local_ref(item)?;
+            items.push(t?);
+        }
+        return Ok(Tree::Array(items));
+    }
+    if is(env, o, &MAP)? {
+        let set = env
+            .call_method(o, "entrySet", "()Ljava/util/Set;", &[])?
+            .l()?;
+        let entries = JObjectArray::from(
+            env.call_method(&set, "toArray", "()[Ljava/lang/Object;", &[])?
+                .l()?,
+        );
+        env.delete_local_ref(set)?;
+        let n = env.get_array_length(&entries)?;
+        let mut out = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let e = env.get_object_array_element(&entries, i)?;
+            let k = env
+                .call_method(&e, "getKey", "()Ljava/lang/Object;", &[])?
+                .l()?;
+            let v = env
+                .call_method(&e, "getValue", "()Ljava/lang/Object;", &[])?
+                .l()?;
+            let key = match tree_of(env, &k, &format!("{at} key"), depth + 1)? {
+                Tree::Text(s) => s,
+                _ => {
+                    return Err(Failure::invalid_argument(format!(
+                        "{at}: map keys must be strings"
+                    )))
+                }
+            };
+            let value = tree_of(env, &v, &format!("{at}.{key}"), depth + 1)?;
+            out.push((Tree::Text(key), value));
+            for r in [e, k, v] {
+                env.delete_local_ref(r)?;
+            }
+        }
+        env.delete_local_ref(entries)?;
+        return Ok(Tree::Map(out));
+    }
+    let class = env.get_object_class(o)?;
+    let name = env
+        .call_method(&class, "getName", "()Ljava/lang/String;", &[])?
+        .l()?;
+    let name = string(env, &JString::from(name), "class name")?;
+    Err(Failure::invalid_argument(format!(
+        "{at}: a {name} cannot be passed (expected null, String, Boolean, a number, byte[], List or Map)"
+    )))
+}
+
+/// A tree as a Java object (a local reference, null for null).
+pub fn to_java(env: &mut JNIEnv, t: &Tree) -> Result<jobject> {
+    Ok(match t {
+        Tree::Null => std::ptr::null_mut(),
+        Tree::Bool(b) => boxed(
+            env,
+            &BOOLEAN,
+            "(Z)Ljava/lang/Boolean;",
+            JValue::Bool(*b as u8),
+        )?,
+        Tree::Integer(i) => {
+            let i = i128::from(*i);
+            let bits = i64::try_from(i)
+                .or_else(|_| u64::try_from(i).map(|u| u as i64))
+                .map_err(|_| Failure::invalid_state(format!("{i} does not fit a Java long")))?;
+            boxed(env, &LONG, "(J)Ljava/lang/Long;", JValue::Long(bits))?
+        }
+        Tree::Float(f) => boxed(env, &DOUBLE, "(D)Ljava/lang/Double;", JValue::Double(*f))?,
+        Tree::Text(s) => new_string(env, s)?,
+        Tree::Bytes(b) => env.byte_array_from_slice(b)?.into_raw(),
+        Tree::Array(items) => {
+            let class = ARRAY_LIST.get(env)?;
+            let list = env.new_object(class, "(I)V", &[JValue::Int(items.len() as i32)])?;
+            for item in items {
+                // SAFETY: a fresh local reference (or null) made just now.
+                let v = unsafe { JObject::from_raw(to_java(env, item)?) };
+                env.call_method(&list, "add", "(Ljava/lang/Object;)Z", &[JValue::Object(&v)])?;
+                env.delete_local_ref(v)?;
+            }
+            list.into_raw()
+        }
+        Tree::Map(entries) => {
+            let class = LINKED_HASH_MAP.get(env)?;
+            let map = env.new_object(class, "()V", &[])?;
+            for (k, item) in entries {
+                let k = env.new_string(key_text(k)?)?;
+                // SAFETY: a fresh local reference (or null) made just now.
+                let v = unsafe { JObject::from_raw(to_java(env, item)?) };
+                let old = env
+                    .call_method(
+                        &map,
+                        "put",
+                        "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+                        &[JValue::Object(&k), JValue::Object(&v)],
+                    )?
+                    .l()?;
+                for r in [JObject::from(k), v, old] {
+                    env.delete_local_ref(r)?;
+                }
+            }
+            map.into_raw()
+        }
+        Tree::Tag(_, inner) => to_java(env, inner)?,
+        other => {
+            return Err(Failure::invalid_state(format!(
+                "no Java form for {other:?}"
+            )))
+        }
+    })
+}
+
+/// `Boolean.valueOf`, `Long.valueOf`, `Double.valueOf`: the boxes Java code compares with.
+fn boxed(env: &mut JNIEnv, class: &'static Class, sig: &str, v: JValue) -> Result<jobject> {
+    let c = class.get(env)?;
+    // SAFETY: the global reference holds a class object.
+    let c = unsafe { jni::objects::JClass::from_raw(c.as_obj().as_raw()) };
+    Ok(env
+        .call_static_method(&c, "valueOf", sig, &[v])?
+        .l()?
+        .into_raw())
+}
