@@ -19,7 +19,9 @@ pub fn new(self_address: Option<&str>) -> Result<AllocationState, Failure> {
 
 /// Reads: `is_view`, `self_address`, `region_count`, `shard_count`, `regions` (map order),
 /// `region(id)`, `home_of(shard)`, `member(address)`, `members` (sorted by address),
-/// `is_unreachable(address)`, `rank(tie_break_by_age?)` (Pekko's `ShardSuitabilityOrdering`).
+/// `is_unreachable(address)`, `rank(tie_break_by_age?)` (Pekko's `ShardSuitabilityOrdering`,
+/// INVALID_STATE where Pekko's sort would throw), `ranking(tie_break_by_age?)` (the same, null
+/// where Pekko's sort would throw).
 /// Changes: `upsert_member(member)`, `remove_member(address)`, `set_reachable(address,
 /// reachable)`, `add_region(id, address, local?, shards?)` (all or nothing),
 /// `remove_region(id)` (its shards, now unallocated), `set_eligible(id, eligible)`,
@@ -127,19 +129,26 @@ fn query(st: &AllocationState, a: Args<'_>) -> Reply {
         "members" => reply(&objects::members(st)),
         "is_unreachable" => reply(&st.cluster().is_unreachable(&a.get::<String>(0, "address")?)),
         "rank" => {
-            let akka = AkkaOptions {
-                tie_break_by_age: a.opt(0, "tie_break_by_age")?.unwrap_or(false),
-                ..AkkaOptions::default()
-            };
-            let ids = rank(st, akka).ok_or_else(|| {
+            let ids = ranking(st, a)?.ok_or_else(|| {
                 Failure::invalid_state(
                     "the region ordering is inconsistent (Pekko's sort would throw)",
                 )
             })?;
-            reply(&ids.iter().map(|r| &**r).collect::<Vec<_>>())
+            reply(&ids)
         }
+        "ranking" => reply(&ranking(st, a)?),
         _ => Err(a.unknown()),
     }
+}
+
+/// Region ids in Pekko's `ShardSuitabilityOrdering`, best home first; `None` where Pekko's
+/// sort would throw on its comparator's inconsistency.
+fn ranking(st: &AllocationState, a: Args<'_>) -> Result<Option<Vec<String>>, Failure> {
+    let akka = AkkaOptions {
+        tie_break_by_age: a.opt(0, "tie_break_by_age")?.unwrap_or(false),
+        ..AkkaOptions::default()
+    };
+    Ok(rank(st, akka).map(|ids| ids.iter().map(|r| r.to_string()).collect()))
 }
 
 /// A region of a [`StateInit`].
@@ -265,6 +274,21 @@ mod tests {
             op(&s, "remove_member", &[text("pekko://s@h:9")]).unwrap(),
             Tree::Bool(false)
         );
+    }
+
+    #[test]
+    fn rank_orders_regions_with_members() {
+        let s = owned();
+        for (id, port) in [("a", "1"), ("b", "2")] {
+            let addr = format!("pekko://s@h:{port}");
+            let member = Tree::Map(vec![(text("address"), text(&addr))]);
+            op(&s, "upsert_member", &[member]).unwrap();
+            op(&s, "add_region", &[text(id), text(&addr)]).unwrap();
+        }
+        op(&s, "add_shard", &[text("a"), Tree::Integer(1.into())]).unwrap();
+        let want = Tree::Array(vec![text("b"), text("a")]);
+        assert_eq!(op(&s, "rank", &[]).unwrap(), want);
+        assert_eq!(op(&s, "ranking", &[Tree::Bool(true)]).unwrap(), want);
     }
 
     #[test]
