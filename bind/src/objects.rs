@@ -87,8 +87,36 @@ pub fn members(state: &AllocationState) -> Vec<MemberInfo<'_>> {
     ms
 }
 
-/// A region of the allocation state: its shards oldest first, and the node it runs on.
+/// A shard id argument: text, or a non-negative integer (JavaScript hosts number shards).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shard(pub String);
+
+impl<'de> Deserialize<'de> for Shard {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged, expecting = "a shard id (text or a non-negative integer)")]
+        enum Either {
+            Text(String),
+            Number(u64),
+        }
+        Ok(Shard(match Either::deserialize(d)? {
+            Either::Text(s) => s,
+            Either::Number(n) => n.to_string(),
+        }))
+    }
+}
+
+impl std::ops::Deref for Shard {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A region of the allocation state: its shards oldest first, the node it runs on, and the
+/// status and version of the member on that node when the cluster view knows it.
 #[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RegionInfo<'a> {
     pub id: &'a str,
     pub address: &'a str,
@@ -96,10 +124,13 @@ pub struct RegionInfo<'a> {
     pub local: bool,
     pub eligible: bool,
     pub shards: Vec<&'a str>,
+    pub status: Option<&'static str>,
+    pub app_version: Option<&'a str>,
 }
 
 impl<'a> RegionInfo<'a> {
     pub fn of(state: &'a AllocationState, r: &'a Region) -> RegionInfo<'a> {
+        let member = state.member_of(r);
         RegionInfo {
             id: r.id(),
             address: r.address().as_str(),
@@ -107,6 +138,8 @@ impl<'a> RegionInfo<'a> {
             local: r.is_local(),
             eligible: r.is_eligible(),
             shards: r.shards().map(|s| &**s).collect(),
+            status: member.map(|m| m.status.as_str()),
+            app_version: member.map(|m| m.app_version.as_str()),
         }
     }
 

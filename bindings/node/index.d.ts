@@ -36,6 +36,9 @@ export interface RegionInfo {
   eligible: boolean
   /** Oldest first. */
   shards: string[]
+  /** Of the member on `node`, when the cluster view knows it. */
+  status: MemberStatus | null
+  appVersion: string | null
 }
 
 /** What `AllocationState.build` takes: the shape of the conformance vectors. */
@@ -716,32 +719,8 @@ export declare class AllocationState {
   constructor(selfAddress?: string)
   /** A state in one call, in the shape of the conformance vectors. */
   static build(init: StateInit): AllocationState
-  get selfAddress(): string
-  get regionCount(): number
-  get shardCount(): number
-  /** Adds or replaces a cluster member (matched by address). */
-  upsertMember(member: MemberInit): void
-  /** Removes a member; true if it was known. */
-  removeMember(address: string): boolean
-  setReachable(address: string, reachable: boolean): void
-  /** The members, sorted by address. */
-  members(): Member[]
-  /** Registers a region at the end of map order; it starts eligible, with no shards. */
-  addRegion(id: string, address: string, local?: boolean): void
-  /** Removes a region; returns its shards (now unallocated), oldest first. */
-  removeRegion(id: string): Array<string>
-  /**
-   * Whether a region may receive new shards; becoming eligible moves it to the end of
-   * candidate order.
-   */
-  setEligible(id: string, eligible: boolean): void
-  addShard(region: string, shard: ShardId): void
-  /** Deallocates a shard; returns the region that held it. */
-  removeShard(shard: ShardId): string
-  homeOf(shard: ShardId): string | null
-  region(id: string): RegionInfo | null
-  /** Every region in map order (the order ties are broken by). */
-  regions(): RegionInfo[]
+  /** The named operations (`shardline_bind::ops::state`); lib/state.cjs names each. */
+  op(name: string, args: unknown[]): unknown
 }
 
 export declare class Coordinator {
@@ -910,21 +889,11 @@ export declare class Strategy {
    * for one written in JavaScript.
    */
   constructor(spec: StrategyConfig | CustomStrategy)
-  /** The name explanations use (`least-shard`, ..., or the custom strategy's name). */
-  get name(): string
-  /** The configuration with every default filled in; null for a custom strategy. */
-  get config(): StrategyConfig | null
   /**
-   * Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
-   * External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
+   * The named operations (`shardline_bind::ops::strategy`; a decision takes the
+   * `AllocationState` first); lib/state.cjs names each.
    */
-  allocate(state: AllocationState, shard: ShardId, requester?: string | null): string | null
-  /** The shards to hand off, in decision order. */
-  rebalance(state: AllocationState, inProgress?: Iterable<ShardId>): Array<string>
-  /** `allocate` plus a structured explanation of the decision. */
-  explainAllocate(state: AllocationState, shard: ShardId, requester?: string | null): { region: string | null; explanation: Explanation }
-  /** `rebalance` plus a structured explanation of the decision. */
-  explainRebalance(state: AllocationState, inProgress?: Iterable<ShardId>): { shards: string[]; explanation: Explanation }
+  op(name: string, args: unknown[]): unknown
 }
 
 /** Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it. */
@@ -958,31 +927,11 @@ export declare class WorkerIdRegistry {
   op(name: string, args: unknown[]): unknown
 }
 
-/** actor-ts `hashShardId`: `Math.abs(fnv1a32(entityId)) % numShards`. */
-export declare function actorTsShardId(entityId: string, numShards: number): number
-
-/** Decides one conformance vector (or an array of them) exactly like `shardline decide`. */
-export declare function decide(vector: Vector | Vector[], options?: { explain?: boolean }): Decision | Decision[]
-
-/** [`decide`] on JSON text, returning JSON text (byte for byte what the CLI prints). */
-export declare function decideJson(json: string, explain?: boolean): string
+/** The library's functions by name; lib/functions.cjs names each. */
+export declare function _op(name: string, args: unknown[]): unknown
 
 /** Splits an id into its Unix millisecond, worker and sequence. */
 export declare function decomposeSnowflake(id: bigint | number, layout?: SnowflakeLayout): { unixMs: number; worker: number; sequence: number }
-
-/** Pekko `HashCodeMessageExtractor`: `abs(entityId.hashCode % numberOfShards)`, as a string. */
-export declare function pekkoShardId(entityId: string, numberOfShards: number): string
-
-/** Pekko `MurmurHash.stringHash` (the consistent-hashing ring's hash), a signed 32-bit int. */
-export declare function pekkoStringHash(text: string): number
-
-/**
- * Replays a state-machine trace (JSON lines, tests/traces/README.md) on fresh coordinator
- * and region machines and checks every output: `{steps, mismatches, first}`, `first` naming
- * the first step that differs or null. Throws INVALID_ARGUMENT for a trace that cannot be
- * read, naming the line and field.
- */
-export declare function replay(text: string): Replayed
 
 /** `shardline/<version>` of the native library. */
 export declare const VERSION: string

@@ -89,7 +89,7 @@ mod tests {
     fn bad_calls_name_what_is_wrong() {
         let c = coordinator_ready();
         let e = call(&c, "home_of", &[]).unwrap_err();
-        assert_eq!(e.status, Status::InvalidArgument);
+        assert_eq!(e.status, Status::NullPointer);
         assert_eq!(e.message, "Coordinator.home_of: shard is required");
         let e = call(&c, "home_of", &[Tree::Integer(7.into())]).unwrap_err();
         assert!(

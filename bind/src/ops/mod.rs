@@ -15,11 +15,14 @@ use serde::Serialize;
 
 use crate::tree::to_tree;
 pub use crate::tree::Tree;
-use crate::Failure;
+use crate::{Failure, Status};
 
 pub mod backends;
+pub mod functions;
 pub mod ids;
 pub mod machines;
+pub mod state;
+pub mod strategy;
 
 /// The arguments of one call: the operation's name and its positional values.
 #[derive(Debug, Clone, Copy)]
@@ -42,10 +45,15 @@ impl<'a> Args<'a> {
         self.op
     }
 
-    /// Argument `i`, which the host calls `name`; missing or null is an error naming it.
+    /// Argument `i`, which the host calls `name`; missing or null is NULL_POINTER naming it
+    /// (the status a null required argument has at every boundary, the C ABI's included).
     pub fn get<T: DeserializeOwned>(&self, i: usize, name: &str) -> Result<T, Failure> {
-        self.opt(i, name)?
-            .ok_or_else(|| self.invalid(name, "is required".into()))
+        self.opt(i, name)?.ok_or_else(|| {
+            Failure::new(
+                Status::NullPointer,
+                format!("{}.{}: {name} is required", self.kind, self.op),
+            )
+        })
     }
 
     /// Argument `i`, or `None` when it is missing or null.
@@ -78,7 +86,6 @@ pub fn reply<T: Serialize + ?Sized>(value: &T) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Status;
 
     #[test]
     fn arguments_are_typed_and_named_in_errors() {
@@ -95,6 +102,7 @@ mod tests {
             e.message
         );
         let e = a.get::<String>(1, "region").unwrap_err();
+        assert_eq!(e.status, Status::NullPointer);
         assert_eq!(e.message, "Coordinator.home_of: region is required");
         assert_eq!(
             a.unknown().message,

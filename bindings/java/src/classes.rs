@@ -35,7 +35,6 @@ impl Class {
 }
 
 pub static STRING: Class = Class::new("java/lang/String");
-pub static OBJECT: Class = Class::new("java/lang/Object");
 pub static BOOLEAN: Class = Class::new("java/lang/Boolean");
 pub static LONG: Class = Class::new("java/lang/Long");
 pub static DOUBLE: Class = Class::new("java/lang/Double");

@@ -61,18 +61,6 @@ pub fn with_str<R>(
     f(&owned)
 }
 
-/// [`with_str`] for a String that may be null.
-pub fn with_opt_str<R>(
-    env: &JNIEnv,
-    s: &JString,
-    f: impl FnOnce(Option<&str>) -> Result<R>,
-) -> Result<R> {
-    if s.is_null() {
-        return f(None);
-    }
-    with_str(env, s, "string", |t| f(Some(t)))
-}
-
 pub fn string(env: &mut JNIEnv, s: &JString, what: &str) -> Result<String> {
     with_str(env, s, what, |t| Ok(t.to_owned()))
 }

@@ -31,7 +31,6 @@ mod native;
 mod ops;
 mod outputs;
 mod region;
-mod replay;
 mod shardline;
 mod state;
 mod strategy;

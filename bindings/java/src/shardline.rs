@@ -1,48 +1,23 @@
-//! `org.shardline.Shardline`: stateless functions (conformance decisions, entity -> shard).
+//! `org.shardline.Shardline`: the library's functions (conformance decisions, trace replay,
+//! entity -> shard), by name.
 
-use jni::objects::JString;
-use jni::sys::{jboolean, jint, jobjectArray, jstring, JNI_FALSE};
+use jni::objects::{JObjectArray, JString};
+use jni::sys::{jobject, jobjectArray, jstring};
 
-use shardline_core::decide::decide_json;
-use shardline_core::hashing::{actor_ts_shard_id, pekko_shard_id, string_hash};
+use shardline_bind::ops::functions;
 
-use crate::boundary::Failure;
-use crate::convert::{new_string, string};
+use crate::convert::new_string;
 use crate::native::native;
+use crate::ops;
 
 native! { fn Java_org_shardline_NativeLibrary_nVersion(env) -> jstring {
     new_string(env, shardline_core::VERSION)
 }}
 
-native! { fn Java_org_shardline_Shardline_nDecide(
-    env, json: JString<'l>, explain: jboolean,
-) -> jstring {
-    let text = string(env, &json, "json")?;
-    let out = decide_json(&text, explain != JNI_FALSE)?;
-    new_string(env, &out)
-}}
-
-native! { fn Java_org_shardline_Shardline_nPekkoShardId(
-    env, entity: JString<'l>, shards: jint,
-) -> jstring {
-    let entity = string(env, &entity, "entityId")?;
-    new_string(env, &pekko_shard_id(&entity, shards)?)
-}}
-
-native! { fn Java_org_shardline_Shardline_nActorTsShardId(
-    env, entity: JString<'l>, shards: jint,
-) -> jint {
-    let entity = string(env, &entity, "entityId")?;
-    let n = u32::try_from(shards).map_err(|_| {
-        Failure::invalid_argument(format!("numShards must be >= 1, got {shards}"))
-    })?;
-    // The shard is below n <= i32::MAX.
-    Ok(actor_ts_shard_id(&entity, n)? as jint)
-}}
-
-native! { fn Java_org_shardline_Shardline_nMurmurStringHash(env, s: JString<'l>) -> jint {
-    let s = string(env, &s, "string")?;
-    Ok(string_hash(&s))
+native! {
+/// The library's functions by name (`shardline_bind::ops::functions`).
+fn Java_org_shardline_Shardline_nOp(env, op: JString<'l>, args: JObjectArray<'l>) -> jobject {
+    ops::call(env, "Shardline", &op, &args, |a| Ok(functions::call(a)?))
 }}
 
 native! {

@@ -3,27 +3,28 @@
 //! `ShardLocations` source.
 
 use jni::objects::{JObject, JObjectArray, JString, JValue};
-use jni::sys::{jlong, jobjectArray, jstring};
+use jni::sys::{jlong, jobject, jstring};
 use jni::JNIEnv;
 
 use shardline_bind::host_state::HostState;
+use shardline_bind::ops::strategy as ops_strategy;
+use shardline_bind::ops::{Args, Tree};
 use shardline_bind::strategy::StrategyHost;
 use shardline_bind::{CustomStrategy, Failure as BindFailure};
 use shardline_core::model::Address;
-use shardline_core::model::{AllocationState, ShardId};
+use shardline_core::model::AllocationState;
 use shardline_core::strategy::{
-    Allocation, AllocationStrategy, Explanation, External, InProgress, Lookup, ShardLocations,
-    StrategyConfig,
+    AllocationStrategy, External, Lookup, ShardLocations, StrategyConfig,
 };
 
 use crate::boundary::{keep_failure, Result};
 use crate::callback::{call, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
-    from_json, local_opt_string, local_string_array, new_string, opt_string, opt_string_array,
-    read_strings, string_array, with_opt_str, with_str,
+    from_json, local_opt_string, local_string_array, new_string, opt_string, read_strings, string,
 };
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
+use crate::ops;
 
 pub type Strategy = Box<dyn AllocationStrategy>;
 
@@ -241,100 +242,21 @@ pub unsafe fn decide<R>(
     unsafe { handle::with::<Strategy, _>(h, |s| crate::state::read(state, |st| f(s, st))) }
 }
 
-fn explanation_json(e: Option<Explanation>) -> Option<String> {
-    e.map(|e| serde_json::to_string(&e).expect("explanations serialize"))
-}
-
 native! {
-/// The region id, or null for pending: the hot path returns the decision alone (no array).
-fn Java_org_shardline_Strategy_nAllocate(
-    env, h: jlong, state: jlong, requester: JString<'l>, shard: JString<'l>,
-) -> jstring {
-    match allocate(env, h, state, &requester, &shard, None)? {
-        Allocation::Region(r) => new_string(env, &r),
-        Allocation::Pending => Ok(std::ptr::null_mut()),
-    }
-}}
-
-native! {
-/// {region id or null for pending, explanation JSON}.
-fn Java_org_shardline_Strategy_nExplainAllocate(
-    env, h: jlong, state: jlong, requester: JString<'l>, shard: JString<'l>,
-) -> jobjectArray {
-    let mut explanation = Explanation::default();
-    let region = match allocate(env, h, state, &requester, &shard, Some(&mut explanation))? {
-        Allocation::Region(r) => Some(r.to_string()),
-        Allocation::Pending => None,
+/// The decisions of `shardline_bind::ops::strategy`; the first argument is the handle of the
+/// AllocationState decided on.
+fn Java_org_shardline_Strategy_nOp(
+    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
+) -> jobject {
+    let op = string(env, &op, "Strategy.op: name")?;
+    let values = ops::arguments(env, &args, &format!("Strategy.{op}"))?;
+    let state = match values.first() {
+        Some(Tree::Integer(i)) if ops_strategy::is_decision(&op) => i128::from(*i) as jlong,
+        _ => return Err(Args::new("Strategy", &op, &values).unknown().into()),
     };
-    let out = [region, explanation_json(Some(explanation))];
-    opt_string_array(env, &out)
-}}
-
-fn allocate(
-    env: &mut JNIEnv,
-    h: jlong,
-    state: jlong,
-    requester: &JString,
-    shard: &JString,
-    explanation: Option<&mut Explanation>,
-) -> Result<Allocation> {
-    let env: &JNIEnv = env;
-    with_opt_str(env, requester, |requester| {
-        with_str(env, shard, "shard", |shard| {
-            // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
-            unsafe {
-                decide(h, state, |s, st| {
-                    Ok(s.allocate(st, requester, shard, explanation)?)
-                })
-            }
-        })
-    })
-}
-
-fn rebalance(
-    env: &mut JNIEnv,
-    h: jlong,
-    state: jlong,
-    in_progress: &JObjectArray,
-    explanation: Option<&mut Explanation>,
-) -> Result<Vec<ShardId>> {
-    let in_progress: InProgress = read_strings(env, in_progress, "inProgress")?
-        .iter()
-        .map(|s| ShardId::from(s.as_str()))
-        .collect();
-    // SAFETY: as above.
-    unsafe {
-        decide(h, state, |s, st| {
-            Ok(s.rebalance(st, &in_progress, explanation)?)
-        })
-    }
-}
-
-native! {
-/// Shards in decision order.
-fn Java_org_shardline_Strategy_nRebalance(
-    env, h: jlong, state: jlong, in_progress: JObjectArray<'l>,
-) -> jobjectArray {
-    let picked = rebalance(env, h, state, &in_progress, None)?;
-    string_array(env, picked.iter().map(|s| &**s))
-}}
-
-native! {
-/// {String[] shards in decision order, explanation JSON}.
-fn Java_org_shardline_Strategy_nExplainRebalance(
-    env, h: jlong, state: jlong, in_progress: JObjectArray<'l>,
-) -> jobjectArray {
-    let mut explanation = Explanation::default();
-    let picked = rebalance(env, h, state, &in_progress, Some(&mut explanation))?;
-    let shards = string_array(env, picked.iter().map(|s| &**s))?;
-    // SAFETY: a fresh local reference just returned by string_array.
-    let shards = unsafe { JObject::from_raw(shards) };
-    let class = crate::classes::OBJECT.get(env)?;
-    let array = env.new_object_array(2, class, JObject::null())?;
-    env.set_object_array_element(&array, 0, &shards)?;
-    if let Some(e) = explanation_json(Some(explanation)) {
-        let s = env.new_string(e)?;
-        env.set_object_array_element(&array, 1, &s)?;
-    }
-    Ok(array.into_raw())
+    let a = Args::new("Strategy", &op, &values[1..]);
+    // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
+    let answer =
+        unsafe { decide(h, state, |s, st| Ok(ops_strategy::decide(&mut **s, st, a)?)) }?;
+    ops::to_java(env, &answer)
 }}

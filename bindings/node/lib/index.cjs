@@ -7,6 +7,8 @@ require('./envelope.cjs') // the flat envelope path of the step methods
 require('./inputs.cjs') // the drivers' one-input methods
 require('./machines.cjs') // the machines' queries, over `op`
 require('./ids.cjs') // the operations of ids and backends
+require('./state.cjs') // AllocationState's and Strategy's operations, over `op`
+const functions = require('./functions.cjs')
 
 /** The `err.code` of every error shardline throws. */
 const ErrorCode = Object.freeze({
@@ -20,7 +22,7 @@ const ErrorCode = Object.freeze({
   INTERNAL: 'INTERNAL',
 })
 
-// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone.
-const { _setSendBuilder, _receive, _drain, ...api } = native
+// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone, `_op` functions.cjs's.
+const { _setSendBuilder, _receive, _drain, _op, ...api } = native
 
-module.exports = { ...api, ...actorTs, ErrorCode }
+module.exports = { ...api, ...functions, ...actorTs, ErrorCode }

@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Envelope, LeaseGrant, MemberInit, Metric, RegionOutput, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 export * from '../index'
 
@@ -70,6 +70,25 @@ export declare class ConsistentHashingShardAllocationStrategy extends ShardlineA
 declare const shardline: typeof import('./index')
 export default shardline
 
+// The library's functions (./functions.cjs).
+/** Pekko `HashCodeMessageExtractor`: `abs(entityId.hashCode % numberOfShards)`, as a string. */
+export declare function pekkoShardId(entityId: string, numberOfShards: number): string
+/** actor-ts `hashShardId`: `Math.abs(fnv1a32(entityId)) % numShards`. */
+export declare function actorTsShardId(entityId: string, numShards: number): number
+/** Pekko `MurmurHash.stringHash` (the consistent-hashing ring's hash), a signed 32-bit int. */
+export declare function pekkoStringHash(text: string): number
+/** Decides one conformance vector (or an array of them) exactly like `shardline decide`. */
+export declare function decide(vector: Vector | Vector[], options?: { explain?: boolean }): Decision | Decision[]
+/** `decide` on JSON text, returning JSON text (byte for byte what the CLI prints). */
+export declare function decideJson(json: string, explain?: boolean): string
+/**
+ * Replays a state-machine trace (JSON lines, tests/traces/README.md) on fresh coordinator
+ * and region machines and checks every output: `{steps, mismatches, first}`, `first` naming
+ * the first step that differs or null. Throws INVALID_ARGUMENT for a trace that cannot be
+ * read, naming the line and field.
+ */
+export declare function replay(text: string): Replayed
+
 /** What a coordinator answers, the step machine and the driver alike (./machines.cjs). */
 export interface CoordinatorQueries {
   readonly phase: CoordinatorPhase
@@ -117,6 +136,48 @@ export interface RegionQueries {
 // one-input methods (./inputs.cjs, over `handle`) and the step API's envelope path
 // (./envelope.cjs).
 declare module '../index' {
+  interface AllocationState {
+    readonly selfAddress: string
+    readonly regionCount: number
+    readonly shardCount: number
+    /** Adds or replaces a cluster member (matched by address). */
+    upsertMember(member: MemberInit): void
+    /** Removes a member; true if it was known. */
+    removeMember(address: string): boolean
+    setReachable(address: string, reachable: boolean): void
+    /** The members, sorted by address. */
+    members(): Member[]
+    /** Registers a region at the end of map order; it starts eligible, with no shards. */
+    addRegion(id: string, address: string, local?: boolean): void
+    /** Removes a region; returns its shards (now unallocated), oldest first. */
+    removeRegion(id: string): string[]
+    /** Whether a region may receive new shards; becoming eligible moves it to the end of candidate order. */
+    setEligible(id: string, eligible: boolean): void
+    addShard(region: string, shard: ShardId): void
+    /** Deallocates a shard; returns the region that held it. */
+    removeShard(shard: ShardId): string
+    homeOf(shard: ShardId): string | null
+    region(id: string): RegionInfo | null
+    /** Every region in map order (the order ties are broken by). */
+    regions(): RegionInfo[]
+  }
+  interface Strategy {
+    /** The name explanations use (`least-shard`, ..., or the custom strategy's name). */
+    readonly name: string
+    /** The configuration with every default filled in; null for a custom strategy. */
+    readonly config: StrategyConfig | null
+    /**
+     * Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
+     * External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
+     */
+    allocate(state: AllocationState, shard: ShardId, requester?: string | null): string | null
+    /** The shards to hand off, in decision order. */
+    rebalance(state: AllocationState, inProgress?: Iterable<ShardId>): string[]
+    /** `allocate` plus a structured explanation of the decision. */
+    explainAllocate(state: AllocationState, shard: ShardId, requester?: string | null): { region: string | null; explanation: Explanation }
+    /** `rebalance` plus a structured explanation of the decision. */
+    explainRebalance(state: AllocationState, inProgress?: Iterable<ShardId>): { shards: string[]; explanation: Explanation }
+  }
   interface Coordinator extends CoordinatorQueries {
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]

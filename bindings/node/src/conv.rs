@@ -55,29 +55,6 @@ pub fn opt_string(js: Js, v: V, name: &str) -> R<Option<String>> {
     string(js, v, name).map(Some)
 }
 
-pub fn boolean(js: Js, v: V, name: &str) -> R<bool> {
-    match js.type_of(v)? {
-        Type::Boolean => js.bool_of(v),
-        Type::Undefined | Type::Null => Err(missing(name)),
-        _ => Err(wrong(js, v, name, "a boolean")),
-    }
-}
-
-pub fn opt_bool(js: Js, v: V, name: &str, default: bool) -> R<bool> {
-    if js.is_nullish(v)? {
-        return Ok(default);
-    }
-    boolean(js, v, name)
-}
-
-pub fn number(js: Js, v: V, name: &str) -> R<f64> {
-    match js.type_of(v)? {
-        Type::Number => js.f64_of(v),
-        Type::Undefined | Type::Null => Err(missing(name)),
-        _ => Err(wrong(js, v, name, "a number")),
-    }
-}
-
 /// A non-negative safe integer (a number, or a bigint that fits in u64).
 pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
     // A number is read in one call (steps pass several); anything else is told apart below.
@@ -107,17 +84,6 @@ pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
     }
 }
 
-pub fn int(js: Js, v: V, name: &str) -> R<i64> {
-    let n = number(js, v, name)?;
-    if n.is_finite() && n.fract() == 0.0 && n.abs() <= MAX_SAFE {
-        Ok(n as i64)
-    } else {
-        Err(Fail::invalid(format!(
-            "{name}: expected an integer, got {n}"
-        )))
-    }
-}
-
 /// Shard ids are strings; actor-ts's numeric ids are accepted as their decimal form.
 pub fn shard(js: Js, v: V, name: &str) -> R<String> {
     match js.type_of(v)? {
@@ -131,18 +97,6 @@ pub fn shard(js: Js, v: V, name: &str) -> R<String> {
             "a shard id (string or non-negative integer)",
         )),
     }
-}
-
-pub fn shards(js: Js, v: V, name: &str) -> R<Vec<String>> {
-    if js.is_nullish(v)? {
-        return Ok(Vec::new());
-    }
-    let items = iterable(js, v, name)?;
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| shard(js, s, &format!("{name}[{i}]")))
-        .collect()
 }
 
 pub fn strings(js: Js, v: V, name: &str) -> R<Vec<String>> {

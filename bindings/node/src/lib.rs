@@ -17,7 +17,6 @@ mod js;
 mod ops;
 mod proto;
 mod region;
-mod replay;
 mod state;
 mod strategy;
 

@@ -6,18 +6,17 @@ use std::ffi::CStr;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_bind::objects::{ExplainedAllocation, ExplainedRebalance};
+use shardline_bind::ops::strategy as ops_strategy;
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
 use shardline_bind::{CustomStrategy, Failure, HandleCell};
-use shardline_core::model::{AllocationState as CoreState, ShardId};
-use shardline_core::strategy::{
-    Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
-};
+use shardline_core::model::AllocationState as CoreState;
+use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::install;
 use crate::js::{Js, Type, V};
+use crate::ops;
 use crate::state::{unknown, AllocationState};
 
 /// Where a native object keeps the JavaScript objects its callbacks live on.
@@ -59,14 +58,14 @@ pub fn own_method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
 fn call_with_view(js: Js, imp: V, method: &str, state: &CoreState, rest: &[V]) -> R<V> {
     let (imp, f) = own_method(js, imp, "custom strategy", method)?;
     let env = Env::from_raw(js.env);
-    let view = AllocationState::view()
+    // SAFETY: the view ends below, before the borrow of `state` does.
+    let view = unsafe { AllocationState::lend(state) }
         .into_instance(&env)
         .map_err(|e| Fail::new(Code::Internal, format!("creating a state view: {e}")))?;
-    view.lend(Some(state));
     let mut args = vec![view.value];
     args.extend_from_slice(rest);
     let out = js.call(imp, f, &args);
-    view.lend(None);
+    view.end_view();
     Ok(out?)
 }
 
@@ -168,12 +167,11 @@ impl Spec {
             return Ok(Spec::Custom { name, imp: v });
         }
         let value = conv::json(js, v, what)?;
-        if value.get("kind").is_none() {
-            return Err(Fail::invalid(format!(
-                "{what}: expected a strategy configuration ({{kind: ...}}), a Strategy, or an object with an allocate function"
-            )));
-        }
-        Ok(Spec::Builtin(StrategyConfig::from_json(&value)?))
+        Ok(Spec::Builtin(ops_strategy::config(
+            value,
+            Default::default(),
+            what,
+        )?))
     }
 
     pub fn build(&self) -> R<Box<dyn AllocationStrategy>> {
@@ -234,20 +232,6 @@ impl Strategy {
     }
 }
 
-fn allocation_js(js: Js, a: &Allocation) -> R<V> {
-    match a {
-        Allocation::Region(r) => js.string(r),
-        Allocation::Pending => js.null(),
-    }
-}
-
-fn in_progress(js: Js, v: V) -> R<InProgress> {
-    Ok(conv::shards(js, v, "inProgress")?
-        .into_iter()
-        .map(|s| ShardId::from(s.as_str()))
-        .collect())
-}
-
 #[napi]
 impl Strategy {
     /// `new Strategy({kind: 'least-shard', absoluteLimit: 10})` for a built-in strategy, or
@@ -274,112 +258,39 @@ impl Strategy {
         })
     }
 
-    /// The name explanations use (`least-shard`, ..., or the custom strategy's name).
-    #[napi(getter)]
-    pub fn name(&self) -> String {
-        self.name.clone()
-    }
-
-    /// The configuration with every default filled in; null for a custom strategy.
-    #[napi(getter, ts_return_type = "StrategyConfig | null")]
-    pub fn config(&self, env: &Env) -> Result<Unknown<'_>> {
-        boundary(env, None, |js| {
-            let v = match &self.config {
-                Some(c) => conv::ser(js, c)?,
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
-        })
-    }
-
-    /// Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
-    /// External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
+    /// The named operations (`shardline_bind::ops::strategy`; a decision takes the
+    /// `AllocationState` first); lib/state.cjs names each.
     #[napi(
-        ts_args_type = "state: AllocationState, shard: ShardId, requester?: string | null",
-        ts_return_type = "string | null"
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
     )]
-    pub fn allocate<'a>(
+    pub fn op<'a>(
         &self,
         env: &'a Env,
         this: This,
-        state: Unknown,
-        shard: Unknown,
-        requester: Unknown,
+        name: Unknown,
+        args: Unknown,
     ) -> Result<Unknown<'a>> {
+        let kind = "Strategy";
+        let decision = Js::new(env.raw())
+            .str_of(name.raw())
+            .is_ok_and(|op| ops_strategy::is_decision(&op));
+        if !decision {
+            return boundary(env, None, |js| {
+                ops::call(js, kind, name.raw(), args.raw(), |a| {
+                    ops_strategy::describe(self.config.as_ref(), &self.name, a)
+                })
+            });
+        }
         self.decide(env, &this, |js, s| {
-            let st = state_arg(js, state.raw())?;
-            let shard = conv::shard(js, shard.raw(), "shard")?;
-            let requester = conv::opt_string(js, requester.raw(), "requester")?;
-            let a = st.read(|cs| Ok(s.allocate(cs, requester.as_deref(), &shard, None)?))?;
-            Ok(unknown(js, allocation_js(js, &a)?))
-        })
-    }
-
-    /// The shards to hand off, in decision order.
-    #[napi(ts_args_type = "state: AllocationState, inProgress?: Iterable<ShardId>")]
-    pub fn rebalance(
-        &self,
-        env: &Env,
-        this: This,
-        state: Unknown,
-        in_prog: Unknown,
-    ) -> Result<Vec<String>> {
-        self.decide(env, &this, |js, s| {
-            let st = state_arg(js, state.raw())?;
-            let ip = in_progress(js, in_prog.raw())?;
-            let picked = st.read(|cs| Ok(s.rebalance(cs, &ip, None)?))?;
-            Ok(picked.iter().map(|s| s.to_string()).collect())
-        })
-    }
-
-    /// `allocate` plus a structured explanation of the decision.
-    #[napi(
-        ts_args_type = "state: AllocationState, shard: ShardId, requester?: string | null",
-        ts_return_type = "{ region: string | null; explanation: Explanation }"
-    )]
-    pub fn explain_allocate<'a>(
-        &self,
-        env: &'a Env,
-        this: This,
-        state: Unknown,
-        shard: Unknown,
-        requester: Unknown,
-    ) -> Result<Unknown<'a>> {
-        self.decide(env, &this, |js, s| {
-            let st = state_arg(js, state.raw())?;
-            let shard = conv::shard(js, shard.raw(), "shard")?;
-            let requester = conv::opt_string(js, requester.raw(), "requester")?;
-            let mut e = Explanation::default();
-            let a =
-                st.read(|cs| Ok(s.allocate(cs, requester.as_deref(), &shard, Some(&mut e))?))?;
-            Ok(unknown(
-                js,
-                conv::ser(js, &ExplainedAllocation::new(&a, &e))?,
-            ))
-        })
-    }
-
-    /// `rebalance` plus a structured explanation of the decision.
-    #[napi(
-        ts_args_type = "state: AllocationState, inProgress?: Iterable<ShardId>",
-        ts_return_type = "{ shards: string[]; explanation: Explanation }"
-    )]
-    pub fn explain_rebalance<'a>(
-        &self,
-        env: &'a Env,
-        this: This,
-        state: Unknown,
-        in_prog: Unknown,
-    ) -> Result<Unknown<'a>> {
-        self.decide(env, &this, |js, s| {
-            let st = state_arg(js, state.raw())?;
-            let ip = in_progress(js, in_prog.raw())?;
-            let mut e = Explanation::default();
-            let picked = st.read(|cs| Ok(s.rebalance(cs, &ip, Some(&mut e))?))?;
-            Ok(unknown(
-                js,
-                conv::ser(js, &ExplainedRebalance::new(&picked, &e))?,
-            ))
+            let items = conv::iterable(js, args.raw(), "Strategy.op: arguments")?;
+            let st = state_arg(js, items.first().copied().unwrap_or(js.null()?))?;
+            let rest = js.array_of(&items[1..], |v| Ok(*v))?;
+            st.read(|cs| {
+                ops::call(js, kind, name.raw(), rest, |a| {
+                    ops_strategy::decide(s, cs, a)
+                })
+            })
         })
     }
 }

@@ -36,6 +36,9 @@ export interface RegionInfo {
   eligible: boolean
   /** Oldest first. */
   shards: string[]
+  /** Of the member on `node`, when the cluster view knows it. */
+  status: MemberStatus | null
+  appVersion: string | null
 }
 
 /** What `AllocationState.build` takes: the shape of the conformance vectors. */

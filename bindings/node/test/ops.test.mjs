@@ -26,7 +26,7 @@ test('a bad call names the object, the operation and the argument', () => {
   const c = coordinator()
   const thrown = (f) => { try { f() } catch (e) { return e } assert.fail('did not throw') }
   let e = thrown(() => c.homeOf())
-  assert.equal(e.code, 'INVALID_ARGUMENT')
+  assert.equal(e.code, 'NULL_POINTER')
   assert.equal(e.message, 'Coordinator.home_of: shard is required')
   e = thrown(() => c.homeOf(true))
   assert.match(e.message, /^Coordinator\.home_of: shard /)

@@ -1,48 +1,32 @@
-//! Entity id -> shard id, and the hash functions placement must agree on bit for bit.
+//! Pekko's consistent-hash ring; its operations and the library's functions are
+//! `shardline_bind::ops::functions`, named by `shardline.hashing`.
 
 use pyo3::prelude::*;
-use shardline_core::hashing::{self, Ring};
-use shardline_core::jvm;
+use pyo3::types::PyTuple;
+use shardline_bind::ops::functions::{self, HashRing};
 
-use crate::errors::OrRaise;
+use crate::{errors, ops};
 
-/// Pekko `HashCodeMessageExtractor`: `abs(entityId.hashCode % n)` as a decimal string.
+/// The library's functions by name (`shardline_bind::ops::functions::call`).
 #[pyfunction]
-pub fn pekko_shard_id(entity_id: &str, number_of_shards: i32) -> PyResult<String> {
-    hashing::pekko_shard_id(entity_id, number_of_shards).or_raise()
+#[pyo3(signature = (op, *args))]
+pub fn _op<'py>(
+    py: Python<'py>,
+    op: &str,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // The functions reach deep into the core (decisions, replays): a panic there is PanicError.
+    errors::guard(|| ops::call(py, "shardline", op, args, functions::call))
 }
 
-/// actor-ts `hashShardId`: `abs(fnv1a32(entityId)) % n` over UTF-16 units.
-#[pyfunction]
-pub fn actor_ts_shard_id(entity_id: &str, num_shards: u32) -> PyResult<u32> {
-    hashing::actor_ts_shard_id(entity_id, num_shards).or_raise()
-}
-
-/// Pekko `MurmurHash.stringHash` (signed 32-bit).
-#[pyfunction]
-pub fn murmur_string_hash(s: &str) -> i32 {
-    hashing::string_hash(s)
-}
-
-/// Position of virtual node `replica` (1-based) of a node whose `murmur_string_hash` is
-/// `node_hash` on Pekko's ring.
-#[pyfunction]
-pub fn murmur_vnode_hash(node_hash: i32, replica: u32) -> i32 {
-    hashing::vnode_hash(node_hash, replica)
-}
-
-/// Java `String.hashCode` (signed 32-bit, over UTF-16 units).
-#[pyfunction]
-pub fn java_string_hash(s: &str) -> i32 {
-    jvm::string_hash_code(s)
-}
-
-/// Pekko's `ConsistentHash` ring. Node order matters where virtual nodes collide (the later
-/// node keeps the position); the consistent-hashing strategy passes nodes sorted by address.
-#[pyclass(name = "ConsistentHashRing", module = "shardline._native", frozen)]
+#[pyclass(
+    name = "ConsistentHashRing",
+    module = "shardline._native",
+    frozen,
+    subclass
+)]
 pub struct ConsistentHashRing {
-    nodes: Vec<String>,
-    ring: Ring,
+    ring: HashRing,
 }
 
 #[pymethods]
@@ -50,29 +34,18 @@ impl ConsistentHashRing {
     #[new]
     #[pyo3(signature = (nodes, virtual_nodes_factor = 10))]
     fn new(nodes: Vec<String>, virtual_nodes_factor: u32) -> Self {
-        let ring = Ring::new(&nodes, virtual_nodes_factor);
-        ConsistentHashRing { nodes, ring }
+        ConsistentHashRing {
+            ring: HashRing::new(nodes, Some(virtual_nodes_factor)),
+        }
     }
 
-    /// The node owning `key`, or None for an empty ring.
-    fn node_for(&self, key: &str) -> Option<&str> {
-        self.ring.node_for(key).map(|i| self.nodes[i].as_str())
-    }
-
-    /// `(position, node)` pairs in ascending position order.
-    fn positions(&self) -> Vec<(i32, &str)> {
-        self.ring
-            .positions()
-            .map(|(p, i)| (p, self.nodes[i].as_str()))
-            .collect()
-    }
-
-    #[getter]
-    fn nodes(&self) -> Vec<String> {
-        self.nodes.clone()
-    }
-
-    fn __len__(&self) -> usize {
-        self.ring.positions().count()
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        ops::call(py, "ConsistentHashRing", op, args, |a| self.ring.call(a))
     }
 }

@@ -2,22 +2,20 @@
 //! object with `allocate(state, shard, requester)` and optionally `rebalance(state,
 //! in_progress)`), all behind the core's `AllocationStrategy` trait.
 
-use std::collections::HashSet;
-
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyString};
+use pyo3::types::{PyDict, PyFrozenSet, PyString, PyTuple};
+use shardline_bind::ops::strategy as ops_strategy;
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
-use shardline_bind::{CustomStrategy, Failure};
-use shardline_core::model::{AllocationState, ShardId};
-use shardline_core::strategy::{
-    Allocation, AllocationStrategy, Explanation, InProgress, StrategyConfig,
-};
+use shardline_bind::{CustomStrategy, Failure, HandleCell};
+use shardline_core::model::AllocationState;
+use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
 use crate::busy::Enter;
-use crate::errors::{guard, NullPointerError, OrRaise, Raised};
+use crate::errors::{failure_err, guard, NullPointerError, OrRaise, Raised};
+use crate::ops;
 use crate::state::PyAllocationState;
 use crate::values;
-use shardline_bind::HandleCell;
 
 enum Spec {
     Builtin(StrategyConfig),
@@ -55,8 +53,8 @@ impl PyHost {
         args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
     ) -> Result<Bound<'py, PyAny>, Failure> {
         // SAFETY: the view ends below, before this call (and the borrow of `state`) returns.
-        let view = Bound::new(py, unsafe { PyAllocationState::lend(state) })
-            .map_err(|e| self.raised.threw(e))?;
+        let view =
+            unsafe { PyAllocationState::lend(py, state) }.map_err(|e| self.raised.threw(e))?;
         let result =
             args(view.clone()).and_then(|a| self.custom.obj.bind(py).call_method1(method, a));
         view.get().end_view();
@@ -162,21 +160,15 @@ fn config_spec(
     config: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Spec> {
-    // A bare kind ("least-shard") is the common case; JSON text and dicts are full configs.
     let base = match config {
-        Some(c) => match c.cast::<PyString>() {
-            Ok(s) if !s.to_str()?.trim_start().starts_with('{') => {
-                let d = PyDict::new(c.py());
-                d.set_item("kind", s)?;
-                Some(d.into_any())
-            }
-            _ => Some(c.clone()),
-        },
-        None => None,
+        Some(c) if c.is_instance_of::<PyString>() => values::read(c, "strategy")?,
+        _ => values::config(config, None)?,
     };
-    let value = values::config(base.as_ref(), kwargs)?;
-    let config = StrategyConfig::from_json(&value).or_raise()?;
-    config.build().or_raise()?; // validate now, not at first use
+    let overrides = match values::config(None, kwargs)? {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    let config = ops_strategy::config(base, overrides, "strategy").map_err(failure_err)?;
     Ok(Spec::Builtin(config))
 }
 
@@ -198,18 +190,8 @@ pub fn strategy_from(
     build(&spec, raised)
 }
 
-fn in_progress_set(obj: Option<&Bound<'_, PyAny>>) -> PyResult<InProgress> {
-    let mut set = HashSet::new();
-    if let Some(o) = obj {
-        for s in o.try_iter()? {
-            set.insert(ShardId::from(s?.extract::<String>()?));
-        }
-    }
-    Ok(set)
-}
-
 /// An allocation strategy: where new shards go, and which shards to move.
-#[pyclass(name = "Strategy", module = "shardline._native", frozen)]
+#[pyclass(name = "Strategy", module = "shardline._native", frozen, subclass)]
 pub struct PyStrategy {
     spec: Spec,
     /// Kept outside the lock so a callback may ask for it.
@@ -229,58 +211,12 @@ impl PyStrategy {
             raised,
         })
     }
-
-    fn run<R>(
-        &self,
-        py: Python<'_>,
-        state: &PyAllocationState,
-        f: impl FnOnce(&mut dyn AllocationStrategy, &AllocationState) -> shardline_core::Result<R>,
-    ) -> PyResult<R> {
-        guard(|| {
-            let mut strategy = self.inner.enter(py)?;
-            let r = state.read(py, |s| f(&mut **strategy, s));
-            // A failed read (reentrancy, expired view) must not leave an old callback error.
-            let kept = self.raised.take();
-            let r = r?;
-            match kept {
-                Some(e) => Err(e),
-                None => r.or_raise(),
-            }
-        })
-    }
-
-    fn allocate_inner(
-        &self,
-        py: Python<'_>,
-        state: &PyAllocationState,
-        shard: &str,
-        requester: Option<&str>,
-        explain: Option<&mut Explanation>,
-    ) -> PyResult<Option<String>> {
-        let a = self.run(py, state, |st, s| st.allocate(s, requester, shard, explain))?;
-        Ok(match a {
-            Allocation::Region(r) => Some(r.to_string()),
-            Allocation::Pending => None,
-        })
-    }
-
-    fn rebalance_inner(
-        &self,
-        py: Python<'_>,
-        state: &PyAllocationState,
-        in_progress: Option<&Bound<'_, PyAny>>,
-        explain: Option<&mut Explanation>,
-    ) -> PyResult<Vec<String>> {
-        let busy = in_progress_set(in_progress)?;
-        let picked = self.run(py, state, |st, s| st.rebalance(s, &busy, explain))?;
-        Ok(picked.iter().map(|s| s.to_string()).collect())
-    }
 }
 
 #[pymethods]
 impl PyStrategy {
     /// `Strategy("least-shard", absolute_limit=10)`, `Strategy({"kind": ...})`,
-    /// `Strategy('{"kind": ...}')`, or `Strategy(obj)` for a custom strategy object.
+    /// `Strategy('{"kind": ...}')`, or `Strategy(obj, name=None)` for a custom strategy object.
     #[new]
     #[pyo3(signature = (config = None, /, **kwargs))]
     fn new(
@@ -307,99 +243,47 @@ impl PyStrategy {
         Self::from_spec(spec)
     }
 
-    /// A custom strategy from any object with `allocate(state, shard, requester)` (returning
-    /// a region id, or None for "not now") and optionally `rebalance(state, in_progress)`.
-    #[staticmethod]
-    #[pyo3(signature = (obj, name = None))]
-    fn custom(obj: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Self> {
-        if !obj.hasattr("allocate")? {
-            return Err(crate::errors::invalid_argument(
-                "a custom strategy needs an allocate(state, shard, requester) method",
-            ));
-        }
-        Self::from_spec(custom_spec(obj, name)?)
-    }
-
-    #[getter]
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The configuration kind, or "custom".
-    #[getter]
-    fn kind(&self) -> &'static str {
-        match &self.spec {
-            Spec::Builtin(c) => c.kind(),
-            Spec::Custom(_) => "custom",
-        }
-    }
-
-    /// The full configuration with defaults filled in; None for a custom strategy.
-    #[getter]
-    fn config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match &self.spec {
-            Spec::Builtin(c) => values::to_py(py, c).map(Some),
-            Spec::Custom(_) => Ok(None),
-        }
-    }
-
-    /// The region for `shard`, or None when the strategy defers ("pending"). Raises
-    /// NoCandidatesError when no region can take it.
-    #[pyo3(signature = (state, shard, requester = None))]
-    fn allocate(
-        &self,
-        py: Python<'_>,
-        state: &PyAllocationState,
-        shard: &str,
-        requester: Option<&str>,
-    ) -> PyResult<Option<String>> {
-        self.allocate_inner(py, state, shard, requester, None)
-    }
-
-    /// `allocate`, plus a structured explanation (a dict).
-    #[pyo3(signature = (state, shard, requester = None))]
-    fn explain_allocate<'py>(
+    /// The operations of `shardline_bind::ops::strategy`: a decision takes the
+    /// `AllocationState` first.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(
         &self,
         py: Python<'py>,
-        state: &PyAllocationState,
-        shard: &str,
-        requester: Option<&str>,
-    ) -> PyResult<(Option<String>, Bound<'py, PyAny>)> {
-        let mut e = Explanation::default();
-        let r = self.allocate_inner(py, state, shard, requester, Some(&mut e))?;
-        Ok((r, values::to_py(py, &e)?))
-    }
-
-    /// Shards to hand off, in decision order. `in_progress`: shards already being handed off.
-    #[pyo3(signature = (state, in_progress = None))]
-    fn rebalance(
-        &self,
-        py: Python<'_>,
-        state: &PyAllocationState,
-        in_progress: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<String>> {
-        self.rebalance_inner(py, state, in_progress, None)
-    }
-
-    #[pyo3(signature = (state, in_progress = None))]
-    fn explain_rebalance<'py>(
-        &self,
-        py: Python<'py>,
-        state: &PyAllocationState,
-        in_progress: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<(Vec<String>, Bound<'py, PyAny>)> {
-        let mut e = Explanation::default();
-        let r = self.rebalance_inner(py, state, in_progress, Some(&mut e))?;
-        Ok((r, values::to_py(py, &e)?))
-    }
-
-    fn __repr__(&self) -> String {
-        match &self.spec {
-            Spec::Builtin(c) => format!(
-                "Strategy({})",
-                serde_json::to_string(c).unwrap_or_else(|_| c.kind().into())
-            ),
-            Spec::Custom(c) => format!("Strategy.custom(name={:?})", c.name),
+        op: &str,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !ops_strategy::is_decision(op) {
+            let config = match &self.spec {
+                Spec::Builtin(c) => Some(c),
+                Spec::Custom(_) => None,
+            };
+            return ops::call(py, "Strategy", op, args, |a| {
+                ops_strategy::describe(config, &self.name, a)
+            });
         }
+        let first = args.get_item(0)?;
+        let state = first.cast::<PyAllocationState>().map_err(|_| {
+            PyTypeError::new_err(format!("Strategy.{op}: state must be an AllocationState"))
+        })?;
+        let rest = args.get_slice(1, args.len());
+        guard(|| {
+            let mut strategy = self.inner.enter(py)?;
+            let mut unreadable = None;
+            let answer = ops::call(py, "Strategy", op, &rest, |a| {
+                let read = state
+                    .get()
+                    .read(py, |s| ops_strategy::decide(&mut **strategy, s, a));
+                read.unwrap_or_else(|e| {
+                    unreadable = Some(e);
+                    Err(Failure::internal("the state could not be read"))
+                })
+            });
+            // A failed read (reentrancy, expired view) must not leave an old callback error.
+            let kept = self.raised.take();
+            match unreadable.or(kept) {
+                Some(e) => Err(e),
+                None => answer,
+            }
+        })
     }
 }

@@ -23,29 +23,23 @@ from .errors import (
     ShardlineError,
     error_class,
 )
-from ._native import (
-    HAS_ETCD,
-    VERSION,
-    AllocationState,
+from ._native import HAS_ETCD, VERSION, CoordinatorPipeline
+from .aio import AsyncCoordinatorDriver, AsyncRegionDriver
+from .backends import InMemoryLease, InMemoryStore, ManualClock
+from .clocks import SimClock, SystemClock
+from .conformance import decide, decode_envelope, encode_envelope, replay
+from .hashing import (
     ConsistentHashRing,
-    CoordinatorPipeline,
-    RegionInfo,
-    Strategy,
     actor_ts_shard_id,
-    decide,
-    decode_envelope,
-    encode_envelope,
     java_string_hash,
     murmur_string_hash,
     murmur_vnode_hash,
     pekko_shard_id,
-    replay,
 )
-from .aio import AsyncCoordinatorDriver, AsyncRegionDriver
-from .backends import InMemoryLease, InMemoryStore, ManualClock
-from .clocks import SimClock, SystemClock
 from .ids import Snowflake, SnowflakeLayout, WorkerIdHolder, WorkerIdRegistry
 from .machines import Coordinator, CoordinatorDriver, Region, RegionDriver
+from .state import AllocationState, RegionInfo
+from .strategy import Strategy
 
 if HAS_ETCD:
     from ._native import Etcd, EtcdLease, EtcdStore  # noqa: F401

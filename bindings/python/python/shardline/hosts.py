@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Protocol, Union, runtime_checkable
 
-from ._native import AllocationState
+from .state import AllocationState
 from .wire import Envelope, Snapshot, StoredRecord, StoredState
 
 

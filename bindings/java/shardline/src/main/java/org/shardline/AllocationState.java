@@ -1,9 +1,8 @@
 package org.shardline;
 
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -57,36 +56,39 @@ public final class AllocationState extends NativeHandle {
   /** Adds a member or replaces the one with the same address. */
   public void upsertMember(Member m) {
     Objects.requireNonNull(m, "member");
-    run(h -> nUpsertMember(h, m.fields(), m.upNumber()));
+    op(AllocationState::nOp, "upsert_member", m.init());
   }
 
   /** Returns whether the member was known. */
   public boolean removeMember(String address) {
-    return callBoolean(h -> nRemoveMember(h, address));
+    return op(AllocationState::nOp, "remove_member", address);
   }
 
+  /** Marks a member unreachable (false) or reachable again (true). */
   public void setReachable(String address, boolean reachable) {
-    run(h -> nSetReachable(h, address, reachable));
+    op(AllocationState::nOp, "set_reachable", address, reachable);
   }
 
+  /** The member at {@code address}, if known. */
   public Optional<Member> member(String address) {
-    String[] f = call(h -> nList(h, 3, address));
-    if (f == null) return Optional.empty();
-    return Optional.of(
-        new Member(f[0], MemberStatus.fromPekkoName(f[1]), f[2], f[3], Integer.parseInt(f[4])));
+    Map<String, Object> m = op(AllocationState::nOp, "member", address);
+    return Optional.ofNullable(m).map(Member::of);
   }
 
   /** Member addresses, sorted. */
   public List<String> memberAddresses() {
-    return List.of(call(h -> nList(h, 4, null)));
+    List<Map<String, Object>> all = op(AllocationState::nOp, "members");
+    return all.stream().map(m -> (String) m.get("address")).toList();
   }
 
+  /** Whether the cluster view marks {@code address} unreachable. */
   public boolean isUnreachable(String address) {
-    return callBoolean(h -> nIsUnreachable(h, address));
+    return op(AllocationState::nOp, "is_unreachable", address);
   }
 
+  /** The coordinator's own node. */
   public String selfAddress() {
-    return call(h -> nList(h, 6, null))[0];
+    return op(AllocationState::nOp, "self_address");
   }
 
   // ---- regions and shards -------------------------------------------------------------------
@@ -103,63 +105,59 @@ public final class AllocationState extends NativeHandle {
 
   /** Registers a region holding {@code shards} (oldest first), all or nothing. */
   public void addRegion(String id, String address, boolean local, Collection<String> shards) {
-    String[] s = shards.toArray(new String[0]);
-    run(h -> nAddRegion(h, id, address, local, s));
+    op(AllocationState::nOp, "add_region", id, address, local, List.copyOf(shards));
   }
 
   /** Removes a region; returns its shards, which are now unallocated. */
   public List<String> removeRegion(String id) {
-    return List.of(call(h -> nRemoveRegion(h, id)));
+    return List.copyOf(op(AllocationState::nOp, "remove_region", id));
   }
 
   /** Whether a region may receive new shards (it still gives shards away either way). */
   public void setEligible(String id, boolean eligible) {
-    run(h -> nSetEligible(h, id, eligible));
+    op(AllocationState::nOp, "set_eligible", id, eligible);
   }
 
+  /** Allocates {@code shard} to {@code region}. */
   public void addShard(String region, String shard) {
-    run(h -> nAddShard(h, region, shard));
+    op(AllocationState::nOp, "add_shard", region, shard);
   }
 
   /** Deallocates a shard; returns the region that held it. */
   public String removeShard(String shard) {
-    return call(h -> nRemoveShard(h, shard));
+    return op(AllocationState::nOp, "remove_shard", shard);
   }
 
+  /** The region holding {@code shard}, if it is allocated. */
   public Optional<String> homeOf(String shard) {
-    return Optional.ofNullable(call(h -> nHomeOf(h, shard)));
+    return Optional.ofNullable(op(AllocationState::nOp, "home_of", shard));
   }
 
+  /** Registered regions. */
   public int regionCount() {
-    return callInt(h -> nCount(h, 0));
+    return this.<Long>op(AllocationState::nOp, "region_count").intValue();
   }
 
+  /** Allocated shards. */
   public int shardCount() {
-    return callInt(h -> nCount(h, 1));
+    return this.<Long>op(AllocationState::nOp, "shard_count").intValue();
   }
 
   /** Region ids in map order. */
   public List<String> regionIds() {
-    return List.of(call(h -> nList(h, 0, null)));
+    return regions().stream().map(RegionInfo::id).toList();
   }
 
+  /** The region {@code id}, if registered. */
   public Optional<RegionInfo> region(String id) {
-    return call(
-        h -> {
-          String[] f = nList(h, 1, id);
-          if (f == null) return Optional.empty();
-          List<String> shards = List.of(nList(h, 2, id));
-          return Optional.of(
-              new RegionInfo(
-                  id, f[0], f[1], Boolean.parseBoolean(f[2]), Boolean.parseBoolean(f[3]), shards));
-        });
+    Map<String, Object> r = op(AllocationState::nOp, "region", id);
+    return Optional.ofNullable(r).map(RegionInfo::of);
   }
 
   /** Every region, in map order. */
   public List<RegionInfo> regions() {
-    List<RegionInfo> out = new ArrayList<>();
-    for (String id : regionIds()) region(id).ifPresent(out::add);
-    return out;
+    List<Map<String, Object>> all = op(AllocationState::nOp, "regions");
+    return all.stream().map(RegionInfo::of).toList();
   }
 
   /**
@@ -167,37 +165,14 @@ public final class AllocationState extends NativeHandle {
    * when Pekko's own sort would throw on its comparator's inconsistency.
    */
   public Optional<List<String>> pekkoRanking() {
-    String[] r = call(h -> nList(h, 5, null));
-    return r == null ? Optional.empty() : Optional.of(Arrays.asList(r));
+    List<String> r = op(AllocationState::nOp, "ranking");
+    return Optional.ofNullable(r).map(List::copyOf);
   }
 
   private static native long nNew(String selfAddress);
 
   private static native void nFree(long h);
 
-  private static native void nUpsertMember(long h, String[] fields, int upNumber);
-
-  private static native boolean nRemoveMember(long h, String address);
-
-  private static native void nSetReachable(long h, String address, boolean reachable);
-
-  private static native void nAddRegion(
-      long h, String id, String address, boolean local, String[] shards);
-
-  private static native String[] nRemoveRegion(long h, String id);
-
-  private static native void nSetEligible(long h, String id, boolean eligible);
-
-  private static native void nAddShard(long h, String region, String shard);
-
-  private static native String nRemoveShard(long h, String shard);
-
-  private static native String nHomeOf(long h, String shard);
-
-  private static native int nCount(long h, int what);
-
-  private static native boolean nIsUnreachable(long h, String address);
-
-  /** What: see the native side (state.rs); null for a region or member that is not there. */
-  private static native String[] nList(long h, int what, String arg);
+  /** The operations of the native ops::state, by name. */
+  private static native Object nOp(long h, String op, Object[] args);
 }

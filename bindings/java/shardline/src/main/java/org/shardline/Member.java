@@ -1,5 +1,7 @@
 package org.shardline;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -39,6 +41,27 @@ public record Member(
 
   public Member withUpNumber(int n) {
     return new Member(address, status, appVersion, dataCenter, n);
+  }
+
+  /** The member as the native operations take it. */
+  Map<String, Object> init() {
+    Map<String, Object> m = new HashMap<>();
+    m.put("address", address);
+    m.put("status", status.pekkoName());
+    m.put("appVersion", appVersion);
+    m.put("dataCenter", dataCenter);
+    m.put("upNumber", upNumber);
+    return m;
+  }
+
+  /** A member as the native operations answer it. */
+  static Member of(Map<String, Object> m) {
+    return new Member(
+        (String) m.get("address"),
+        MemberStatus.fromPekkoName((String) m.get("status")),
+        (String) m.get("appVersion"),
+        (String) m.get("dataCenter"),
+        ((Long) m.get("upNumber")).intValue());
   }
 
   String[] fields() {

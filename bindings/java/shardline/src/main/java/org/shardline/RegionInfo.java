@@ -1,6 +1,7 @@
 package org.shardline;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * One region of an {@link AllocationState}.
@@ -11,4 +12,16 @@ import java.util.List;
  * @param shards oldest first
  */
 public record RegionInfo(
-    String id, String address, String node, boolean local, boolean eligible, List<String> shards) {}
+    String id, String address, String node, boolean local, boolean eligible, List<String> shards) {
+  /** A region row of the native operations ({@code id, address, node, local, eligible, shards}). */
+  @SuppressWarnings("unchecked")
+  static RegionInfo of(Map<String, Object> r) {
+    return new RegionInfo(
+        (String) r.get("id"),
+        (String) r.get("address"),
+        (String) r.get("node"),
+        (Boolean) r.get("local"),
+        (Boolean) r.get("eligible"),
+        List.copyOf((List<String>) r.get("shards")));
+  }
+}

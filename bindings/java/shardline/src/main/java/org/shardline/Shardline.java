@@ -25,12 +25,12 @@ public final class Shardline {
    * @throws ShardlineException {@link Status#INVALID_ARGUMENT} naming the vector and field
    */
   public static String decide(String json) {
-    return nDecide(json, false);
+    return op("decide_json", json, false);
   }
 
   /** As {@link #decide(String)}, each result with an {@code "explanation"}. */
   public static String decide(String json, boolean explain) {
-    return nDecide(json, explain);
+    return op("decide_json", json, explain);
   }
 
   /**
@@ -46,33 +46,31 @@ public final class Shardline {
    *     line and field
    */
   public static String replay(String trace) {
-    return nReplay(trace);
+    return op("replay_json", trace);
   }
 
   /** Pekko's {@code HashCodeMessageExtractor} shard id: {@code abs(entityId.hashCode % n)}. */
   public static String pekkoShardId(String entityId, int numberOfShards) {
-    return nPekkoShardId(entityId, numberOfShards);
+    return op("pekko_shard_id", entityId, numberOfShards);
   }
 
   /** actor-ts {@code hashShardId(entityId, numShards)}. */
   public static int actorTsShardId(String entityId, int numShards) {
-    return nActorTsShardId(entityId, numShards);
+    return Shardline.<Long>op("actor_ts_shard_id", entityId, numShards).intValue();
   }
 
   /** Pekko's {@code MurmurHash.stringHash} (the consistent-hash ring's hash), bit for bit. */
   public static int murmurStringHash(String s) {
-    return nMurmurStringHash(s);
+    return Shardline.<Long>op("murmur_string_hash", s).intValue();
   }
 
-  private static native String nDecide(String json, boolean explain);
+  /** A function of the native ops::functions by name; the caller gives the answer its type. */
+  @SuppressWarnings("unchecked")
+  private static <T> T op(String name, Object... args) {
+    return (T) nOp(name, args);
+  }
 
-  private static native String nReplay(String trace);
-
-  private static native String nPekkoShardId(String entityId, int numberOfShards);
-
-  private static native int nActorTsShardId(String entityId, int numShards);
-
-  private static native int nMurmurStringHash(String s);
+  private static native Object nOp(String op, Object[] args);
 
   static native String[] nParseEnvelope(String json);
 

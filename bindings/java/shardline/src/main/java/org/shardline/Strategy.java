@@ -97,28 +97,44 @@ public final class Strategy extends NativeHandle {
    */
   public Allocation allocate(AllocationState state, String requester, String shard) {
     Objects.requireNonNull(state, "state");
-    String r = call(h -> state.call(s -> nAllocate(h, s, requester, shard)));
+    String r = decide(state, "allocate", shard, requester);
     return r == null ? Allocation.pending() : Allocation.to(r);
   }
 
   public Explained<Allocation> explainAllocate(AllocationState state, String requester, String shard) {
     Objects.requireNonNull(state, "state");
-    String[] r = call(h -> state.call(s -> nExplainAllocate(h, s, requester, shard)));
-    return new Explained<>(r[0] == null ? Allocation.pending() : Allocation.to(r[0]), r[1]);
+    Map<String, Object> r = decide(state, "explain_allocate", shard, requester);
+    String region = (String) r.get("region");
+    Allocation a = region == null ? Allocation.pending() : Allocation.to(region);
+    return new Explained<>(a, Json.write(r.get("explanation")));
   }
 
   /** Shards to hand off, in decision order. */
   public List<String> rebalance(AllocationState state, Collection<String> inProgress) {
     Objects.requireNonNull(state, "state");
-    String[] ip = inProgress.toArray(new String[0]);
-    return List.of(call(h -> state.call(s -> nRebalance(h, s, ip))));
+    return List.copyOf(this.<List<String>>decide(state, "rebalance", List.copyOf(inProgress)));
   }
 
   public Explained<List<String>> explainRebalance(AllocationState state, Collection<String> inProgress) {
     Objects.requireNonNull(state, "state");
-    String[] ip = inProgress.toArray(new String[0]);
-    Object[] r = call(h -> state.call(s -> nExplainRebalance(h, s, ip)));
-    return new Explained<>(List.of((String[]) r[0]), (String) r[1]);
+    Map<String, Object> r = decide(state, "explain_rebalance", List.copyOf(inProgress));
+    @SuppressWarnings("unchecked")
+    List<String> shards = List.copyOf((List<String>) r.get("shards"));
+    return new Explained<>(shards, Json.write(r.get("explanation")));
+  }
+
+  /** Decision {@code op} of the native ops::strategy on {@code state}, both held for the call. */
+  @SuppressWarnings("unchecked")
+  private <T> T decide(AllocationState state, String op, Object... args) {
+    Object[] all = new Object[args.length + 1];
+    System.arraycopy(args, 0, all, 1, args.length);
+    return call(
+        h ->
+            state.call(
+                s -> {
+                  all[0] = s;
+                  return (T) nOp(h, op, all);
+                }));
   }
 
   private static native long nFromJson(String json);
@@ -131,12 +147,6 @@ public final class Strategy extends NativeHandle {
 
   private static native String nName(long h);
 
-  // The plain calls return the decision alone; the explain variants add the explanation.
-  private static native String nAllocate(long h, long state, String requester, String shard);
-
-  private static native String[] nExplainAllocate(long h, long state, String requester, String shard);
-
-  private static native String[] nRebalance(long h, long state, String[] inProgress);
-
-  private static native Object[] nExplainRebalance(long h, long state, String[] inProgress);
+  /** The decisions of the native ops::strategy; the first argument is the state's handle. */
+  private static native Object nOp(long h, String op, Object[] args);
 }

@@ -46,8 +46,8 @@ class OpsTest {
     try (Coordinator c = coordinator()) {
       assertNull(op(c, "home_of", "7"));
       ShardlineException e = assertThrows(ShardlineException.class, () -> op(c, "home_of"));
-      assertEquals(Status.INVALID_ARGUMENT, e.status());
-      assertEquals("INVALID_ARGUMENT: Coordinator.home_of: shard is required", e.getMessage());
+      assertEquals(Status.NULL_POINTER, e.status());
+      assertEquals("NULL_POINTER: Coordinator.home_of: shard is required", e.getMessage());
       e = assertThrows(ShardlineException.class, () -> op(c, "home_of", 7L));
       assertTrue(e.getMessage().startsWith("INVALID_ARGUMENT: Coordinator.home_of: shard "), e.getMessage());
       e = assertThrows(ShardlineException.class, () -> op(c, "home_of", new Object()));

@@ -1,0 +1,48 @@
+'use strict'
+// AllocationState's and Strategy's operations (shardline_bind::ops::{state,strategy}) by
+// their JavaScript names.
+
+const native = require('../index.js')
+const { define } = require('./ops.cjs')
+
+define(native.AllocationState, {
+  getters: { selfAddress: 'self_address', regionCount: 'region_count', shardCount: 'shard_count' },
+  methods: {
+    /** Adds or replaces a cluster member (matched by address). */
+    upsertMember: 'upsert_member',
+    /** Removes a member; true if it was known. */
+    removeMember: 'remove_member',
+    setReachable: 'set_reachable',
+    /** The members, sorted by address. */
+    members: 'members',
+    /** Registers a region at the end of map order; it starts eligible, with no shards. */
+    addRegion: 'add_region',
+    /** Removes a region; returns its shards (now unallocated), oldest first. */
+    removeRegion: 'remove_region',
+    /** Whether a region may receive new shards; becoming eligible moves it to the end of candidate order. */
+    setEligible: 'set_eligible',
+    addShard: 'add_shard',
+    /** Deallocates a shard; returns the region that held it. */
+    removeShard: 'remove_shard',
+    homeOf: 'home_of',
+    region: 'region',
+    /** Every region in map order (the order ties are broken by). */
+    regions: 'regions',
+  },
+})
+
+const listed = (inProgress) => (inProgress == null ? null : [...inProgress])
+
+define(native.Strategy, {
+  getters: { name: 'name', config: 'config' },
+  methods: {
+    allocate (state, shard, requester) { return this.op('allocate', [state, shard, requester]) },
+    rebalance (state, inProgress) { return this.op('rebalance', [state, listed(inProgress)]) },
+    explainAllocate (state, shard, requester) {
+      return this.op('explain_allocate', [state, shard, requester])
+    },
+    explainRebalance (state, inProgress) {
+      return this.op('explain_rebalance', [state, listed(inProgress)])
+    },
+  },
+})
