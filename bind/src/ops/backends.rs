@@ -115,7 +115,7 @@ mod tests {
         on(&a, "release", &[int(1)]).unwrap();
         assert_eq!(on(&b, "holder", &[int(6)]).unwrap(), Tree::Null);
         let e = on(&a, "renew", &[int(1)]).unwrap_err();
-        assert_eq!(e.status, Status::InvalidArgument);
+        assert_eq!(e.status, Status::NullPointer);
         assert_eq!(e.message, "InMemoryLease.renew: nowMs is required");
     }
 
