@@ -774,6 +774,31 @@ export declare class CoordinatorDriver {
   close(): void
 }
 
+export declare class CoordinatorPipeline {
+  /** `new CoordinatorPipeline({strategy, selfAddress, config?})`, as `Coordinator`. */
+  constructor(options: CoordinatorOptions)
+  start(nowMs: number): void
+  onTimeout(nowMs: number): void
+  handle(nowMs: number, input: CoordinatorInput): void
+  /**
+   * The next host call, `[ticket, role, method, args]` (method in camelCase), or null
+   * while there is none.
+   */
+  nextCall(nowMs: number): [number, 'transport' | 'lease' | 'store', string, unknown[]] | null
+  /** What call `ticket` resolved to. */
+  answer(nowMs: number, ticket: number, value: unknown): void
+  /** Call `ticket` rejected; the caller keeps the reason. */
+  fail(nowMs: number, ticket: number): void
+  nextDeadline(): number | null
+  /** Calls handed out and not answered yet. */
+  get inFlight(): number
+  /** Notices since the last call. */
+  takeNotices(): CoordinatorNotice[]
+  /** The coordinator's queries, as `Coordinator.op`. */
+  op(name: string, args: unknown[]): unknown
+  close(): void
+}
+
 /**
  * The embedded coordinator lease: handles made with `contender` contend for the same lease.
  * Fencing tokens grow across holders; deadlines are local (`validUntilMs`).
@@ -926,6 +951,12 @@ export declare class WorkerIdRegistry {
    */
   op(name: string, args: unknown[]): unknown
 }
+
+/**
+ * Checks an asynchronous driver's host objects as the synchronous drivers do (a missing
+ * method throws, naming it).
+ */
+export declare function _checkHosts(transport: unknown, lease: unknown, store: unknown): void
 
 /** The library's functions by name; lib/functions.cjs names each. */
 export declare function _op(name: string, args: unknown[]): unknown

@@ -9,6 +9,7 @@ require('./machines.cjs') // the machines' queries, over `op`
 require('./ids.cjs') // the operations of ids and backends
 require('./state.cjs') // AllocationState's and Strategy's operations, over `op`
 const functions = require('./functions.cjs')
+const aio = require('./aio.cjs') // AsyncCoordinatorDriver, over CoordinatorPipeline
 
 /** The `err.code` of every error shardline throws. */
 const ErrorCode = Object.freeze({
@@ -22,7 +23,8 @@ const ErrorCode = Object.freeze({
   INTERNAL: 'INTERNAL',
 })
 
-// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone, `_op` functions.cjs's.
-const { _setSendBuilder, _receive, _drain, _op, ...api } = native
+// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone, `_op` functions.cjs's,
+// `_checkHosts` aio.cjs's.
+const { _setSendBuilder, _receive, _drain, _op, _checkHosts, ...api } = native
 
-module.exports = { ...api, ...functions, ...actorTs, ErrorCode }
+module.exports = { ...api, ...functions, ...aio, ...actorTs, ErrorCode }

@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, AllocationState, CoordinatorConfig, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, CoordinatorConfig, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 export * from '../index'
 
@@ -135,6 +135,49 @@ export interface RegionQueries {
 // (./machines.cjs and the other modules that call ./ops.cjs's `define`), the drivers'
 // one-input methods (./inputs.cjs, over `handle`) and the step API's envelope path
 // (./envelope.cjs).
+/**
+ * The coordinator on the event loop: host methods may return promises; an input steps the
+ * state machine and starts the calls it needs, and nothing after a store write starts before
+ * the write has completed. Timers run by themselves after `start()` until `stop()`.
+ */
+export interface AsyncCoordinatorDriver extends CoordinatorQueries {}
+export declare class AsyncCoordinatorDriver {
+  constructor(options: {
+    strategy: Strategy | StrategyConfig | CustomStrategy
+    selfAddress: string
+    transport: ((envelope: Envelope) => unknown) | { send(envelope: Envelope): unknown }
+    lease: {
+      acquire(nowMs: number): unknown
+      renew(token: number, nowMs: number): unknown
+      release(token: number): unknown
+    }
+    store: {
+      append(token: number, record: StoredRecord): unknown
+      saveSnapshot(token: number, snapshot: Snapshot): unknown
+      load(token: number): unknown
+    }
+    clock?: (() => number) | { nowMs(): number }
+    config?: CoordinatorConfig
+    /** A call that rejected, or answered in a form that does not fit (default: kept for takeErrors). */
+    onError?: (error: unknown) => void
+  })
+  start(): void
+  receive(envelope: Envelope): void
+  member(member: MemberInit): void
+  memberRemoved(address: string): void
+  reachability(address: string, reachable: boolean): void
+  regionTerminated(region: string): void
+  leaseLost(): void
+  preparingForShutdown(): void
+  stop(): void
+  /** Resolves once no host call is in flight. */
+  settled(): Promise<void>
+  nextDeadline(): number | null
+  readonly inFlight: number
+  takeNotices(): CoordinatorNotice[]
+  takeErrors(): unknown[]
+}
+
 declare module '../index' {
   interface AllocationState {
     readonly selfAddress: string
@@ -185,6 +228,7 @@ declare module '../index' {
   interface Region extends RegionQueries {
     drainOutputs(): RegionOutput[]
   }
+  interface CoordinatorPipeline extends CoordinatorQueries {}
   interface CoordinatorDriver extends CoordinatorQueries {
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void

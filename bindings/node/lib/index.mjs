@@ -14,6 +14,8 @@ export const {
   Strategy,
   Coordinator,
   CoordinatorDriver,
+  CoordinatorPipeline,
+  AsyncCoordinatorDriver,
   Region,
   RegionDriver,
   ManualClock,

@@ -21,6 +21,9 @@ const coordinator = {
 }
 define(native.Coordinator, coordinator)
 define(native.CoordinatorDriver, coordinator)
+define(native.CoordinatorPipeline, coordinator)
+
+module.exports = { coordinator }
 
 const region = {
   getters: { id: 'id', isRegistered: 'is_registered', buffered: 'buffered' },

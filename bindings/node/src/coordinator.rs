@@ -21,14 +21,14 @@ use crate::state::{self, unknown};
 use crate::strategy::Spec;
 use shardline_bind::driver_host as adapt;
 
-struct Common {
-    coordinator: CoreCoordinator,
+pub(crate) struct Common {
+    pub(crate) coordinator: CoreCoordinator,
     /// Set on the holder under `strategy` when the strategy is written in JavaScript.
-    imp: Option<V>,
+    pub(crate) imp: Option<V>,
 }
 
 /// `{strategy, selfAddress, config?}`.
-fn common(js: Js, options: V) -> R<Common> {
+pub(crate) fn common(js: Js, options: V) -> R<Common> {
     let o = conv::object(js, options, "options")?;
     let spec = Spec::parse(js, js.get(o, "strategy")?, "options.strategy")?;
     let self_address = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;

@@ -15,6 +15,7 @@ mod host;
 mod ids;
 mod js;
 mod ops;
+mod pipeline;
 mod proto;
 mod region;
 mod state;

@@ -1,0 +1,188 @@
+//! `CoordinatorPipeline`: the coordinator for an event-loop host. It hands out each host call
+//! as `[ticket, role, method, args]` and takes its answer whenever the promise settles;
+//! lib/aio.cjs makes the calls. The calls and how answers are read are
+//! `shardline_bind::pipeline_host`'s, shared with every language.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use shardline_bind::driver_host::Spelling;
+use shardline_bind::ops::machines;
+use shardline_bind::pipeline_host::PipelineHost;
+use shardline_core::host::Ticket;
+use shardline_core::replay::CoordinatorStep;
+
+use crate::conv;
+use crate::coordinator::common;
+use crate::handle::{install, Handle};
+use crate::host;
+use crate::ops;
+use crate::proto;
+use crate::state::unknown;
+use shardline_bind::driver_host as adapt;
+
+#[napi]
+pub struct CoordinatorPipeline {
+    inner: Handle<PipelineHost>,
+}
+
+impl CoordinatorPipeline {
+    fn step(&self, env: &Env, this: &This, now_ms: Unknown, step: CoordinatorStep) -> Result<()> {
+        self.inner.call(env, this, |js, h| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            Ok(h.pipeline_mut().step(now, step)?)
+        })
+    }
+}
+
+#[napi]
+impl CoordinatorPipeline {
+    /// `new CoordinatorPipeline({strategy, selfAddress, config?})`, as `Coordinator`.
+    #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
+    pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
+        let this_raw = this.object.raw();
+        crate::error::boundary(env, None, |js| {
+            let c = common(js, options.raw())?;
+            let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
+            let callbacks = install(js, this_raw, &imp)?;
+            Ok(CoordinatorPipeline {
+                inner: Handle::new("CoordinatorPipeline", PipelineHost::new(c.coordinator))
+                    .calling_back(callbacks),
+            })
+        })
+    }
+
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
+        self.step(env, &this, now_ms, CoordinatorStep::Start)
+    }
+
+    #[napi(ts_args_type = "nowMs: number")]
+    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
+        self.step(env, &this, now_ms, CoordinatorStep::Timeout)
+    }
+
+    #[napi(ts_args_type = "nowMs: number, input: CoordinatorInput")]
+    pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, h| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let input = proto::coordinator_input(js, input.raw())?;
+            Ok(h.pipeline_mut().step(now, CoordinatorStep::Input(input))?)
+        })
+    }
+
+    /// The next host call, `[ticket, role, method, args]` (method in camelCase), or null
+    /// while there is none.
+    #[napi(
+        ts_args_type = "nowMs: number",
+        ts_return_type = "[number, 'transport' | 'lease' | 'store', string, unknown[]] | null"
+    )]
+    pub fn next_call<'a>(&self, env: &'a Env, now_ms: Unknown) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, h| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let v = match h.next_call(now)? {
+                None => js.null()?,
+                Some((ticket, call)) => {
+                    let row = js.array(4)?;
+                    js.set_index(row, 0, js.number(ticket.0 as f64)?)?;
+                    js.set_index(row, 1, js.string(call.role.name)?)?;
+                    js.set_index(row, 2, js.string(&Spelling::Camel.spell(call.method))?)?;
+                    let args = js.array_of(&call.args, |a| conv::tree_js(js, a))?;
+                    js.set_index(row, 3, args)?;
+                    row
+                }
+            };
+            Ok(unknown(js, v))
+        })
+    }
+
+    /// What call `ticket` resolved to.
+    #[napi(ts_args_type = "nowMs: number, ticket: number, value: unknown")]
+    pub fn answer(
+        &self,
+        env: &Env,
+        this: This,
+        now_ms: Unknown,
+        ticket: Unknown,
+        value: Unknown,
+    ) -> Result<()> {
+        self.inner.call(env, &this, |js, h| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let ticket = Ticket(conv::uint(js, ticket.raw(), "ticket")?);
+            let value = conv::tree_of(js, value.raw(), "value")?;
+            Ok(h.answer(now, ticket, &value, Spelling::Camel)?)
+        })
+    }
+
+    /// Call `ticket` rejected; the caller keeps the reason.
+    #[napi(ts_args_type = "nowMs: number, ticket: number")]
+    pub fn fail(&self, env: &Env, this: This, now_ms: Unknown, ticket: Unknown) -> Result<()> {
+        self.inner.call(env, &this, |js, h| {
+            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
+            let ticket = Ticket(conv::uint(js, ticket.raw(), "ticket")?);
+            Ok(h.fail(now, ticket)?)
+        })
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
+        self.inner.query(env, |_, h| {
+            Ok(h.pipeline().next_deadline().map(|d| d as f64))
+        })
+    }
+
+    /// Calls handed out and not answered yet.
+    #[napi(getter)]
+    pub fn in_flight(&self, env: &Env) -> Result<u32> {
+        self.inner
+            .query(env, |_, h| Ok(h.pipeline().in_flight() as u32))
+    }
+
+    /// Notices since the last call.
+    #[napi(ts_args_type = "", ts_return_type = "CoordinatorNotice[]")]
+    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, h| {
+            let notices = h.pipeline_mut().take_notices();
+            Ok(unknown(js, conv::ser(js, &notices)?))
+        })
+    }
+
+    /// The coordinator's queries, as `Coordinator.op`.
+    #[napi(
+        ts_args_type = "name: string, args: unknown[]",
+        ts_return_type = "unknown"
+    )]
+    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
+        self.inner.query(env, |js, h| {
+            ops::call(js, "CoordinatorPipeline", name.raw(), args.raw(), |a| {
+                machines::coordinator(h.pipeline().coordinator(), a)
+            })
+        })
+    }
+
+    #[napi(ts_args_type = "")]
+    pub fn close(&self, env: &Env, this: This) -> Result<()> {
+        self.inner.close(env, &this)
+    }
+}
+
+/// Checks an asynchronous driver's host objects as the synchronous drivers do (a missing
+/// method throws, naming it).
+#[napi(
+    js_name = "_checkHosts",
+    ts_args_type = "transport: unknown, lease: unknown, store: unknown"
+)]
+pub fn check_hosts(env: &Env, transport: Unknown, lease: Unknown, store: Unknown) -> Result<()> {
+    crate::error::boundary(env, None, |js| {
+        host::object(
+            js,
+            transport.raw(),
+            "options.transport",
+            "transport",
+            &adapt::TRANSPORT,
+        )?;
+        host::object(js, lease.raw(), "options.lease", "lease", &adapt::LEASE)?;
+        host::object(js, store.raw(), "options.store", "store", &adapt::STORE)?;
+        Ok(())
+    })
+}
