@@ -116,8 +116,10 @@ impl Bounds {
     /// The runs scripts/model-check.sh makes: longer horizons, each fault alone over a whole
     /// failover, and three regions.
     pub fn long_runs() -> Vec<Bounds> {
-        let mut three = Bounds::small(Start::Unbalanced, 1_500).faults(0, 0, 0, 0);
-        three.regions = 3;
+        let three = |start, horizon_ms| Bounds {
+            regions: 3,
+            ..Bounds::small(start, horizon_ms).faults(0, 0, 0, 0)
+        };
         vec![
             Bounds::small(Start::Fresh, 1_500).faults(0, 0, 0, 0),
             Bounds::small(Start::Unbalanced, 2_500).faults(0, 0, 0, 0),
@@ -125,7 +127,8 @@ impl Bounds {
             Bounds::small(Start::Unbalanced, 2_000).faults(0, 1, 0, 0),
             Bounds::small(Start::Unbalanced, 2_000).faults(0, 0, 1, 0),
             Bounds::small(Start::Unbalanced, 2_000).faults(0, 0, 0, 1),
-            three,
+            three(Start::Fresh, 1_000),
+            three(Start::Unbalanced, 2_000),
         ]
     }
 }
