@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use crate::protocol::{Directive, RegionId, ShardId, Stamp};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(crate) enum Phase {
     CollectingAcks,
     Stopping,
@@ -27,6 +28,7 @@ pub(crate) enum Step {
 }
 
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(crate) struct HandOff {
     pub shard: ShardId,
     pub from: RegionId,

@@ -10,6 +10,7 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct LeaseGrant {
     pub token: FencingToken,
     /// Local monotonic deadline: stop acting at this instant even if nobody says so.
@@ -19,6 +20,7 @@ pub struct LeaseGrant {
 /// The holder's side of the contract: the current grant, its deadline, and the at-most-once
 /// loss report.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(crate) struct LeaseHolder {
     grant: Option<LeaseGrant>,
     /// Tokens that were granted and have since been reported lost (only the latest matters:

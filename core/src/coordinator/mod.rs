@@ -19,6 +19,8 @@
 //!   that lost them comes back with them instead of silently not hosting.
 
 mod config;
+#[cfg(feature = "model-check")]
+mod fork;
 mod handoff;
 pub(crate) mod json;
 mod lease;
@@ -202,6 +204,7 @@ pub enum CoordinatorNotice {
     derive(schemars::JsonSchema),
     schemars(rename = "CoordinatorPhase", rename_all = "camelCase")
 )]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub enum Phase {
     /// Created, [`Coordinator::start`] not called yet.
     Idle,
@@ -452,6 +455,10 @@ impl Coordinator {
 
     pub fn on_timeout(&mut self, now_ms: u64) -> Result<()> {
         self.tick(now_ms);
+        // Before any timer: a host calling late must not have timers due before the lease's
+        // deadline act after it (found by the model checker: a rebalance round sent
+        // BeginHandOff under an expired lease).
+        self.stop_past_lease_deadline();
         while let Some(t) = self.timers.pop_due(self.now) {
             self.fire(t)?;
         }
@@ -463,9 +470,7 @@ impl Coordinator {
     pub fn handle(&mut self, now_ms: u64, input: CoordinatorInput) -> Result<()> {
         self.tick(now_ms);
         // The local lease deadline binds even if the host has not called on_timeout yet.
-        if self.lease.grant().is_some() && !self.lease.is_valid(self.now) {
-            self.step_down("the lease's local deadline passed", false);
-        }
+        self.stop_past_lease_deadline();
         match input {
             CoordinatorInput::Receive(env) => self.receive(env),
             CoordinatorInput::Member(m) => {
@@ -570,13 +575,15 @@ impl Coordinator {
         self.now = self.now.max(now_ms);
     }
 
+    fn stop_past_lease_deadline(&mut self) {
+        if self.lease.grant().is_some() && !self.lease.is_valid(self.now) {
+            self.step_down("the lease's local deadline passed", false);
+        }
+    }
+
     fn fire(&mut self, t: Timer) -> Result<()> {
         match t {
-            Timer::LeaseExpiry => {
-                if self.lease.grant().is_some() && !self.lease.is_valid(self.now) {
-                    self.step_down("the lease's local deadline passed", false);
-                }
-            }
+            Timer::LeaseExpiry => self.stop_past_lease_deadline(),
             Timer::LeaseRenew => {
                 if let Some(token) = self.lease.token() {
                     self.out

@@ -20,6 +20,7 @@ use crate::{Error, Result};
     schemars(rename = "CoordinatorEvent")
 )]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub enum Event {
     /// Precondition: `region` is not registered.
     ShardRegionRegistered { region: RegionId, node: String },
@@ -52,6 +53,7 @@ pub enum Event {
     schemars(rename = "StoredRecord")
 )]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct Record {
     pub seq: u64,
     pub event: Event,
@@ -60,6 +62,7 @@ pub struct Record {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct SnapshotRegion {
     pub region: RegionId,
     pub node: String,
@@ -70,6 +73,7 @@ pub struct SnapshotRegion {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct SnapshotProxy {
     pub proxy: RegionId,
     pub node: String,
@@ -79,6 +83,7 @@ pub struct SnapshotProxy {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct Snapshot {
     pub seq: u64,
     /// In registration (map) order.

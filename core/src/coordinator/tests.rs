@@ -218,6 +218,17 @@ fn begin_stamp(sent: &[(String, Directive)], shard: &str) -> Stamp {
         .expect("a BeginHandOff")
 }
 
+/// The one notice among `outs` is the step-down of the grant `token`.
+fn assert_only_stepped_down(outs: &[CoordinatorOutput], token: u64) {
+    assert!(
+        matches!(
+            &notices(outs)[..],
+            [CoordinatorNotice::SteppedDown { token: t, .. }] if *t == FencingToken(token)
+        ),
+        "{outs:?}"
+    );
+}
+
 fn notices(outs: &[CoordinatorOutput]) -> Vec<CoordinatorNotice> {
     outs.iter()
         .filter_map(|o| match o {
@@ -311,16 +322,7 @@ fn the_local_deadline_stops_the_coordinator_without_any_event() {
     h.now = 31_000;
     h.ask("a", "s1");
     let outs = h.take();
-    assert!(
-        matches!(
-            &notices(&outs)[..],
-            [CoordinatorNotice::SteppedDown {
-                token: FencingToken(1),
-                ..
-            }]
-        ),
-        "{outs:?}"
-    );
+    assert_only_stepped_down(&outs, 1);
     assert!(!outs.iter().any(|o| matches!(o, CoordinatorOutput::Send(_))));
     assert!(!h.c.is_active());
     // Lost once per grant: a late LeaseLost for the same token does nothing.
@@ -328,6 +330,36 @@ fn the_local_deadline_stops_the_coordinator_without_any_event() {
         token: FencingToken(1),
     });
     assert!(notices(&h.take()).is_empty());
+}
+
+/// Found by the model checker (`model/`): a host that calls `on_timeout` late, after the
+/// lease's local deadline, saw the timers due before that deadline fire first, and a
+/// rebalance round sent `BeginHandOff` under the expired lease, while a successor may already
+/// hold the next token. Trace: the lease runs out; the coordinator's timers fire.
+#[test]
+fn a_late_timeout_past_the_lease_deadline_steps_down_before_any_timer_acts() {
+    let config = CoordinatorConfig {
+        rebalance_interval_ms: 1_000,
+        ..CoordinatorConfig::default()
+    };
+    let mut h = H::new(config, InMemoryStore::new());
+    h.c.start(h.now);
+    h.grant(1, 4_000);
+    h.two_regions_with_shards_on_a(2);
+    // Due: the renewal at 2000 and the rebalance round at 2000; the deadline is 4000.
+    h.advance_to(4_000);
+    let outs = h.take();
+    assert!(
+        !outs.iter().any(|o| matches!(
+            o,
+            CoordinatorOutput::Send(_)
+                | CoordinatorOutput::Persist { .. }
+                | CoordinatorOutput::Lease(LeaseRequest::Renew { .. })
+        )),
+        "acted under an expired lease: {outs:?}"
+    );
+    assert_only_stepped_down(&outs, 1);
+    assert!(!h.c.is_active());
 }
 
 #[test]

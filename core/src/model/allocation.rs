@@ -170,6 +170,34 @@ impl AllocationState {
         }
     }
 
+    /// A copy that goes on independently (feature `model-check`). It gets its own uid, so a
+    /// strategy's cache of one can never be taken for the other's once they diverge.
+    #[cfg(feature = "model-check")]
+    pub fn fork(&self) -> AllocationState {
+        AllocationState {
+            uid: NEXT_UID.fetch_add(1, AtomicOrdering::Relaxed),
+            cluster: self.cluster.clone(),
+            slots: self.slots.clone(),
+            free: self.free.clone(),
+            by_id: self.by_id.clone(),
+            order: self.order.clone(),
+            next_pos: self.next_pos,
+            next_candidate: self.next_candidate,
+            next_seq: self.next_seq,
+            homes: self.homes.clone(),
+            by_node: self.by_node.clone(),
+            rank_all: self.rank_all.clone(),
+            rank_eligible: self.rank_eligible.clone(),
+            ranked_status: self.ranked_status,
+            ranked_versions: self.ranked_versions.clone(),
+            load_eligible: self.load_eligible.clone(),
+            sorted_eligible: self.sorted_eligible.clone(),
+            topology_gen: self.topology_gen,
+            loads: self.loads.clone(),
+            classes: self.classes.clone(),
+        }
+    }
+
     /// Identifies this state and its current set of regions and node addresses; strategies
     /// cache derived structures (the hash ring) under it.
     pub fn topology_stamp(&self) -> (u64, u64) {

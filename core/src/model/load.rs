@@ -321,6 +321,7 @@ pub(crate) type ShardMap<V> = HashMap<Arc<str>, V, foldhash::fast::RandomState>;
 
 /// Loads, capacities and rules, kept by the allocation state.
 #[derive(Debug, Default)]
+#[cfg_attr(feature = "model-check", derive(Clone))]
 pub(crate) struct LoadBook {
     pub(crate) dims: Dimensions,
     /// Loads other than the unit load.

@@ -4,6 +4,8 @@
 mod address;
 mod allocation;
 mod cluster;
+#[cfg(feature = "model-check")]
+mod fingerprint;
 mod key;
 mod load;
 mod timers;
@@ -12,6 +14,8 @@ mod version;
 pub use address::{ActorTsKey, Address};
 pub use allocation::{AllocationState, RebalanceBlocker, Region, RegionId, ShardId};
 pub use cluster::{ClusterView, Member, MemberStatus};
+#[cfg(feature = "model-check")]
+pub(crate) use fingerprint::hash_sorted;
 pub(crate) use key::IdKey;
 pub use load::{
     check_budget, utilisation, Amount, CapVec, Dimensions, LoadVec, Ordered, RegionProfile,

@@ -61,6 +61,14 @@ impl<K: Ord + Hash + Clone> Timers<K> {
     }
 }
 
+/// Only the deadlines: `by_key` indexes the same entries.
+#[cfg(feature = "model-check")]
+impl<K: Ord + Hash + Clone> Hash for Timers<K> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.by_time.hash(h);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use crate::protocol::{EntityId, Payload, ShardId};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct Buffered {
     pub entity: EntityId,
     pub payload: Payload,
@@ -72,6 +73,15 @@ impl Buffer {
         let mut v: Vec<ShardId> = self.queues.keys().cloned().collect();
         v.sort();
         v
+    }
+}
+
+/// `total` is the sum of the queues.
+#[cfg(feature = "model-check")]
+impl std::hash::Hash for Buffer {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        crate::model::hash_sorted(self.queues.iter(), h);
+        self.capacity.hash(h);
     }
 }
 

@@ -12,6 +12,8 @@
 
 mod buffer;
 mod extractor;
+#[cfg(feature = "model-check")]
+mod fork;
 pub(crate) mod json;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
@@ -210,6 +212,7 @@ impl From<Rejected> for Error {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 enum Status {
     Running,
     /// `BeginHandOff` seen: new messages wait.
@@ -223,6 +226,7 @@ enum Status {
 }
 
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct LocalShard {
     status: Status,
     entities: BTreeSet<EntityId>,
@@ -235,6 +239,7 @@ const MAX_DEAD_REGIONS: usize = 4_096;
 const MIN_NAMES_LIMIT: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 enum Shutdown {
     No,
     Graceful,
