@@ -21,17 +21,28 @@ use shardline_etcd::Etcd;
 
 use crate::check::{check, pending, Verdict};
 use crate::history::History;
+use crate::net::Net;
 use crate::wire::{read_frame, write_frame, Frame};
 
 /// Fault kinds in the order runs cycle through them.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 11] = [
     "kill",
     "pause",
     "etcd-member-kill",
+    "partition",
     "coordinator-kill",
+    "clock-skew",
     "etcd-leader-kill",
+    "node-partition",
     "coordinator-pause",
+    "slow-link",
+    "etcd-partition",
 ];
+
+/// Kinds that need the namespaced network.
+const NET_KINDS: [&str; 4] = ["partition", "node-partition", "slow-link", "etcd-partition"];
+
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 #[derive(Debug, Clone)]
 pub struct CampaignConfig {
@@ -47,6 +58,8 @@ pub struct CampaignConfig {
     /// Traffic after the fault heals; also the recovery bound.
     pub settle: Duration,
     pub only: Option<String>,
+    /// Run on loopback even when network namespaces are available (no partition faults).
+    pub loopback: bool,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -60,6 +73,7 @@ pub struct Summary {
     pub duplicate_owners: u64,
     pub duplicate_ids: u64,
     pub max_recovery_ms: u64,
+    pub max_latency_ms: u64,
     pub lost_to_crash: u64,
     pub duplicate_workers: u64,
     pub accepted: u64,
@@ -111,6 +125,9 @@ fn sleep_ms(ms: u64) {
 
 struct EtcdMember {
     name: String,
+    ip: String,
+    /// The member's namespace, when the campaign built a network.
+    ns: Option<String>,
     client: u16,
     peer: u16,
     child: Option<Child>,
@@ -121,15 +138,39 @@ struct EtcdCluster {
     members: Vec<EtcdMember>,
 }
 
+/// `program` run inside namespace `ns`, if any.
+fn command_in(ns: Option<&str>, program: &Path) -> Command {
+    match ns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).arg(program);
+            c
+        }
+        None => Command::new(program),
+    }
+}
+
 impl EtcdCluster {
-    fn start(dir: &Path, size: usize) -> Result<EtcdCluster, String> {
+    fn start(dir: &Path, size: usize, net: Option<&Net>) -> Result<EtcdCluster, String> {
         let mut members = Vec::new();
         for i in 0..size {
-            members.push(EtcdMember {
-                name: format!("etcd{i}"),
-                client: free_port().map_err(|e| e.to_string())?,
-                peer: free_port().map_err(|e| e.to_string())?,
-                child: None,
+            members.push(match net {
+                Some(net) => EtcdMember {
+                    name: format!("etcd{i}"),
+                    ip: net.ip(i),
+                    ns: Some(crate::net::ns(i)),
+                    client: 2379,
+                    peer: 2380,
+                    child: None,
+                },
+                None => EtcdMember {
+                    name: format!("etcd{i}"),
+                    ip: "127.0.0.1".into(),
+                    ns: None,
+                    client: free_port().map_err(|e| e.to_string())?,
+                    peer: free_port().map_err(|e| e.to_string())?,
+                    child: None,
+                },
             });
         }
         let mut c = EtcdCluster {
@@ -146,7 +187,7 @@ impl EtcdCluster {
     fn endpoints(&self) -> Vec<String> {
         self.members
             .iter()
-            .map(|m| format!("http://127.0.0.1:{}", m.client))
+            .map(|m| format!("http://{}:{}", m.ip, m.client))
             .collect()
     }
 
@@ -154,17 +195,17 @@ impl EtcdCluster {
         let initial: Vec<String> = self
             .members
             .iter()
-            .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer))
+            .map(|m| format!("{}=http://{}:{}", m.name, m.ip, m.peer))
             .collect();
         let m = &self.members[i];
-        let client = format!("http://127.0.0.1:{}", m.client);
-        let peer = format!("http://127.0.0.1:{}", m.peer);
+        let client = format!("http://{}:{}", m.ip, m.client);
+        let peer = format!("http://{}:{}", m.ip, m.peer);
         let log = File::options()
             .create(true)
             .append(true)
             .open(self.dir.join(format!("{}.log", m.name)))
             .map_err(|e| e.to_string())?;
-        let mut cmd = Command::new("etcd");
+        let mut cmd = command_in(m.ns.as_deref(), Path::new("etcd"));
         cmd.args(["--name", &m.name])
             .arg("--data-dir")
             .arg(self.dir.join(&m.name))
@@ -202,7 +243,7 @@ impl EtcdCluster {
             if m.child.is_none() {
                 continue;
             }
-            let ep = vec![format!("http://127.0.0.1:{}", m.client)];
+            let ep = vec![format!("http://{}:{}", m.ip, m.client)];
             let Ok(mut client) = crate::membership::connect(&rt, &ep) else {
                 continue;
             };
@@ -241,6 +282,9 @@ impl Drop for EtcdCluster {
 
 struct NodeProc {
     name: String,
+    /// Network host index (namespaced network only).
+    host: Option<usize>,
+    ip: String,
     port: u16,
     child: Option<Child>,
     region: String,
@@ -261,6 +305,7 @@ struct Run<'a> {
     next_incarnation: &'a mut u64,
     node_starts: u64,
     fenced_exits: u64,
+    net: Option<&'a Net>,
 }
 
 impl Run<'_> {
@@ -271,17 +316,31 @@ impl Run<'_> {
         n.region = format!("{}-{inc}", n.name);
         let log =
             File::create(self.dir.join(format!("{}.log", n.region))).map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(&self.exe);
+        let ns = n.host.map(crate::net::ns);
+        let mut cmd = command_in(ns.as_deref(), &self.exe);
+        if Path::new(FAKETIME).exists() {
+            // The node's wall clock follows this file (see the clock-skew fault); its
+            // monotonic clock, which leases and deadlines use, is left alone.
+            let file = self.dir.join(format!("{}.faketime", n.name));
+            if !file.exists() {
+                std::fs::write(&file, "+0s\n").map_err(|e| e.to_string())?;
+            }
+            cmd.env("LD_PRELOAD", FAKETIME)
+                .env("FAKETIME_TIMESTAMP_FILE", &file)
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+                .env("FAKETIME_CACHE_DURATION", "1");
+        }
         cmd.arg("node")
             .args(["--name", &n.name])
             .args(["--incarnation", &inc.to_string()])
-            .args(["--listen", &format!("127.0.0.1:{}", n.port)])
+            .args(["--listen", &format!("{}:{}", n.ip, n.port)])
             .args(["--etcd", &self.endpoints.join(",")])
             .args(["--namespace", &self.namespace])
             .arg("--history")
             .arg(&self.dir)
             .args(["--shards", &self.cfg.shards.to_string()])
             .args(["--ttl-ms", &self.cfg.ttl_ms.to_string()])
+            .args(["--worker-bits", "2"])
             .stdout(Stdio::null())
             .stderr(log);
         die_with_parent(&mut cmd);
@@ -382,7 +441,7 @@ impl Run<'_> {
 /// Sends numbered messages to random entities through random nodes and records each answer.
 fn spawn_client(
     dir: &Path,
-    ports: Vec<u16>,
+    addrs: Vec<SocketAddr>,
     entities: u32,
     seed: u64,
     stop: Arc<AtomicBool>,
@@ -392,15 +451,15 @@ fn spawn_client(
         .name("client".into())
         .spawn(move || {
             let mut rng = Rng(seed | 1);
-            let mut conns: BTreeMap<u16, (TcpStream, BufReader<TcpStream>)> = BTreeMap::new();
+            let mut conns: BTreeMap<SocketAddr, (TcpStream, BufReader<TcpStream>)> =
+                BTreeMap::new();
             let mut m = 0u64;
             while !stop.load(Ordering::SeqCst) {
                 sleep_ms(25);
                 m += 1;
-                let port = ports[rng.below(ports.len() as u64) as usize];
+                let addr = addrs[rng.below(addrs.len() as u64) as usize];
                 let entity = format!("e{}", rng.below(u64::from(entities)));
-                if let std::collections::btree_map::Entry::Vacant(e) = conns.entry(port) {
-                    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+                if let std::collections::btree_map::Entry::Vacant(e) = conns.entry(addr) {
                     let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(500))
                     else {
                         continue;
@@ -411,7 +470,7 @@ fn spawn_client(
                     let Ok(r) = s.try_clone() else { continue };
                     e.insert((s, BufReader::new(r)));
                 }
-                let Some((w, r)) = conns.get_mut(&port) else {
+                let Some((w, r)) = conns.get_mut(&addr) else {
                     continue;
                 };
                 let sent = write_frame(w, &Frame::Route { entity, message: m });
@@ -428,7 +487,7 @@ fn spawn_client(
                         // No answer in time: the message may or may not have been taken, so
                         // it is not counted as accepted; the connection is dropped so that
                         // a late answer cannot be read as the next one's.
-                        conns.remove(&port);
+                        conns.remove(&addr);
                     }
                 }
             }
@@ -440,27 +499,77 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&cfg.work)
         .map_err(|e| format!("--work {}: {e}", cfg.work.display()))?;
+    let net = if cfg.loopback {
+        None
+    } else {
+        match Net::setup(3 + cfg.nodes) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                eprintln!("campaign: no namespaced network ({e}); running on loopback without partition faults");
+                None
+            }
+        }
+    };
     let etcd_dir = cfg.work.join("etcd");
     let _ = std::fs::remove_dir_all(&etcd_dir);
     std::fs::create_dir_all(&etcd_dir).map_err(|e| e.to_string())?;
-    let mut etcd = EtcdCluster::start(&etcd_dir, 3)?;
-    let stamp = crate::history::wall_us();
+    let mut etcd = EtcdCluster::start(&etcd_dir, 3, net.as_ref())?;
+    let stamp = crate::history::true_us();
     let mut summary = Summary::default();
     let mut incarnation = 0u64;
     let mut rng = Rng(cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let kinds: Vec<&str> = match &cfg.only {
         Some(k) => vec![k.as_str()],
-        None => KINDS.to_vec(),
+        None => KINDS
+            .iter()
+            .copied()
+            .filter(|k| net.is_some() || !NET_KINDS.contains(k))
+            .filter(|k| *k != "clock-skew" || Path::new(FAKETIME).exists())
+            .collect(),
     };
+    if kinds.iter().any(|k| NET_KINDS.contains(k)) && net.is_none() {
+        return Err(
+            "partition faults need network namespaces (run as root, with `ip` and `tc`)".into(),
+        );
+    }
+    if kinds.contains(&"clock-skew") && !Path::new(FAKETIME).exists() {
+        return Err(format!("clock-skew needs libfaketime ({FAKETIME})"));
+    }
     for r in 0..cfg.runs {
         let kind = kinds[r as usize % kinds.len()];
         let dir = cfg.work.join(format!("run{r}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let started = Instant::now();
-        let ports = (0..cfg.nodes)
-            .map(|_| free_port().map_err(|e| e.to_string()))
-            .collect::<Result<Vec<u16>, String>>()?;
+        let mut nodes = Vec::new();
+        for i in 0..cfg.nodes {
+            let (host, ip, port) = match &net {
+                Some(net) => (Some(3 + i), net.ip(3 + i), 7000),
+                None => (
+                    None,
+                    "127.0.0.1".to_string(),
+                    free_port().map_err(|e| e.to_string())?,
+                ),
+            };
+            nodes.push(NodeProc {
+                name: format!("n{i}"),
+                host,
+                ip,
+                port,
+                child: None,
+                region: String::new(),
+                paused: false,
+                restart_at: None,
+            });
+        }
+        let addrs: Vec<SocketAddr> = nodes
+            .iter()
+            .map(|n| {
+                format!("{}:{}", n.ip, n.port)
+                    .parse()
+                    .map_err(|e| format!("{e}"))
+            })
+            .collect::<Result<_, String>>()?;
         let mut run = Run {
             cfg,
             exe: exe.clone(),
@@ -468,48 +577,33 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
             namespace: format!("/shardline-cluster/{stamp}/run{r}"),
             history: History::open(&dir.join("campaign.jsonl"), "campaign")
                 .map_err(|e| e.to_string())?,
-            nodes: ports
-                .iter()
-                .enumerate()
-                .map(|(i, &port)| NodeProc {
-                    name: format!("n{i}"),
-                    port,
-                    child: None,
-                    region: String::new(),
-                    paused: false,
-                    restart_at: None,
-                })
-                .collect(),
+            nodes,
             dir: dir.clone(),
             next_incarnation: &mut incarnation,
             node_starts: 0,
             fenced_exits: 0,
+            net: net.as_ref(),
         };
         for i in 0..cfg.nodes {
             run.spawn(i)?;
         }
         run.wait(Duration::from_secs(3))?;
         let stop = Arc::new(AtomicBool::new(false));
-        let client = spawn_client(
-            &dir,
-            ports.clone(),
-            cfg.shards * 3,
-            rng.next(),
-            stop.clone(),
-        )?;
+        let client = spawn_client(&dir, addrs, cfg.shards * 3, rng.next(), stop.clone())?;
         run.wait(cfg.warmup)?;
         let mut counted: Vec<&str> = vec![kind];
         run.history.record("fault", json!({"kind": kind}));
         let ttl = cfg.ttl_ms;
+        let any = |rng: &mut Rng| rng.below(cfg.nodes as u64) as usize;
         match kind {
             "kill" => {
-                let i = rng.below(cfg.nodes as u64) as usize;
+                let i = any(&mut rng);
                 run.kill(i, 1_000);
                 run.wait(Duration::from_millis(1_500))?;
             }
             "pause" | "coordinator-pause" => {
                 let i = if kind == "pause" {
-                    rng.below(cfg.nodes as u64) as usize
+                    any(&mut rng)
                 } else {
                     run.coordinator().unwrap_or(0)
                 };
@@ -543,6 +637,86 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
                 etcd.spawn(i)?;
                 run.wait(Duration::from_millis(500))?;
             }
+            "partition" => {
+                // Cut off from etcd and every node: longer than the TTL, so it is removed
+                // and must fence itself; sometimes shorter, so it must carry on.
+                let i = any(&mut rng);
+                let ms = if rng.below(3) == 0 {
+                    ttl / 2
+                } else {
+                    ttl + 2_000
+                };
+                let host = run.nodes[i].host.unwrap_or(0);
+                run.history
+                    .record("partitioned", json!({"r": run.nodes[i].region, "ms": ms}));
+                net_of(&run)?.isolate(host)?;
+                run.wait(Duration::from_millis(ms))?;
+                net_of(&run)?.heal(host)?;
+                run.wait(Duration::from_millis(500))?;
+            }
+            "node-partition" => {
+                // Cut off from the other nodes only: etcd still sees it alive.
+                let i = any(&mut rng);
+                let host = run.nodes[i].host.unwrap_or(0);
+                let others: Vec<usize> = run
+                    .nodes
+                    .iter()
+                    .filter_map(|n| n.host)
+                    .filter(|h| *h != host)
+                    .collect();
+                run.history.record(
+                    "partitioned",
+                    json!({"r": run.nodes[i].region, "from": "nodes"}),
+                );
+                net_of(&run)?.cut(host, &others)?;
+                run.wait(Duration::from_millis(4_000 + rng.below(3_000)))?;
+                for h in std::iter::once(host).chain(others) {
+                    net_of(&run)?.heal(h)?;
+                }
+                counted.push("partition");
+                run.wait(Duration::from_millis(500))?;
+            }
+            "slow-link" => {
+                // Queueing delay and tail drops on one node's link, etcd traffic included.
+                let i = any(&mut rng);
+                let host = run.nodes[i].host.unwrap_or(0);
+                let kbit = 40 + rng.below(60);
+                run.history
+                    .record("slowed", json!({"r": run.nodes[i].region, "kbit": kbit}));
+                net_of(&run)?.slow(host, kbit)?;
+                run.wait(Duration::from_millis(6_000))?;
+                net_of(&run)?.heal(host)?;
+                run.wait(Duration::from_millis(500))?;
+            }
+            "etcd-partition" => {
+                // One member (the leader half the time) cut off: a minority of one.
+                let leader = etcd.leader();
+                let i = if rng.below(2) == 0 {
+                    leader.unwrap_or(0)
+                } else {
+                    rng.below(3) as usize
+                };
+                run.history
+                    .record("etcd-partitioned", json!({"member": i, "leader": leader}));
+                net_of(&run)?.isolate(i)?;
+                run.wait(Duration::from_millis(4_000 + rng.below(3_000)))?;
+                net_of(&run)?.heal(i)?;
+                counted.push("partition");
+                run.wait(Duration::from_millis(500))?;
+            }
+            "clock-skew" => {
+                // One node's wall clock jumps by up to a minute either way, then back.
+                let i = any(&mut rng);
+                let skew = 10 + rng.below(50) as i64;
+                let skew = if rng.below(2) == 0 { -skew } else { skew };
+                let file = dir.join(format!("{}.faketime", run.nodes[i].name));
+                run.history
+                    .record("skewed", json!({"r": run.nodes[i].region, "s": skew}));
+                std::fs::write(&file, format!("{skew:+}s\n")).map_err(|e| e.to_string())?;
+                run.wait(Duration::from_millis(5_000))?;
+                std::fs::write(&file, "+0s\n").map_err(|e| e.to_string())?;
+                run.wait(Duration::from_millis(1_500))?;
+            }
             other => return Err(format!("unknown fault kind {other:?}")),
         }
         for k in counted {
@@ -567,12 +741,13 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
         let v = check(&dir, cfg.settle.as_millis() as u64).map_err(|e| e.to_string())?;
         add(&mut summary, &v);
         eprintln!(
-            "run {r} ({kind}): {:.0} s, accepted {}, delivered {}, lost to crash {}, recovery {} ms, {} violations",
+            "run {r} ({kind}): {:.0} s, accepted {}, delivered {}, lost to crash {}, max latency {} ms, recovery {} ms, {} violations",
             started.elapsed().as_secs_f64(),
             v.accepted,
             v.delivered,
             v.lost_to_crash,
-            v.recovery_ms.map_or("-".to_string(), |x| if x == u64::MAX { "never".into() } else { x.to_string() }),
+            v.max_latency_ms,
+            v.recovery_ms.map_or("-".to_string(), |x| x.to_string()),
             v.violations.len()
         );
         for line in &v.violations {
@@ -585,10 +760,16 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
         }
     }
     drop(etcd);
+    drop(net);
     if !cfg.keep {
         let _ = std::fs::remove_dir_all(&etcd_dir);
     }
     Ok(summary)
+}
+
+fn net_of<'a>(run: &Run<'a>) -> Result<&'a Net, String> {
+    run.net
+        .ok_or_else(|| "this fault needs the namespaced network".to_string())
 }
 
 fn add(s: &mut Summary, v: &Verdict) {
@@ -603,6 +784,7 @@ fn add(s: &mut Summary, v: &Verdict) {
     s.accepted += v.accepted;
     s.delivered += v.delivered;
     s.ids += v.ids;
+    s.max_latency_ms = s.max_latency_ms.max(v.max_latency_ms);
     if let Some(r) = v.recovery_ms {
         s.max_recovery_ms = s.max_recovery_ms.max(r);
     }

@@ -41,6 +41,9 @@ pub struct Verdict {
     pub ids: u64,
     /// `None`: no fault healed in this history.
     pub recovery_ms: Option<u64>,
+    /// The longest a delivered message waited between its acceptance and its delivery, fault
+    /// or not: how long the fault held things up.
+    pub max_latency_ms: u64,
     pub torn_lines: usize,
 }
 
@@ -189,6 +192,11 @@ pub fn check(dir: &Path, recovery_bound_ms: u64) -> std::io::Result<Verdict> {
     for m in &acked {
         let got = deliveries.get(m).map_or(0, Vec::len) as u64;
         v.delivered += got.min(1);
+        if let (Some((at, _)), Some(&(d, _))) =
+            (accept_at.get(m), deliveries.get(m).and_then(|d| d.first()))
+        {
+            v.max_latency_ms = v.max_latency_ms.max(d.saturating_sub(*at) / 1_000);
+        }
         if got > 1 {
             v.duplicated += got - 1;
             v.violations.push(format!(
@@ -401,6 +409,7 @@ mod tests {
         assert!(v.violations.is_empty(), "{:?}", v.violations);
         // The client waited 1 s past the heal for an answer; the message then took 0.5 s.
         assert_eq!(v.recovery_ms, Some(1_000));
+        assert_eq!(v.max_latency_ms, 500);
         let v = check(&d, 900).unwrap();
         assert_eq!(v.violations.len(), 1, "over the bound");
         let _ = std::fs::remove_dir_all(&d);

@@ -1,5 +1,5 @@
 //! The recorded history: one JSON line per thing a process saw or did, stamped with the
-//! machine's wall clock in microseconds. Every process of a campaign runs on this machine and
+//! machine's real time in microseconds. Every process of a campaign runs on this machine and
 //! reads the same clock, so lines from different files can be ordered against each other.
 //!
 //! Each line is one `write` on a file opened for appending, with no buffer in between: a line
@@ -13,6 +13,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+/// The machine's real time, in microseconds since the Unix epoch, read with the system call
+/// itself rather than through the C library: a process whose clock the campaign skews (with
+/// libfaketime, which replaces the library call) still stamps its history with true time, so
+/// the checker can order everything.
+pub fn true_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    let r = unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_REALTIME, &mut ts) };
+    if r != 0 {
+        return wall_us();
+    }
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
+}
+
+/// The process's own idea of the time (skewed when the campaign skews it).
 pub fn wall_us() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -38,7 +56,7 @@ impl History {
     /// stderr: the history would be incomplete, which the checker cannot tell from a fault,
     /// so the process says so where the campaign log shows it.
     pub fn record(&self, kind: &str, fields: Value) {
-        let mut line = json!({"t": wall_us(), "by": self.by, "k": kind});
+        let mut line = json!({"t": true_us(), "by": self.by, "k": kind});
         if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
             line.extend(fields);
         }

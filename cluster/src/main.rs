@@ -10,6 +10,7 @@ mod campaign;
 mod check;
 mod history;
 mod membership;
+mod net;
 mod node;
 mod wire;
 
@@ -81,6 +82,9 @@ enum Command {
         /// Only this fault kind.
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(campaign::KINDS))]
         only: Option<String>,
+        /// Stay on loopback even when network namespaces are available (no partitions).
+        #[arg(long)]
+        loopback: bool,
     },
     /// Check a history directory and print the verdict as JSON.
     Check {
@@ -151,6 +155,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             keep,
             seed,
             only,
+            loopback,
         } => {
             if !(2..=5).contains(&nodes) {
                 return Err(format!("--nodes {nodes}: must be in 2..=5"));
@@ -169,6 +174,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 warmup: Duration::from_secs(if quick { 3 } else { 5 }),
                 settle: Duration::from_secs(if quick { 12 } else { 15 }),
                 only,
+                loopback,
             };
             let summary = campaign::run(&cfg)?;
             println!(
