@@ -60,6 +60,8 @@ pub struct CampaignConfig {
     pub only: Option<String>,
     /// Run on loopback even when network namespaces are available (no partition faults).
     pub loopback: bool,
+    /// Tells this campaign's network from a concurrent one's.
+    pub net_id: u8,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -81,6 +83,8 @@ pub struct Summary {
     pub ids: u64,
     pub node_starts: u64,
     pub fenced_exits: u64,
+    /// `coordinator-kill` runs whose coordinator died with a hand-off under way.
+    pub mid_hand_off: u64,
 }
 
 struct Rng(u64);
@@ -158,7 +162,7 @@ impl EtcdCluster {
                 Some(net) => EtcdMember {
                     name: format!("etcd{i}"),
                     ip: net.ip(i),
-                    ns: Some(crate::net::ns(i)),
+                    ns: Some(net.ns(i)),
                     client: 2379,
                     peer: 2380,
                     child: None,
@@ -316,7 +320,7 @@ impl Run<'_> {
         n.region = format!("{}-{inc}", n.name);
         let log =
             File::create(self.dir.join(format!("{}.log", n.region))).map_err(|e| e.to_string())?;
-        let ns = n.host.map(crate::net::ns);
+        let ns = n.host.zip(self.net).map(|(h, net)| net.ns(h));
         let mut cmd = command_in(ns.as_deref(), &self.exe);
         if Path::new(FAKETIME).exists() {
             // The node's wall clock follows this file (see the clock-skew fault); its
@@ -502,7 +506,7 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
     let net = if cfg.loopback {
         None
     } else {
-        match Net::setup(3 + cfg.nodes) {
+        match Net::setup(cfg.net_id, 3 + cfg.nodes) {
             Ok(n) => Some(n),
             Err(e) => {
                 eprintln!("campaign: no namespaced network ({e}); running on loopback without partition faults");
@@ -527,6 +531,17 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
             .filter(|k| *k != "clock-skew" || Path::new(FAKETIME).exists())
             .collect(),
     };
+    let left_out: Vec<&str> = KINDS
+        .iter()
+        .copied()
+        .filter(|k| !kinds.contains(k))
+        .collect();
+    if cfg.only.is_none() && !left_out.is_empty() {
+        eprintln!(
+            "campaign: fault kinds left out (no network namespaces or no libfaketime): {}",
+            left_out.join(", ")
+        );
+    }
     if kinds.iter().any(|k| NET_KINDS.contains(k)) && net.is_none() {
         return Err(
             "partition faults need network namespaces (run as root, with `ip` and `tc`)".into(),
@@ -598,6 +613,13 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
         match kind {
             "kill" => {
                 let i = any(&mut rng);
+                if rng.below(2) == 0 {
+                    // Killed again while it starts: joining, reserving a worker id.
+                    run.kill(i, 0);
+                    run.wait(Duration::from_millis(200 + rng.below(500)))?;
+                    counted.push("kill");
+                    run.history.record("kill-while-starting", json!({}));
+                }
                 run.kill(i, 1_000);
                 run.wait(Duration::from_millis(1_500))?;
             }
@@ -611,14 +633,34 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
                 run.wait(Duration::from_millis(1_000))?;
             }
             "coordinator-kill" => {
-                // A node restarts, the coordinator starts handing shards to it, and dies
-                // while those hand-offs are under way.
+                // A node dies and stays down until the others have taken its shards; it comes
+                // back empty, the coordinator starts handing shards to it, and the coordinator
+                // is killed as soon as the first hand-off has begun (a shard stopped).
                 let c = run.coordinator().unwrap_or(0);
                 let other = (c + 1 + rng.below(cfg.nodes as u64 - 1) as usize) % cfg.nodes;
-                run.kill(other, 0);
+                run.kill(other, ttl + 2_000);
                 counted.push("kill");
-                run.wait(Duration::from_millis(2_500 + rng.below(1_500)))?;
+                run.wait(Duration::from_millis(ttl + 2_500))?;
+                let back = crate::history::true_us();
+                let mut handing_off = false;
+                for _ in 0..80 {
+                    run.wait(Duration::from_millis(100))?;
+                    if crate::history::read_dir(&dir)
+                        .map_err(|e| e.to_string())?
+                        .0
+                        .iter()
+                        .any(|l| l["k"] == "stop" && l["t"].as_u64().is_some_and(|t| t > back))
+                    {
+                        handing_off = true;
+                        break;
+                    }
+                }
                 let c = run.coordinator().unwrap_or(c);
+                run.history
+                    .record("mid-hand-off", json!({"handingOff": handing_off}));
+                if handing_off {
+                    summary.mid_hand_off += 1;
+                }
                 run.kill(c, 1_000);
                 run.wait(Duration::from_millis(1_500))?;
             }

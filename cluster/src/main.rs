@@ -60,9 +60,11 @@ enum Command {
     },
     /// Run the fault campaign and print one JSON summary line.
     Campaign {
-        #[arg(long, default_value_t = 6)]
+        /// Runs; the fault kinds take turns (11 kinds).
+        #[arg(long, default_value_t = 11)]
         runs: u32,
-        /// Shorter runs, for the test command.
+        /// Shorter runs (2 s of traffic before the fault, 8 s after; recovery bound 8 s), for
+        /// the test command.
         #[arg(long)]
         quick: bool,
         #[arg(long, default_value_t = 3)]
@@ -85,6 +87,10 @@ enum Command {
         /// Stay on loopback even when network namespaces are available (no partitions).
         #[arg(long)]
         loopback: bool,
+        /// Network number, so that campaigns can run side by side (names `sl<N>…`, subnet
+        /// 10.213.<N>.0/24).
+        #[arg(long, default_value_t = 0)]
+        net_id: u8,
     },
     /// Check a history directory and print the verdict as JSON.
     Check {
@@ -156,6 +162,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             seed,
             only,
             loopback,
+            net_id,
         } => {
             if !(2..=5).contains(&nodes) {
                 return Err(format!("--nodes {nodes}: must be in 2..=5"));
@@ -171,10 +178,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 work,
                 keep,
                 seed,
-                warmup: Duration::from_secs(if quick { 3 } else { 5 }),
-                settle: Duration::from_secs(if quick { 12 } else { 15 }),
+                warmup: Duration::from_secs(if quick { 2 } else { 5 }),
+                settle: Duration::from_secs(if quick { 8 } else { 15 }),
                 only,
                 loopback,
+                net_id,
             };
             let summary = campaign::run(&cfg)?;
             println!(

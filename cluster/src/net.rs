@@ -4,13 +4,10 @@
 //! blackhole routes cut chosen pairs, an htb rate limit makes a slow, lossy link. Needs root
 //! (`ip`, `tc`).
 //!
-//! Host `k` has address `10.213.0.(10+k)`; the bridge (and so the campaign itself) is
-//! `10.213.0.1`.
+//! Host `k` has address `10.213.<id>.(10+k)`; the bridge (and so the campaign itself) is
+//! `10.213.<id>.1`.
 
 use std::process::Command;
-
-const BRIDGE: &str = "slbr0";
-const PREFIX: &str = "10.213.0";
 
 fn run(args: &[&str]) -> Result<(), String> {
     let out = Command::new(args[0])
@@ -28,43 +25,58 @@ fn run(args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// One campaign's network; `id` tells concurrent campaigns' networks apart (names and
+/// subnet `10.213.<id>.0/24`).
 pub struct Net {
+    id: u8,
     hosts: usize,
 }
 
-pub fn ns(k: usize) -> String {
-    format!("slns{k}")
-}
+impl Net {
+    pub fn ns(&self, k: usize) -> String {
+        format!("sl{}ns{k}", self.id)
+    }
 
-fn outer(k: usize) -> String {
-    format!("slh{k}")
-}
+    fn outer(&self, k: usize) -> String {
+        format!("sl{}h{k}", self.id)
+    }
 
-fn inner(k: usize) -> String {
-    format!("slc{k}")
+    fn inner(&self, k: usize) -> String {
+        format!("sl{}c{k}", self.id)
+    }
+
+    fn bridge(&self) -> String {
+        format!("sl{}br", self.id)
+    }
 }
 
 impl Net {
     /// Builds the bridge and `hosts` namespaces, clearing what an interrupted campaign left.
-    pub fn setup(hosts: usize) -> Result<Net, String> {
-        Net::teardown(hosts + 8);
-        let net = Net { hosts };
-        run(&["ip", "link", "add", BRIDGE, "type", "bridge"])?;
+    pub fn setup(id: u8, hosts: usize) -> Result<Net, String> {
+        Net {
+            id,
+            hosts: hosts + 8,
+        }
+        .teardown();
+        let net = Net { id, hosts };
+        let bridge = net.bridge();
+        let bridge = bridge.as_str();
+        run(&["ip", "link", "add", bridge, "type", "bridge"])?;
         run(&[
             "ip",
             "addr",
             "add",
-            &format!("{PREFIX}.1/24"),
+            &format!("10.213.{id}.1/24"),
             "dev",
-            BRIDGE,
+            bridge,
         ])?;
-        run(&["ip", "link", "set", BRIDGE, "up"])?;
+        run(&["ip", "link", "set", bridge, "up"])?;
         for k in 0..hosts {
-            let (n, o, i) = (ns(k), outer(k), inner(k));
+            let (n, o, i) = (net.ns(k), net.outer(k), net.inner(k));
             run(&["ip", "netns", "add", &n])?;
             run(&["ip", "link", "add", &o, "type", "veth", "peer", "name", &i])?;
             run(&["ip", "link", "set", &i, "netns", &n])?;
-            run(&["ip", "link", "set", &o, "master", BRIDGE, "up"])?;
+            run(&["ip", "link", "set", &o, "master", bridge, "up"])?;
             let cidr = format!("{}/24", net.ip(k));
             run(&[
                 "ip", "netns", "exec", &n, "ip", "addr", "add", &cidr, "dev", &i,
@@ -75,25 +87,25 @@ impl Net {
         Ok(net)
     }
 
-    fn teardown(hosts: usize) {
-        for k in 0..hosts {
-            let _ = run(&["ip", "netns", "del", &ns(k)]);
-            let _ = run(&["ip", "link", "del", &outer(k)]);
+    fn teardown(&self) {
+        for k in 0..self.hosts {
+            let _ = run(&["ip", "netns", "del", &self.ns(k)]);
+            let _ = run(&["ip", "link", "del", &self.outer(k)]);
         }
-        let _ = run(&["ip", "link", "del", BRIDGE]);
+        let _ = run(&["ip", "link", "del", &self.bridge()]);
     }
 
     pub fn ip(&self, k: usize) -> String {
-        format!("{PREFIX}.{}", 10 + k)
+        format!("10.213.{}.{}", self.id, 10 + k)
     }
 
     /// Host `k` can reach no one, and no one it.
     pub fn isolate(&self, k: usize) -> Result<(), String> {
-        run(&["ip", "link", "set", &outer(k), "down"])
+        run(&["ip", "link", "set", &self.outer(k), "down"])
     }
 
     pub fn rejoin(&self, k: usize) -> Result<(), String> {
-        run(&["ip", "link", "set", &outer(k), "up"])
+        run(&["ip", "link", "set", &self.outer(k), "up"])
     }
 
     /// Host `k` and `peers` can no longer reach each other while both still reach everyone
@@ -113,7 +125,7 @@ impl Net {
             "ip",
             "netns",
             "exec",
-            &ns(from),
+            &self.ns(from),
             "ip",
             "route",
             "add",
@@ -127,7 +139,7 @@ impl Net {
     /// kernel module a container kernel may lack; htb is in every kernel with `tc`.
     pub fn slow(&self, k: usize, kbit: u64) -> Result<(), String> {
         let rate = format!("{kbit}kbit");
-        let (n, o, i) = (ns(k), outer(k), inner(k));
+        let (n, o, i) = (self.ns(k), self.outer(k), self.inner(k));
         for prefix in [vec![], vec!["ip", "netns", "exec", n.as_str()]] {
             let dev = if prefix.is_empty() {
                 o.as_str()
@@ -162,9 +174,9 @@ impl Net {
 
     /// Takes every rate limit and blackhole off host `k` and brings its link up.
     pub fn heal(&self, k: usize) -> Result<(), String> {
-        let o = outer(k);
+        let o = self.outer(k);
         let _ = run(&["tc", "qdisc", "del", "dev", &o, "root"]);
-        let (n, i) = (ns(k), inner(k));
+        let (n, i) = (self.ns(k), self.inner(k));
         let _ = run(&[
             "ip", "netns", "exec", &n, "tc", "qdisc", "del", "dev", &i, "root",
         ]);
@@ -185,6 +197,6 @@ impl Net {
 
 impl Drop for Net {
     fn drop(&mut self) {
-        Net::teardown(self.hosts);
+        self.teardown();
     }
 }
