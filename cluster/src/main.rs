@@ -63,8 +63,7 @@ enum Command {
         /// Runs; the fault kinds take turns (11 kinds).
         #[arg(long, default_value_t = 11)]
         runs: u32,
-        /// Shorter runs (2 s of traffic before the fault, 8 s after; recovery bound 8 s), for
-        /// the test command.
+        /// Shorter runs (2 s of traffic before the fault, 8 s after), for the test command.
         #[arg(long)]
         quick: bool,
         #[arg(long, default_value_t = 3)]
@@ -95,7 +94,7 @@ enum Command {
     /// Check a history directory and print the verdict as JSON.
     Check {
         dir: PathBuf,
-        #[arg(long, default_value_t = 15_000)]
+        #[arg(long, default_value_t = campaign::RECOVERY_BOUND_MS)]
         recovery_bound_ms: u64,
     },
 }

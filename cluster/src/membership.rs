@@ -124,7 +124,14 @@ impl Membership {
                         return;
                     }
                 };
-                rt.block_on(keep(client, prefix, me, ttl_ms, v, until, ready_tx));
+                let rotation = Rotation {
+                    endpoints,
+                    clients: Vec::new(),
+                    at: 0,
+                };
+                rt.block_on(keep(
+                    client, rotation, prefix, me, ttl_ms, v, until, ready_tx,
+                ));
             })
             .map_err(|e| format!("cannot start the membership thread: {e}"))?;
         ready_rx
@@ -155,8 +162,44 @@ fn deadline(sent: u64, ttl_s: i64) -> u64 {
     sent + ttl.saturating_sub(margin + drift)
 }
 
+/// One client per etcd endpoint, used one at a time, moving on to the next after a failure. A
+/// client over all endpoints keeps sending to a member that is cut off (its connection still
+/// looks open) until the request times out, again and again; renewals must not wait on that.
+struct Rotation {
+    endpoints: Vec<String>,
+    clients: Vec<Option<Client>>,
+    at: usize,
+}
+
+impl Rotation {
+    async fn client(&mut self) -> Option<Client> {
+        if self.clients.len() != self.endpoints.len() {
+            self.clients = vec![None; self.endpoints.len()];
+        }
+        if self.clients[self.at].is_none() {
+            let options = ConnectOptions::new()
+                .with_connect_timeout(OP_TIMEOUT)
+                .with_timeout(OP_TIMEOUT);
+            let ep = [self.endpoints[self.at].clone()];
+            let connected = tokio::time::timeout(OP_TIMEOUT, Client::connect(ep, Some(options)));
+            self.clients[self.at] = connected.await.ok().and_then(Result::ok);
+            if self.clients[self.at].is_none() {
+                self.next();
+                return None;
+            }
+        }
+        self.clients[self.at].clone()
+    }
+
+    fn next(&mut self) {
+        self.at = (self.at + 1) % self.endpoints.len().max(1);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn keep(
     mut client: Client,
+    mut rotation: Rotation,
     prefix: String,
     me: MemberInfo,
     ttl_ms: u64,
@@ -202,24 +245,19 @@ async fn keep(
     let mut announced = false;
     let mut lost = false;
     loop {
-        if let Ok(members) = read_members(&mut client, &prefix).await {
-            let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-            v.gen += 1;
-            v.members = members;
-            drop(v);
-            if !announced {
-                announced = true;
-                let _ = ready.send(Ok(()));
-            }
-        }
         if !lost && mono_ms() >= next_renew {
             let sent = mono_ms();
             next_renew = sent + renew_every;
             if stream.is_none() {
-                stream = tokio::time::timeout(OP_TIMEOUT, client.lease_keep_alive(id))
-                    .await
-                    .ok()
-                    .and_then(Result::ok);
+                if let Some(mut c) = rotation.client().await {
+                    stream = tokio::time::timeout(OP_TIMEOUT, c.lease_keep_alive(id))
+                        .await
+                        .ok()
+                        .and_then(Result::ok);
+                    if stream.is_none() {
+                        rotation.next();
+                    }
+                }
             }
             if let Some((keeper, replies)) = stream.as_mut() {
                 let reply = tokio::time::timeout(OP_TIMEOUT, async {
@@ -233,8 +271,33 @@ async fn keep(
                     }
                     // The lease is gone: this incarnation is over; the deadline runs out.
                     Ok(Ok(_)) => lost = true,
-                    _ => stream = None,
+                    _ => {
+                        stream = None;
+                        rotation.next();
+                        // Try the next member at once rather than a renewal period later.
+                        next_renew = mono_ms();
+                    }
                 }
+            }
+        }
+        let read = match rotation.client().await {
+            Some(mut c) => read_members(&mut c, &prefix).await,
+            None => Err("no etcd member reachable".into()),
+        };
+        match read {
+            Ok(members) => {
+                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                v.gen += 1;
+                v.members = members;
+                drop(v);
+                if !announced {
+                    announced = true;
+                    let _ = ready.send(Ok(()));
+                }
+            }
+            Err(_) => {
+                rotation.next();
+                stream = None;
             }
         }
         tokio::time::sleep(POLL).await;
