@@ -16,5 +16,14 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh etcd protoc faketime >/dev/null
 target=${CARGO_TARGET_DIR:-target}
-cargo build -q --release -p shardline-cluster
-exec "$target/release/shardline-cluster" campaign --work "$target/cluster-campaign" "$@"
+# The short form reuses the debug build the test command has already made of the etcd
+# client; the nodes spend their time waiting, not computing, so the profile does not matter
+# to the faults.
+profile=release
+for a in "$@"; do [ "$a" = --quick ] && profile=debug; done
+if [ "$profile" = release ]; then
+  cargo build -q --release -p shardline-cluster
+else
+  cargo build -q -p shardline-cluster
+fi
+exec "$target/$profile/shardline-cluster" campaign --work "$target/cluster-campaign-$profile" "$@"
