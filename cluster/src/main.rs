@@ -1,0 +1,211 @@
+//! `shardline-cluster`: a real shardline cluster on one machine.
+//!
+//! * `node`: one node process (shard region, standby coordinator, worker-id holder) over TCP
+//!   and etcd; runs until killed. The runnable example of hosting shardline for real.
+//! * `campaign`: starts a 3-member etcd cluster and N nodes, injects faults, checks the
+//!   recorded history and prints one JSON summary line.
+//! * `check`: checks a history directory a campaign kept.
+
+mod campaign;
+mod check;
+mod history;
+mod membership;
+mod net;
+mod node;
+mod wire;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "shardline-cluster", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one node until it is killed (or fences itself, exit code 3).
+    Node {
+        /// The node's name; its region id is `<name>-<incarnation>`.
+        #[arg(long)]
+        name: String,
+        /// Tells this process from earlier ones of the same node (default: the time now, ms).
+        #[arg(long)]
+        incarnation: Option<u64>,
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+        /// etcd client URLs, comma-separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        etcd: Vec<String>,
+        #[arg(long, default_value = "/shardline-cluster")]
+        namespace: String,
+        /// Directory for the node's history file.
+        #[arg(long)]
+        history: PathBuf,
+        #[arg(long, default_value_t = 30)]
+        shards: u32,
+        /// Membership session, coordinator lease and worker-id tenure time-to-live.
+        #[arg(long, default_value_t = 5_000)]
+        ttl_ms: u64,
+        #[arg(long, default_value_t = 3)]
+        worker_bits: u8,
+        #[arg(long, default_value_t = 2_000)]
+        rebalance_interval_ms: u64,
+    },
+    /// Run the fault campaign and print one JSON summary line.
+    Campaign {
+        /// Runs; the fault kinds take turns (11 kinds).
+        #[arg(long, default_value_t = 11)]
+        runs: u32,
+        /// Shorter runs (2 s of traffic before the fault, 8 s after), for the test command.
+        #[arg(long)]
+        quick: bool,
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        #[arg(long, default_value_t = 30)]
+        shards: u32,
+        #[arg(long, default_value_t = 5_000)]
+        ttl_ms: u64,
+        /// Working directory (etcd data, histories, logs).
+        #[arg(long, default_value = "target/cluster-campaign")]
+        work: PathBuf,
+        /// Keep every run's history, not only those with violations.
+        #[arg(long)]
+        keep: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Only this fault kind.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(campaign::KINDS))]
+        only: Option<String>,
+        /// Stay on loopback even when network namespaces are available (no partitions).
+        #[arg(long)]
+        loopback: bool,
+        /// Network number, so that campaigns can run side by side (names `sl<N>…`, subnet
+        /// 10.213.<N>.0/24).
+        #[arg(long, default_value_t = 0)]
+        net_id: u8,
+    },
+    /// Check a history directory and print the verdict as JSON.
+    Check {
+        dir: PathBuf,
+        #[arg(long, default_value_t = campaign::RECOVERY_BOUND_MS)]
+        recovery_bound_ms: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("shardline-cluster: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Node {
+            name,
+            incarnation,
+            listen,
+            etcd,
+            namespace,
+            history,
+            shards,
+            ttl_ms,
+            worker_bits,
+            rebalance_interval_ms,
+        } => {
+            if name.is_empty() || name.contains(['/', '@', ':', '#', '?', ' ']) {
+                return Err(format!("--name {name:?}: use letters, digits, '-' and '_'"));
+            }
+            if !(1..=100_000).contains(&shards) {
+                return Err(format!("--shards {shards}: must be in 1..=100000"));
+            }
+            if ttl_ms < 2_000 {
+                return Err(format!("--ttl-ms {ttl_ms}: must be at least 2000"));
+            }
+            if !(1..=10).contains(&worker_bits) {
+                return Err(format!("--worker-bits {worker_bits}: must be in 1..=10"));
+            }
+            let incarnation = incarnation.unwrap_or_else(|| history::wall_us() / 1_000);
+            node::run(node::NodeConfig {
+                name,
+                incarnation,
+                listen,
+                endpoints: etcd,
+                namespace,
+                history_dir: history,
+                shards,
+                ttl_ms,
+                worker_bits,
+                rebalance_interval_ms,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Campaign {
+            runs,
+            quick,
+            nodes,
+            shards,
+            ttl_ms,
+            work,
+            keep,
+            seed,
+            only,
+            loopback,
+            net_id,
+        } => {
+            if !(2..=5).contains(&nodes) {
+                return Err(format!("--nodes {nodes}: must be in 2..=5"));
+            }
+            if runs == 0 {
+                return Err("--runs must be at least 1".into());
+            }
+            let cfg = campaign::CampaignConfig {
+                runs,
+                nodes,
+                shards,
+                ttl_ms,
+                work,
+                keep,
+                seed,
+                warmup: Duration::from_secs(if quick { 2 } else { 5 }),
+                settle: Duration::from_secs(if quick { 8 } else { 15 }),
+                only,
+                loopback,
+                net_id,
+            };
+            let summary = campaign::run(&cfg)?;
+            println!(
+                "{}",
+                serde_json::to_string(&summary).map_err(|e| e.to_string())?
+            );
+            Ok(if summary.violations == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Check {
+            dir,
+            recovery_bound_ms,
+        } => {
+            let v = check::check(&dir, recovery_bound_ms)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            println!("{}", serde_json::to_string(&v).map_err(|e| e.to_string())?);
+            Ok(if v.violations.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
+}
