@@ -23,7 +23,7 @@ step "clippy" cargo clippy --workspace --exclude shardline-node --all-targets --
 step "clippy (node)" cargo clippy -p shardline-node --quiet -- -D warnings
 step "rust tests" cargo test
 # Release: the checker explores ~170k states of the real machines, seconds optimised.
-step "model checking (short form; scripts/model-check.sh is the long one)" cargo test -q --release -p shardline-model
+step "model checking (short form; scripts/model-check.sh is the long one)" cargo test -q --release -p shardline-model --test model_check -- --nocapture
 step "C ABI tests (ASan/UBSan)" bash scripts/test-c.sh
 step "differential vs Pekko" bash scripts/differential/run.sh --count 2000
 step "Python binding" bash scripts/test-python.sh
