@@ -6,19 +6,27 @@
 // rule). What each call is and how its answer is read is decided in the shared core, as for
 // the synchronous CoordinatorDriver; the host objects have the same methods.
 
+const { EventEmitter } = require('node:events')
+
 const native = require('../index.js')
 const { define } = require('./ops.cjs')
 const { coordinator: queries } = require('./machines.cjs')
 
 const monotonicMs = () => Math.floor(performance.now())
 
-class AsyncCoordinatorDriver {
+/**
+ * Also an EventEmitter: every notice is emitted as `'notice'` and under its own type
+ * (`'allocated'`, `'rebalanceRound'`, `'handOffTimedOut'`, ...) as it happens, and is kept
+ * for `takeNotices()` as well.
+ */
+class AsyncCoordinatorDriver extends EventEmitter {
   /**
    * `{strategy, selfAddress, transport, lease, store, clock?, config?}`; `clock` is a function
    * or an object with `nowMs()` (monotonic milliseconds; `performance.now()` by default).
    * Calls that reject are given to `onError` (default: kept for `takeErrors()`).
    */
   constructor ({ strategy, selfAddress, transport, lease, store, clock, config, onError }) {
+    super()
     native._checkHosts(transport, lease, store) // as the synchronous driver checks them
     this._pipeline = new native.CoordinatorPipeline({ strategy, selfAddress, config })
     this._hosts = { transport, lease, store }
@@ -91,7 +99,11 @@ class AsyncCoordinatorDriver {
         this._answer(ticket, answer)
       }
     }
-    this._notices.push(...this._pipeline.takeNotices())
+    for (const n of this._pipeline.takeNotices()) {
+      this._notices.push(n)
+      this.emit('notice', n)
+      this.emit(n.type, n)
+    }
     this._schedule()
   }
 

@@ -3,6 +3,8 @@
 
 import type { ErrorCode as ErrorCodeName, AllocationState, CoordinatorConfig, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
+import { EventEmitter } from 'node:events'
+
 export * from '../index'
 
 /** The `err.code` of every error shardline throws, by name. */
@@ -141,7 +143,7 @@ export interface RegionQueries {
  * the write has completed. Timers run by themselves after `start()` until `stop()`.
  */
 export interface AsyncCoordinatorDriver extends CoordinatorQueries {}
-export declare class AsyncCoordinatorDriver {
+export declare class AsyncCoordinatorDriver extends EventEmitter {
   constructor(options: {
     strategy: Strategy | StrategyConfig | CustomStrategy
     selfAddress: string

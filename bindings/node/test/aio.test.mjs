@@ -30,7 +30,12 @@ test('the loop keeps running while a write waits, and later calls wait for it', 
   const d = new AsyncCoordinatorDriver({
     strategy: { kind: 'least-shard' }, selfAddress: NODE(0), transport: (e) => sent.push(e),
     lease: asyncLease(new InMemoryLease('c1', 30_000)), store, clock,
+    config: { decisionEvents: true },
   })
+  const allocated = []
+  const all = []
+  d.on('allocated', (n) => allocated.push(n))
+  d.on('notice', (n) => all.push(n.type))
   d.member({ address: NODE(1) })
   d.start()
   await d.settled()
@@ -50,6 +55,10 @@ test('the loop keeps running while a write waits, and later calls wait for it', 
   assert.ok(types.includes('shardHome'), types.join())
   assert.equal(d.homeOf('7'), 'a')
   assert.deepEqual(d.takeErrors(), [])
+  assert.deepEqual(allocated.map((n) => [n.shard, n.region]), [['7', 'a']], 'emitted as it happened')
+  assert.equal(allocated[0].explanation.op, 'allocate')
+  assert.deepEqual(all.slice(0, 1), ['active'])
+  assert.deepEqual(d.takeNotices().map((n) => n.type), all, 'and kept for takeNotices')
   d.stop()
   await d.settled()
   assert.equal(d.phase, 'stopped')
