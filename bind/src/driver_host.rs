@@ -467,61 +467,69 @@ pub struct HostCall {
     pub args: Vec<Tree>,
 }
 
+/// The role and method that carry out an operation of kind `pending`.
+fn role_method(pending: Pending) -> (&'static Role, &'static str) {
+    match pending {
+        Pending::Send => (&TRANSPORT, "send"),
+        Pending::Append => (&STORE, "append"),
+        Pending::SaveSnapshot => (&STORE, "save_snapshot"),
+        Pending::Load => (&STORE, "load"),
+        Pending::Acquire => (&LEASE, "acquire"),
+        Pending::Renew(_) => (&LEASE, "renew"),
+        Pending::Release => (&LEASE, "release"),
+    }
+}
+
 impl HostCall {
     /// The call carrying out `op` at `now_ms`.
     pub fn of(op: &Operation, now_ms: u64) -> Result<HostCall> {
         let now = || Tree::Integer(now_ms.into());
-        let (role, method, args) = match op {
-            Operation::Send { envelope } => (&TRANSPORT, "send", vec![tree(envelope)?]),
-            Operation::Append { token: t, record } => {
-                (&STORE, "append", vec![token(*t), tree(record)?])
-            }
-            Operation::SaveSnapshot { token: t, snapshot } => {
-                (&STORE, "save_snapshot", vec![token(*t), tree(snapshot)?])
-            }
-            Operation::Load { token: t } => (&STORE, "load", vec![token(*t)]),
-            Operation::Acquire => (&LEASE, "acquire", vec![now()]),
-            Operation::Renew { token: t } => (&LEASE, "renew", vec![token(*t), now()]),
-            Operation::Release { token: t } => (&LEASE, "release", vec![token(*t)]),
+        let args = match op {
+            Operation::Send { envelope } => vec![tree(envelope)?],
+            Operation::Append { token: t, record } => vec![token(*t), tree(record)?],
+            Operation::SaveSnapshot { token: t, snapshot } => vec![token(*t), tree(snapshot)?],
+            Operation::Load { token: t } | Operation::Release { token: t } => vec![token(*t)],
+            Operation::Acquire => vec![now()],
+            Operation::Renew { token: t } => vec![token(*t), now()],
         };
+        let (role, method) = role_method(Pending::of(op));
         Ok(HostCall { role, method, args })
     }
+}
 
-    /// The host's answer to this call as the completion of `pending`, read by the rules of
-    /// the synchronous adapters; CALLBACK_FAILED (naming role, method and what came) when it
-    /// does not fit.
-    pub fn completion(
-        &self,
-        pending: Pending,
-        answer: &Tree,
-        spelling: Spelling,
-    ) -> std::result::Result<Completion, Failure> {
-        Ok(match pending {
-            Pending::Send => Completion::Sent,
-            Pending::Release => Completion::Released,
-            Pending::Write => {
-                match WriteAnswer::fenced(self.read(answer, spelling, WRITE_ANSWER)?) {
-                    None => Completion::Written,
-                    Some(highest) => Completion::Fenced { highest },
-                }
-            }
-            Pending::Load => Completion::loaded(self.read(answer, spelling, LOAD_ANSWER)?),
-            Pending::Acquire => {
-                let grant: Option<GrantAnswer> = self.read(answer, spelling, GRANT_ANSWER)?;
-                Completion::acquired(grant.map(GrantAnswer::grant))
-            }
-            Pending::Renew(_) => Completion::renewed(self.read(answer, spelling, RENEW_ANSWER)?),
-        })
-    }
-
+/// The host's answer to the call of an operation of kind `pending`, as its completion, read
+/// by the rules of the synchronous adapters; CALLBACK_FAILED (naming role, method and what
+/// came) when it does not fit.
+pub fn completion(
+    pending: Pending,
+    answer: &Tree,
+    spelling: Spelling,
+) -> std::result::Result<Completion, Failure> {
     fn read<T: DeserializeOwned>(
-        &self,
+        pending: Pending,
         answer: &Tree,
         spelling: Spelling,
         expected: &str,
     ) -> std::result::Result<T, Failure> {
-        read_answer(self.role, self.method, spelling, answer, expected)
+        let (role, method) = role_method(pending);
+        read_answer(role, method, spelling, answer, expected)
     }
+    Ok(match pending {
+        Pending::Send => Completion::Sent,
+        Pending::Release => Completion::Released,
+        Pending::Append | Pending::SaveSnapshot => {
+            match WriteAnswer::fenced(read(pending, answer, spelling, WRITE_ANSWER)?) {
+                None => Completion::Written,
+                Some(highest) => Completion::Fenced { highest },
+            }
+        }
+        Pending::Load => Completion::loaded(read(pending, answer, spelling, LOAD_ANSWER)?),
+        Pending::Acquire => {
+            let grant: Option<GrantAnswer> = read(pending, answer, spelling, GRANT_ANSWER)?;
+            Completion::acquired(grant.map(GrantAnswer::grant))
+        }
+        Pending::Renew(_) => Completion::renewed(read(pending, answer, spelling, RENEW_ANSWER)?),
+    })
 }
 
 /// The worker-id holder's clocks: `wall_ms()` and `monotonic_ms()` answer milliseconds,
@@ -715,45 +723,37 @@ mod tests {
             call.args,
             vec![Tree::Integer(3.into()), Tree::Integer(40.into())]
         );
-        let renewed = call
-            .completion(
-                Pending::Renew(t),
-                &Tree::Integer(90.into()),
-                Spelling::Snake,
-            )
-            .unwrap();
+        let renew = Pending::Renew(t);
+        let renewed = completion(renew, &Tree::Integer(90.into()), Spelling::Snake).unwrap();
         assert_eq!(renewed, Completion::renewed(Some(90)));
         assert_eq!(
-            call.completion(Pending::Renew(t), &Tree::Null, Spelling::Snake),
+            completion(renew, &Tree::Null, Spelling::Snake),
             Ok(Completion::Lost)
         );
-        let acquire = HostCall::of(&Operation::Acquire, 7).unwrap();
         let pair = Tree::Array(vec![Tree::Integer(5.into()), Tree::Integer(100.into())]);
         assert_eq!(
-            acquire.completion(Pending::Acquire, &pair, Spelling::Snake),
+            completion(Pending::Acquire, &pair, Spelling::Snake),
             Ok(Completion::Granted(LeaseGrant {
                 token: FencingToken(5),
                 valid_until_ms: 100
             }))
         );
-        let append = HostCall::of(&Operation::Load { token: t }, 0).unwrap();
-        assert_eq!((append.role.name, append.method), ("store", "load"));
+        let load = HostCall::of(&Operation::Load { token: t }, 0).unwrap();
+        assert_eq!((load.role.name, load.method), ("store", "load"));
         assert_eq!(
-            append.completion(Pending::Load, &Tree::Null, Spelling::Snake),
+            completion(Pending::Load, &Tree::Null, Spelling::Snake),
             Ok(Completion::Fenced { highest: None })
         );
-        let write = HostCall {
-            role: &STORE,
-            method: "save_snapshot",
-            args: vec![],
-        };
         assert_eq!(
-            write.completion(Pending::Write, &Tree::Bool(false), Spelling::Snake),
+            completion(Pending::SaveSnapshot, &Tree::Bool(false), Spelling::Snake),
             Ok(Completion::Fenced { highest: None })
         );
-        let bad = write
-            .completion(Pending::Write, &Tree::Text("yes".into()), Spelling::Camel)
-            .unwrap_err();
+        let bad = completion(
+            Pending::SaveSnapshot,
+            &Tree::Text("yes".into()),
+            Spelling::Camel,
+        )
+        .unwrap_err();
         assert_eq!(bad.status, crate::Status::CallbackFailed);
         assert!(
             bad.message

@@ -11,6 +11,7 @@ const { EventEmitter } = require('node:events')
 const native = require('../index.js')
 const { define } = require('./ops.cjs')
 const { coordinator: queries } = require('./machines.cjs')
+const { coordinatorInputs } = require('./inputs.cjs')
 
 const monotonicMs = () => Math.floor(performance.now())
 
@@ -46,19 +47,17 @@ class AsyncCoordinatorDriver extends EventEmitter {
     this._pump()
   }
 
-  receive (envelope) { this._input({ type: 'receive', envelope }) }
-  member (member) { this._input({ type: 'member', member }) }
-  memberRemoved (address) { this._input({ type: 'memberRemoved', address }) }
-  reachability (address, reachable) { this._input({ type: 'reachability', address, reachable }) }
-  regionTerminated (region) { this._input({ type: 'regionTerminated', region }) }
-  leaseLost () {
-    const token = this.token
-    if (token != null) this._input({ type: 'leaseLost', token })
+  /** Any step input (the one-input methods `member`, `stop`, ... are inputs.cjs's). */
+  handle (input) {
+    this._pipeline.handle(this._now(), input)
+    this._pump()
   }
 
-  preparingForShutdown () { this._input({ type: 'preparingForShutdown' }) }
-  /** Stops; the timer is cleared once the coordinator has stopped. */
-  stop () { this._input({ type: 'stop' }) }
+  receive (envelope) { this.handle({ type: 'receive', envelope }) }
+  leaseLost () {
+    const token = this.token
+    if (token != null) this.handle({ type: 'leaseLost', token })
+  }
 
   /** Resolves once no host call is in flight. */
   async settled () {
@@ -70,11 +69,6 @@ class AsyncCoordinatorDriver extends EventEmitter {
   takeNotices () { const n = this._notices; this._notices = []; return n }
   takeErrors () { const e = this._errors; this._errors = []; return e }
   op (name, args) { return this._pipeline.op(name, args) }
-
-  _input (input) {
-    this._pipeline.handle(this._now(), input)
-    this._pump()
-  }
 
   _pump () {
     let call
@@ -135,5 +129,6 @@ class AsyncCoordinatorDriver extends EventEmitter {
   }
 }
 define(AsyncCoordinatorDriver, queries)
+Object.assign(AsyncCoordinatorDriver.prototype, coordinatorInputs)
 
 module.exports = { AsyncCoordinatorDriver }

@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, AllocationState, CoordinatorConfig, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 import { EventEmitter } from 'node:events'
 
@@ -164,6 +164,8 @@ export declare class AsyncCoordinatorDriver extends EventEmitter {
     onError?: (error: unknown) => void
   })
   start(): void
+  /** Any step input, e.g. `{ type: 'regionTerminated', region: 'r1' }`. */
+  handle(input: CoordinatorInput): void
   receive(envelope: Envelope): void
   member(member: MemberInit): void
   memberRemoved(address: string): void

@@ -5,7 +5,8 @@
 const native = require('../index.js')
 const { shardId } = require('./ops.cjs')
 
-Object.assign(native.CoordinatorDriver.prototype, {
+/** The coordinator's one-input methods, for any object with `handle(input)`. */
+const coordinatorInputs = {
   /** A cluster member joined or changed. */
   member (member) { this.handle({ type: 'member', member }) },
   memberRemoved (address) { this.handle({ type: 'memberRemoved', address }) },
@@ -15,7 +16,8 @@ Object.assign(native.CoordinatorDriver.prototype, {
   preparingForShutdown () { this.handle({ type: 'preparingForShutdown' }) },
   /** Stops coordinating and releases the lease. */
   stop () { this.handle({ type: 'stop' }) },
-})
+}
+Object.assign(native.CoordinatorDriver.prototype, coordinatorInputs)
 
 Object.assign(native.RegionDriver.prototype, {
   /** The host finished stopping a shard whose `stopShard` returned false. */
@@ -28,3 +30,5 @@ Object.assign(native.RegionDriver.prototype, {
   /** Hands every shard off, then calls the host's `stopped`. */
   gracefulShutdown () { this.handle({ type: 'gracefulShutdown' }) },
 })
+
+module.exports = { coordinatorInputs }

@@ -8,8 +8,8 @@ use napi_derive::napi;
 
 use shardline_bind::driver_host::Spelling;
 use shardline_bind::ops::machines;
-use shardline_bind::pipeline_host::PipelineHost;
-use shardline_core::host::Ticket;
+use shardline_bind::pipeline_host;
+use shardline_core::host::{Completion, CoordinatorPipeline as CorePipeline, Ticket};
 use shardline_core::replay::CoordinatorStep;
 
 use crate::conv;
@@ -23,14 +23,14 @@ use shardline_bind::driver_host as adapt;
 
 #[napi]
 pub struct CoordinatorPipeline {
-    inner: Handle<PipelineHost>,
+    inner: Handle<CorePipeline>,
 }
 
 impl CoordinatorPipeline {
     fn step(&self, env: &Env, this: &This, now_ms: Unknown, step: CoordinatorStep) -> Result<()> {
         self.inner.call(env, this, |js, h| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            Ok(h.pipeline_mut().step(now, step)?)
+            Ok(h.step(now, step)?)
         })
     }
 }
@@ -46,7 +46,7 @@ impl CoordinatorPipeline {
             let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
             let callbacks = install(js, this_raw, &imp)?;
             Ok(CoordinatorPipeline {
-                inner: Handle::new("CoordinatorPipeline", PipelineHost::new(c.coordinator))
+                inner: Handle::new("CoordinatorPipeline", CorePipeline::new(c.coordinator))
                     .calling_back(callbacks),
             })
         })
@@ -67,7 +67,7 @@ impl CoordinatorPipeline {
         self.inner.call(env, &this, |js, h| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
             let input = proto::coordinator_input(js, input.raw())?;
-            Ok(h.pipeline_mut().step(now, CoordinatorStep::Input(input))?)
+            Ok(h.step(now, CoordinatorStep::Input(input))?)
         })
     }
 
@@ -80,7 +80,7 @@ impl CoordinatorPipeline {
     pub fn next_call<'a>(&self, env: &'a Env, now_ms: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, h| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let v = match h.next_call(now)? {
+            let v = match pipeline_host::next_call(h, now)? {
                 None => js.null()?,
                 Some((ticket, call)) => {
                     let row = js.array(4)?;
@@ -110,7 +110,13 @@ impl CoordinatorPipeline {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
             let ticket = Ticket(conv::uint(js, ticket.raw(), "ticket")?);
             let value = conv::tree_of(js, value.raw(), "value")?;
-            Ok(h.answer(now, ticket, &value, Spelling::Camel)?)
+            Ok(pipeline_host::answer(
+                h,
+                now,
+                ticket,
+                &value,
+                Spelling::Camel,
+            )?)
         })
     }
 
@@ -120,29 +126,27 @@ impl CoordinatorPipeline {
         self.inner.call(env, &this, |js, h| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
             let ticket = Ticket(conv::uint(js, ticket.raw(), "ticket")?);
-            Ok(h.fail(now, ticket)?)
+            Ok(h.complete(now, ticket, Completion::Failed)?)
         })
     }
 
     #[napi(ts_args_type = "")]
     pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner.query(env, |_, h| {
-            Ok(h.pipeline().next_deadline().map(|d| d as f64))
-        })
+        self.inner
+            .query(env, |_, h| Ok(h.next_deadline().map(|d| d as f64)))
     }
 
     /// Calls handed out and not answered yet.
     #[napi(getter)]
     pub fn in_flight(&self, env: &Env) -> Result<u32> {
-        self.inner
-            .query(env, |_, h| Ok(h.pipeline().in_flight() as u32))
+        self.inner.query(env, |_, h| Ok(h.in_flight() as u32))
     }
 
     /// Notices since the last call.
     #[napi(ts_args_type = "", ts_return_type = "CoordinatorNotice[]")]
     pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, h| {
-            let notices = h.pipeline_mut().take_notices();
+            let notices = h.take_notices();
             Ok(unknown(js, conv::ser(js, &notices)?))
         })
     }
@@ -155,7 +159,7 @@ impl CoordinatorPipeline {
     pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, h| {
             ops::call(js, "CoordinatorPipeline", name.raw(), args.raw(), |a| {
-                machines::coordinator(h.pipeline().coordinator(), a)
+                machines::coordinator(h.coordinator(), a)
             })
         })
     }

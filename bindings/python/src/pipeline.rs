@@ -7,10 +7,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use shardline_bind::driver_host::Spelling;
 use shardline_bind::ops::machines;
-use shardline_bind::pipeline_host::PipelineHost;
+use shardline_bind::pipeline_host;
 use shardline_bind::tree::Tree;
 use shardline_core::coordinator::CoordinatorInput;
-use shardline_core::host::Ticket;
+use shardline_core::host::{Completion, CoordinatorPipeline, Ticket};
 use shardline_core::replay::CoordinatorStep;
 
 use crate::busy::Guarded;
@@ -28,12 +28,12 @@ type Call<'py> = (u64, &'static str, &'static str, Vec<Bound<'py, PyAny>>);
     subclass
 )]
 pub struct PyCoordinatorPipeline {
-    inner: Guarded<PipelineHost>,
+    inner: Guarded<CoordinatorPipeline>,
 }
 
 impl PyCoordinatorPipeline {
     fn step(&self, py: Python<'_>, now_ms: u64, step: CoordinatorStep) -> PyResult<()> {
-        self.inner.call(py, |h| h.pipeline_mut().step(now_ms, step))
+        self.inner.call(py, |p| p.step(now_ms, step))
     }
 }
 
@@ -49,7 +49,7 @@ impl PyCoordinatorPipeline {
         let raised = Raised::default();
         let c = coordinator::build(strategy, self_address, config, &raised)?;
         Ok(PyCoordinatorPipeline {
-            inner: Guarded::new("CoordinatorPipeline", PipelineHost::new(c), raised),
+            inner: Guarded::new("CoordinatorPipeline", CoordinatorPipeline::new(c), raised),
         })
     }
 
@@ -85,7 +85,10 @@ impl PyCoordinatorPipeline {
     /// The next host call, `(ticket, role, method, args)`, or None while there is none (the
     /// queue is empty, or waits behind a store write in flight).
     fn next_call<'py>(&self, py: Python<'py>, now_ms: u64) -> PyResult<Option<Call<'py>>> {
-        let Some((ticket, call)) = self.inner.run(py, |h| h.next_call(now_ms))? else {
+        let Some((ticket, call)) = self
+            .inner
+            .run(py, |p| pipeline_host::next_call(p, now_ms))?
+        else {
             return Ok(None);
         };
         let args = values::to_py_list(py, &call.args)?;
@@ -101,31 +104,31 @@ impl PyCoordinatorPipeline {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let value: Tree = values::read(value, "answer")?;
-        self.inner.run(py, |h| {
-            h.answer(now_ms, Ticket(ticket), &value, Spelling::Snake)
+        self.inner.run(py, |p| {
+            pipeline_host::answer(p, now_ms, Ticket(ticket), &value, Spelling::Snake)
         })
     }
 
     /// Call `ticket` raised; the caller keeps the exception.
     fn fail(&self, py: Python<'_>, now_ms: u64, ticket: u64) -> PyResult<()> {
-        self.inner.run(py, |h| h.fail(now_ms, Ticket(ticket)))
+        self.inner.call(py, |p| {
+            p.complete(now_ms, Ticket(ticket), Completion::Failed)
+        })
     }
 
     fn next_deadline(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.inner.read(py, |h| h.pipeline().next_deadline())
+        self.inner.read(py, |p| p.next_deadline())
     }
 
     /// Calls handed out and not answered yet.
     #[getter]
     fn in_flight(&self, py: Python<'_>) -> PyResult<usize> {
-        self.inner.read(py, |h| h.pipeline().in_flight())
+        self.inner.read(py, |p| p.in_flight())
     }
 
     /// Notices since the last call, as dicts with a "type".
     fn take_notices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let notices = self
-            .inner
-            .call(py, |h| Ok(h.pipeline_mut().take_notices()))?;
+        let notices = self.inner.call(py, |p| Ok(p.take_notices()))?;
         values::to_py_list(py, &notices)
     }
 
@@ -139,7 +142,7 @@ impl PyCoordinatorPipeline {
     ) -> PyResult<Bound<'py, PyAny>> {
         let held = self.inner.enter(py)?;
         ops::call(py, "CoordinatorPipeline", op, args, |a| {
-            machines::coordinator(held.pipeline().coordinator(), a)
+            machines::coordinator(held.coordinator(), a)
         })
     }
 }

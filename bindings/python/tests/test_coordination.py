@@ -304,7 +304,8 @@ def test_drivers_fail_over_to_a_contender():
     assert len(store.contents()["events"]) >= 3
 
 
-def test_decision_events_explain_allocations_and_metrics_count_them():
+def allocating_coordinator():
+    """An active coordinator with decision events on that has just allocated shard 7 to r1."""
     c = shardline.Coordinator("least-shard", NODE(0), {"decisionEvents": True})
     c.start(0)
     c.lease_granted(0, 1, 2**62)
@@ -315,6 +316,11 @@ def test_decision_events_explain_allocations_and_metrics_count_them():
                   "message": {"command": {"type": "register", "node": NODE(1)}}})
     c.receive(0, {"from": frm, "to": "coordinator",
                   "message": {"command": {"type": "getShardHome", "shard": "7"}}})
+    return c
+
+
+def test_decision_events_explain_allocations_and_metrics_count_them():
+    c = allocating_coordinator()
     notices = [o["notice"] for o in c.drain_outputs() if o["type"] == "notice"]
     [allocated] = [n for n in notices if n["type"] == "allocated"]
     assert (allocated["shard"], allocated["region"], allocated["requester"]) == ("7", "r1", "r1")

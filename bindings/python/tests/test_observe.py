@@ -7,21 +7,7 @@ import prometheus_client as prometheus
 import shardline
 from shardline.observe import MetricsCollector, log_notices
 
-NODE = "pekko://sys@h{}:2552".format
-
-
-def allocating_coordinator():
-    c = shardline.Coordinator("least-shard", NODE(0), {"decisionEvents": True})
-    c.start(0)
-    c.lease_granted(0, 1, 2**62)
-    c.state_loaded(0, {"snapshot": None, "events": []})
-    c.member(0, NODE(1))
-    frm = {"region": "r1"}
-    c.receive(0, {"from": frm, "to": "coordinator",
-                  "message": {"command": {"type": "register", "node": NODE(1)}}})
-    c.receive(0, {"from": frm, "to": "coordinator",
-                  "message": {"command": {"type": "getShardHome", "shard": "7"}}})
-    return c
+from test_coordination import NODE, allocating_coordinator
 
 
 def test_notices_become_log_records_with_their_explanations(caplog):

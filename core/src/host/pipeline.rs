@@ -131,7 +131,8 @@ impl fmt::Display for Ticket {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pending {
     Send,
-    Write,
+    Append,
+    SaveSnapshot,
     Load,
     Acquire,
     Renew(FencingToken),
@@ -142,7 +143,8 @@ impl Pending {
     pub fn of(op: &Operation) -> Pending {
         match op {
             Operation::Send { .. } => Pending::Send,
-            Operation::Append { .. } | Operation::SaveSnapshot { .. } => Pending::Write,
+            Operation::Append { .. } => Pending::Append,
+            Operation::SaveSnapshot { .. } => Pending::SaveSnapshot,
             Operation::Load { .. } => Pending::Load,
             Operation::Acquire => Pending::Acquire,
             Operation::Renew { token } => Pending::Renew(*token),
@@ -150,11 +152,16 @@ impl Pending {
         }
     }
 
+    /// Whether later operations wait for this one.
+    pub fn is_write(self) -> bool {
+        matches!(self, Pending::Append | Pending::SaveSnapshot)
+    }
+
     /// "a send", "a store write", ... for messages.
     pub fn name(self) -> &'static str {
         match self {
             Pending::Send => "a send",
-            Pending::Write => "a store write",
+            Pending::Append | Pending::SaveSnapshot => "a store write",
             Pending::Load => "a load",
             Pending::Acquire => "a lease acquire",
             Pending::Renew(_) => "a lease renewal",
@@ -172,9 +179,11 @@ impl Pending {
         Ok(match (self, done) {
             (Pending::Send, Completion::Sent | Completion::Failed) => None,
             (Pending::Release, Completion::Released | Completion::Failed) => None,
-            (Pending::Write, Completion::Written) => None,
-            (Pending::Write, Completion::Fenced { .. }) => Some(In::StoreFailed { fenced: true }),
-            (Pending::Write, Completion::Failed) => Some(In::StoreFailed { fenced: false }),
+            (p, Completion::Written) if p.is_write() => None,
+            (p, Completion::Fenced { .. }) if p.is_write() => {
+                Some(In::StoreFailed { fenced: true })
+            }
+            (p, Completion::Failed) if p.is_write() => Some(In::StoreFailed { fenced: false }),
             (Pending::Load, Completion::Loaded { state }) => Some(In::StateLoaded(state)),
             (Pending::Load, Completion::Fenced { .. }) => {
                 Some(In::StateLoadFailed { fenced: true })
@@ -300,7 +309,7 @@ impl CoordinatorPipeline {
                 }
             };
             let pending = Pending::of(&op);
-            if pending == Pending::Write {
+            if pending.is_write() {
                 self.writes_in_flight += 1;
             }
             let ticket = Ticket(self.next_ticket);
@@ -326,7 +335,7 @@ impl CoordinatorPipeline {
             ))
         })?;
         self.in_flight.remove(&ticket);
-        if pending == Pending::Write {
+        if pending.is_write() {
             self.writes_in_flight -= 1;
         }
         let Some(input) = input else { return Ok(()) };
@@ -545,10 +554,11 @@ mod tests {
                 Some(In::StateLoadFailed { fenced: false }),
             ),
             (
-                Pending::Write,
+                Pending::Append,
                 Completion::from(WriteOutcome::Fenced { highest: token }),
                 Some(In::StoreFailed { fenced: true }),
             ),
+            (Pending::SaveSnapshot, Completion::Written, None),
             (Pending::Send, Completion::Failed, None),
             (Pending::Release, Completion::Released, None),
         ];

@@ -32,7 +32,64 @@ def monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
-class AsyncCoordinatorDriver(CoordinatorQueries):
+class _OnTheLoop:
+    """What both drivers do on the loop: their host's tasks, the errors those raise, and the
+    timer loop of ``run()``."""
+
+    def __init__(self, clock: Optional[ClockLike]) -> None:
+        now = getattr(clock, "now_ms", clock) if clock is not None else monotonic_ms
+        self._now: Callable[[], int] = now
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._errors: list[BaseException] = []
+        self._changed: Optional[asyncio.Event] = None
+
+    async def settle(self) -> None:
+        """Waits until no host call is in flight."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def take_errors(self) -> list[BaseException]:
+        """Exceptions host calls raised since the last call, in order."""
+        errors, self._errors = self._errors, []
+        return errors
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self._wake())
+
+    def _wake(self) -> None:
+        """Something may have set a new deadline: ``run()`` looks again."""
+        if self._changed is not None:
+            self._changed.set()
+
+    def _keep(self, role: str, method: str, error: BaseException) -> None:
+        log.error("shardline: the %s's %s failed: %r", role, method, error)
+        self._errors.append(error)
+
+    async def _run_timers(
+        self,
+        done: Callable[[], bool],
+        next_deadline: Callable[[], Optional[int]],
+        poll: Callable[[], Any],
+    ) -> None:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        while not (done() and not self._tasks):
+            deadline = next_deadline()
+            self._changed.clear()
+            if deadline is not None and deadline <= self._now():
+                poll()
+                continue
+            delay = None if deadline is None else (deadline - self._now()) / 1000
+            try:
+                await asyncio.wait_for(self._changed.wait(), delay)
+            except asyncio.TimeoutError:
+                pass
+
+
+class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries):
     """A coordinator that contends for ``lease``, keeps its state in ``store`` and talks to
     the regions through ``transport``, scheduled on the running event loop.
 
@@ -55,14 +112,10 @@ class AsyncCoordinatorDriver(CoordinatorQueries):
         config: Any = None,
     ) -> None:
         _native.CoordinatorPipeline.check_hosts(transport, lease, store)
+        super().__init__(clock)
         self._pipeline = _native.CoordinatorPipeline(strategy, self_address, config)
         self._hosts = {"transport": transport, "lease": lease, "store": store}
-        now = getattr(clock, "now_ms", clock) if clock is not None else monotonic_ms
-        self._now: Callable[[], int] = now
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._errors: list[BaseException] = []
         self._notices: list[Any] = []
-        self._changed: Optional[asyncio.Event] = None
 
     # ---- inputs: each steps the coordinator and starts the calls it needs ------------------
 
@@ -119,25 +172,9 @@ class AsyncCoordinatorDriver(CoordinatorQueries):
         is in flight. Starts the coordinator first if ``start()`` was not called."""
         if self.phase == "idle":
             self.start()
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        changed = self._changed
-        while not (self.phase == "stopped" and not self._tasks):
-            deadline = self._pipeline.next_deadline()
-            changed.clear()
-            if deadline is None or deadline > self._now():
-                delay = None if deadline is None else (deadline - self._now()) / 1000
-                try:
-                    await asyncio.wait_for(changed.wait(), delay)
-                except asyncio.TimeoutError:
-                    pass
-                continue
-            self.poll()
-
-    async def settle(self) -> None:
-        """Waits until no host call is in flight."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._run_timers(
+            lambda: self.phase == "stopped", self._pipeline.next_deadline, self.poll
+        )
 
     def next_deadline(self) -> Optional[int]:
         return self._pipeline.next_deadline()
@@ -151,11 +188,6 @@ class AsyncCoordinatorDriver(CoordinatorQueries):
         """Notices since the last call, as dicts with a "type"."""
         notices, self._notices = self._notices, []
         return notices
-
-    def take_errors(self) -> list[BaseException]:
-        """Exceptions host calls raised since the last call, in order."""
-        errors, self._errors = self._errors, []
-        return errors
 
     def _op(self, op: str, *args: Any) -> Any:
         return self._pipeline._op(op, *args)
@@ -177,14 +209,11 @@ class AsyncCoordinatorDriver(CoordinatorQueries):
                 self._failed(ticket, role, method, e)
                 continue
             if inspect.isawaitable(answer):
-                task = asyncio.ensure_future(self._await(ticket, role, method, answer))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._spawn(self._await(ticket, role, method, answer))
             else:
                 self._answer(ticket, role, method, answer)
         self._notices.extend(self._pipeline.take_notices())
-        if self._changed is not None:
-            self._changed.set()
+        self._wake()
 
     async def _await(self, ticket: int, role: str, method: str, pending: Any) -> None:
         try:
@@ -205,12 +234,8 @@ class AsyncCoordinatorDriver(CoordinatorQueries):
         self._keep(role, method, error)
         self._pipeline.fail(self._now(), ticket)
 
-    def _keep(self, role: str, method: str, error: BaseException) -> None:
-        log.error("shardline: the %s's %s failed: %r", role, method, error)
-        self._errors.append(error)
 
-
-class AsyncRegionDriver:
+class AsyncRegionDriver(_OnTheLoop):
     """A region on the running event loop: the ``RegionDriver``, whose transport and entity
     host are called during each call, with its timers fired by ``run()``.
 
@@ -233,12 +258,8 @@ class AsyncRegionDriver:
         clock: Optional[ClockLike] = None,
         config: Any = None,
     ) -> None:
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._errors: list[BaseException] = []
+        super().__init__(clock)
         self._stopped = False
-        self._changed: Optional[asyncio.Event] = None
-        now = getattr(clock, "now_ms", clock) if clock is not None else monotonic_ms
-        self._now: Callable[[], int] = now
         self._driver = RegionDriver(
             region_id,
             node,
@@ -268,53 +289,26 @@ class AsyncRegionDriver:
 
         return input
 
-    def _wake(self) -> None:
-        if self._changed is not None:
-            self._changed.set()
-
     async def run(self) -> None:
         """Fires the region's timers at their deadlines until it has stopped (after
         ``graceful_shutdown``) and no task of its host is running. Starts the region first if
         it is not registered yet."""
         if not self._driver.is_registered:
             self._driver.start()
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        while not (self._stopped and not self._tasks):
-            deadline = self._driver.next_deadline()
-            self._changed.clear()
-            if deadline is None or deadline > self._now():
-                delay = None if deadline is None else (deadline - self._now()) / 1000
-                try:
-                    await asyncio.wait_for(self._changed.wait(), delay)
-                except asyncio.TimeoutError:
-                    pass
-                continue
-            self._driver.poll()
-
-    async def settle(self) -> None:
-        """Waits until no task of the host is running."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
-    def take_errors(self) -> list[BaseException]:
-        errors, self._errors = self._errors, []
-        return errors
+        await self._run_timers(
+            lambda: self._stopped, self._driver.next_deadline, self._driver.poll
+        )
 
     def _schedule(self, role: str, method: str, pending: Any, then: Callable[[Any], None]) -> None:
         async def finish() -> None:
             try:
                 answer = await pending
             except Exception as e:  # noqa: BLE001 - reported, not raised
-                log.error("shardline: the %s's %s failed: %r", role, method, e)
-                self._errors.append(e)
+                self._keep(role, method, e)
                 return
             then(answer)
 
-        task = asyncio.ensure_future(finish())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(lambda _: self._wake())
+        self._spawn(finish())
 
 
 class _Awaiting:
