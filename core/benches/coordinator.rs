@@ -13,6 +13,11 @@
 //!   `Send` of the forward and dropping it; 16k distinct entities in a scattered order;
 //! * `region/route-local/S100000`: the same for a shard hosted here (`Deliver`).
 //!
+//! * `coordinator/get-shard-home-pipeline/R10_S1000`: the same op through a
+//!   `CoordinatorPipeline`, as the drivers of every language run it: the step, the `Send`
+//!   taken as an operation with a ticket, and its completion. Beside `get-shard-home/R10_S1000`
+//!   it is the pipeline's cost per output.
+//!
 //! Throughput is in elements, so criterion also reports ops/s.
 
 use std::hint::black_box;
@@ -24,12 +29,14 @@ use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
 };
+use shardline_core::host::{Completion, CoordinatorPipeline};
 use shardline_core::model::Address;
 use shardline_core::model::Member;
 use shardline_core::protocol::{
     Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
 };
 use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
+use shardline_core::replay::CoordinatorStep;
 use shardline_core::strategy::StrategyConfig;
 
 const REGIONS: usize = 100;
@@ -158,6 +165,27 @@ fn get_shard_home(c: &mut Criterion) {
             )
         });
     }
+    let (regions, shards) = (10, 1000);
+    let mut p = CoordinatorPipeline::new(coordinator(regions, shards));
+    let mut i = 0usize;
+    let id = BenchmarkId::new("get-shard-home-pipeline", format!("R{regions}_S{shards}"));
+    g.bench_function(id, |b| {
+        b.iter_batched(
+            || {
+                let k = next(&mut i, shards);
+                let shard = k.to_string();
+                let ask = Command::GetShardHome { shard };
+                CoordinatorStep::Input(from_region(&format!("r{}", k % regions), ask))
+            },
+            |step| {
+                p.step(0, step).expect("step");
+                let (ticket, op) = p.next_operation().expect("the ShardHome send");
+                black_box(op);
+                p.complete(0, ticket, Completion::Sent).expect("sent");
+            },
+            BatchSize::NumIterations(4096),
+        )
+    });
     g.finish();
 }
 

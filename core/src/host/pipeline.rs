@@ -15,7 +15,6 @@
 //! completed as soon as it is handed out; asynchronous drivers complete them when their
 //! futures, promises or completion stages finish.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -207,7 +206,8 @@ impl Pending {
 /// A coordinator whose outputs are handed out as [`Operation`]s under the write barrier.
 pub struct CoordinatorPipeline {
     coordinator: Coordinator,
-    in_flight: BTreeMap<Ticket, Pending>,
+    /// Few at a time (nothing is handed out past a write), so a list beats a map.
+    in_flight: Vec<(Ticket, Pending)>,
     writes_in_flight: usize,
     next_ticket: u64,
     notices: Vec<CoordinatorNotice>,
@@ -218,7 +218,7 @@ impl CoordinatorPipeline {
     pub fn new(coordinator: Coordinator) -> CoordinatorPipeline {
         CoordinatorPipeline {
             coordinator,
-            in_flight: BTreeMap::new(),
+            in_flight: Vec::new(),
             writes_in_flight: 0,
             next_ticket: 1,
             notices: Vec::new(),
@@ -254,7 +254,10 @@ impl CoordinatorPipeline {
 
     /// What `ticket` was handed out for, while it is in flight.
     pub fn pending(&self, ticket: Ticket) -> Option<Pending> {
-        self.in_flight.get(&ticket).copied()
+        self.in_flight
+            .iter()
+            .find(|(t, _)| *t == ticket)
+            .map(|&(_, p)| p)
     }
 
     /// Operations handed out and not yet completed.
@@ -314,7 +317,7 @@ impl CoordinatorPipeline {
             }
             let ticket = Ticket(self.next_ticket);
             self.next_ticket += 1;
-            self.in_flight.insert(ticket, pending);
+            self.in_flight.push((ticket, pending));
             return Some((ticket, op));
         }
     }
@@ -323,18 +326,19 @@ impl CoordinatorPipeline {
     /// it means. A completion that does not answer that operation, or an unknown ticket, is
     /// refused and changes nothing.
     pub fn complete(&mut self, now_ms: u64, ticket: Ticket, done: Completion) -> Result<()> {
-        let Some(&pending) = self.in_flight.get(&ticket) else {
+        let Some(at) = self.in_flight.iter().position(|(t, _)| *t == ticket) else {
             return Err(Error::invalid_argument(format!(
                 "{ticket} is not in flight (never handed out, or completed already)"
             )));
         };
+        let pending = self.in_flight[at].1;
         let input = pending.input(done).map_err(|done| {
             Error::invalid_argument(format!(
                 "{ticket} is {}; {done:?} does not complete it",
                 pending.name()
             ))
         })?;
-        self.in_flight.remove(&ticket);
+        self.in_flight.swap_remove(at);
         if pending.is_write() {
             self.writes_in_flight -= 1;
         }
