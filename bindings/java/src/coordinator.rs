@@ -2,13 +2,13 @@
 //! `CoordinatorDriver` (`org.shardline.CoordinatorQueries`).
 
 use jni::objects::{JByteArray, JObjectArray, JString};
-use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, JNI_FALSE};
+use jni::sys::{jbyteArray, jint, jlong, jobject};
 use jni::JNIEnv;
 
 use shardline_bind::ops::machines;
 use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
-use shardline_core::host::CoordinatorDriver;
+use shardline_core::host::{CoordinatorDriver, CoordinatorPipeline};
 use shardline_core::model::Address;
 use shardline_core::protocol::FencingToken;
 
@@ -132,33 +132,38 @@ native! { fn Java_org_shardline_Coordinator_nMember(
 
 // ---- queries shared by Coordinator and CoordinatorDriver -----------------------------------
 
-/// Runs `f` on the coordinator behind a `Coordinator` handle or a `CoordinatorDriver` handle.
-unsafe fn query<R>(
-    h: jlong,
-    driver: jboolean,
-    f: impl FnOnce(&Coordinator) -> Result<R>,
-) -> Result<R> {
+/// What holds the coordinator behind a handle, as `AbstractCoordinator.java` numbers it.
+const KINDS: [&str; 3] = ["Coordinator", "CoordinatorDriver", "AsyncCoordinatorDriver"];
+
+/// Runs `f` on the coordinator behind a handle of kind `kind` (see [`KINDS`]).
+unsafe fn query<R>(h: jlong, kind: jint, f: impl FnOnce(&Coordinator) -> Result<R>) -> Result<R> {
     // SAFETY: Java passes a live handle of the kind it says.
-    unsafe { handle::query(h, driver, CoordinatorDriver::coordinator, f) }
+    unsafe {
+        match kind {
+            0 => handle::with::<Coordinator, _>(h, |c| f(c)),
+            1 => handle::with::<CoordinatorDriver, _>(h, |d| f(d.coordinator())),
+            _ => handle::with::<CoordinatorPipeline, _>(h, |p| f(p.coordinator())),
+        }
+    }
 }
 
 native! {
 /// The queries (`shardline_bind::ops::machines::coordinator`), named in
 /// `AbstractCoordinator.java`.
 fn Java_org_shardline_CoordinatorQueries_nOp(
-    env, h: jlong, driver: jboolean, op: JString<'l>, args: JObjectArray<'l>,
+    env, h: jlong, kind: jint, op: JString<'l>, args: JObjectArray<'l>,
 ) -> jobject {
-    let kind = if driver != JNI_FALSE { "CoordinatorDriver" } else { "Coordinator" };
-    ops::call(env, kind, &op, &args, |a| {
-        // SAFETY: the Java side passes a live handle of the kind `driver` names.
-        unsafe { query(h, driver, |c| Ok(machines::coordinator(c, a)?)) }
+    let name = KINDS.get(kind as usize).copied().unwrap_or("Coordinator");
+    ops::call(env, name, &op, &args, |a| {
+        // SAFETY: the Java side passes a live handle of the kind it names.
+        unsafe { query(h, kind, |c| Ok(machines::coordinator(c, a)?)) }
     })
 }}
 
 native! { fn Java_org_shardline_CoordinatorQueries_nNextDeadline(
-    _, h: jlong, driver: jboolean,
+    _, h: jlong, kind: jint,
 ) -> jlong {
     unsafe {
-        query(h, driver, |c| Ok(opt_long(c.next_deadline())))
+        query(h, kind, |c| Ok(opt_long(c.next_deadline())))
     }
 }}

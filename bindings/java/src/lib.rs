@@ -30,6 +30,7 @@ mod host;
 mod native;
 mod ops;
 mod outputs;
+mod pipeline;
 mod region;
 mod shardline;
 mod state;

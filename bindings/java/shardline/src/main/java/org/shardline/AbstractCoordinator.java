@@ -6,7 +6,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.LongConsumer;
 
-/** Queries shared by {@link Coordinator} and {@link CoordinatorDriver}. */
+/** Queries shared by {@link Coordinator}, {@link CoordinatorDriver} and {@link AsyncCoordinatorDriver}. */
 public abstract class AbstractCoordinator extends NativeHandle {
   static {
     NativeLibrary.load();
@@ -39,11 +39,13 @@ public abstract class AbstractCoordinator extends NativeHandle {
     }
   }
 
-  private final boolean driver;
+  /** What holds the coordinator: 0 a {@link Coordinator}, 1 a {@link CoordinatorDriver}, 2 an
+   * {@link AsyncCoordinatorDriver} (the native side's order). */
+  private final int kind;
 
-  AbstractCoordinator(long handle, LongConsumer free, String what, boolean driver) {
+  AbstractCoordinator(long handle, LongConsumer free, String what, int kind) {
     super(handle, free, what);
-    this.driver = driver;
+    this.kind = kind;
   }
 
   public final Phase phase() {
@@ -62,7 +64,7 @@ public abstract class AbstractCoordinator extends NativeHandle {
 
   /** When the next timer is due (monotonic ms). */
   public final OptionalLong nextDeadline() {
-    long t = callLong(h -> CoordinatorQueries.nNextDeadline(h, driver));
+    long t = callLong(h -> CoordinatorQueries.nNextDeadline(h, kind));
     return t < 0 ? OptionalLong.empty() : OptionalLong.of(t);
   }
 
@@ -110,6 +112,6 @@ public abstract class AbstractCoordinator extends NativeHandle {
   }
 
   private Object nOp(long h, String name, Object[] args) {
-    return CoordinatorQueries.nOp(h, driver, name, args);
+    return CoordinatorQueries.nOp(h, kind, name, args);
   }
 }

@@ -22,7 +22,7 @@ public final class Coordinator extends AbstractCoordinator {
    * @param selfAddress the node this coordinator runs on
    */
   public Coordinator(String configJson, Strategy strategy, String selfAddress) {
-    super(take(configJson, strategy, selfAddress), Coordinator::nFree, "Coordinator", false);
+    super(take(configJson, strategy, selfAddress), Coordinator::nFree, "Coordinator", 0);
   }
 
   public Coordinator(Strategy strategy, String selfAddress) {

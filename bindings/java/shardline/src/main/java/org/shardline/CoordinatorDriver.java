@@ -17,7 +17,7 @@ public final class CoordinatorDriver extends AbstractCoordinator {
   /** {@code coordinator} is moved into the driver; the Coordinator object is retired. */
   public CoordinatorDriver(
       Coordinator coordinator, Transport transport, Clock clock, Lease lease, Store store) {
-    super(make(coordinator, transport, clock, lease, store), CoordinatorDriver::nFree, "CoordinatorDriver", true);
+    super(make(coordinator, transport, clock, lease, store), CoordinatorDriver::nFree, "CoordinatorDriver", 1);
   }
 
   private static long make(

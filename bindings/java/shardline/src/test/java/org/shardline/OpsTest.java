@@ -17,7 +17,7 @@ class OpsTest {
   }
 
   private static Object op(Coordinator c, String name, Object... args) {
-    return c.op((h, n, a) -> CoordinatorQueries.nOp(h, false, n, a), name, args);
+    return c.op((h, n, a) -> CoordinatorQueries.nOp(h, 0, n, a), name, args);
   }
 
   @Test
