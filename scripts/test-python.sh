@@ -30,7 +30,11 @@ start=$(date +%s)
 "$py" -m pip install --quiet --disable-pip-version-check "pytest>=8" "prometheus-client>=0.17"
 echo "python: package built and installed in $(( $(date +%s) - start ))s"
 
-# pytest prints its own "N passed" summary line.
-"$py" -m pytest -q -p no:cacheprovider bindings/python/tests
+# pytest prints its own "N passed" summary line; the etcd tests (against the etcd the test
+# command installed, or SHARDLINE_ETCD_ENDPOINTS) get a line of their own.
+report="$target/python-tests.xml"
+rm -f "$report"
+"$py" -m pytest -q -p no:cacheprovider --junitxml="$report" bindings/python/tests
+python3 scripts/junit-summary.py "python etcd" etcd "$report"
 
 "$py" examples/python/actor_system.py
