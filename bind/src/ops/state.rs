@@ -1,8 +1,10 @@
 //! The operations of an `AllocationState` (owned, or the view a strategy callback is lent),
 //! answered the same in every language.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
-use shardline_core::model::{AllocationState, ClusterView};
+use shardline_core::model::{AllocationState, Amount, ClusterView, ShardRule};
 use shardline_core::strategy::{rank, AkkaOptions};
 
 use super::{reply, Args, Reply, Tree};
@@ -26,6 +28,10 @@ pub fn new(self_address: Option<&str>) -> Result<AllocationState, Failure> {
 /// reachable)`, `add_region(id, address, local?, shards?)` (all or nothing),
 /// `remove_region(id)` (its shards, now unallocated), `set_eligible(id, eligible)`,
 /// `add_shard(region, shard)`, `remove_shard(shard)` (the region that held it).
+/// least-load's inputs: `set_shard_load(shard, load)` and `set_region_capacity(id, capacity)`
+/// (a number, or a number per dimension), `set_region_tags(id, tags)`,
+/// `set_region_max_shards(id, max)` (null: no cap), `set_region_draining(id, draining)`,
+/// `set_shard_rule(shard, {tags?, pin?})` (an empty rule removes it).
 ///
 /// `park` is how the binding waits for a state another thread holds.
 pub fn call(s: &HostState, park: impl Park, a: Args<'_>) -> Reply {
@@ -80,6 +86,37 @@ pub fn call(s: &HostState, park: impl Park, a: Args<'_>) -> Reply {
         "remove_shard" => {
             let shard = a.get::<Shard>(0, "shard")?;
             write(s, park, |st| Ok(st.remove_shard(&shard)?.to_string()))
+        }
+        "set_shard_load" => {
+            let shard = a.get::<Shard>(0, "shard")?;
+            let load = a.get::<Amount>(1, "load")?;
+            write(s, park, |st| st.set_shard_load(&shard, &load))
+        }
+        "set_shard_rule" => {
+            let shard = a.get::<Shard>(0, "shard")?;
+            let rule = a.get::<RuleDoc>(1, "rule")?.rule();
+            write(s, park, |st| {
+                st.set_shard_rule(&shard, rule);
+                Ok(())
+            })
+        }
+        "set_region_capacity" => {
+            let (id, capacity) = (a.get::<String>(0, "id")?, a.get::<Amount>(1, "capacity")?);
+            write(s, park, |st| st.set_region_capacity(&id, &capacity))
+        }
+        "set_region_tags" => {
+            let (id, tags) = (a.get::<String>(0, "id")?, a.get::<Vec<String>>(1, "tags")?);
+            write(s, park, |st| {
+                st.set_region_tags(&id, tags.iter().map(|t| &**t))
+            })
+        }
+        "set_region_max_shards" => {
+            let (id, max) = (a.get::<String>(0, "id")?, a.opt::<usize>(1, "max")?);
+            write(s, park, |st| st.set_region_max_shards(&id, max))
+        }
+        "set_region_draining" => {
+            let (id, draining) = (a.get::<String>(0, "id")?, a.get::<bool>(1, "draining")?);
+            write(s, park, |st| st.set_region_draining(&id, draining))
         }
         _ => s.read(park, |st| query(st, a))?,
     }
@@ -151,8 +188,9 @@ fn ranking(st: &AllocationState, a: Args<'_>) -> Result<Option<Vec<String>>, Fai
     Ok(rank(st, akka).map(|ids| ids.iter().map(|r| r.to_string()).collect()))
 }
 
-/// A region of a [`StateInit`].
+/// A region of a [`StateInit`], with least-load's inputs as in the conformance vectors.
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RegionInit {
     pub id: String,
     /// Default: the id.
@@ -161,11 +199,32 @@ pub struct RegionInit {
     pub shards: Vec<Shard>,
     #[serde(default)]
     pub local: bool,
+    pub capacity: Option<Amount>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub max_shards: Option<usize>,
+    #[serde(default)]
+    pub draining: bool,
+}
+
+/// Where a shard may live: `{tags?, pin?}`, as the vectors' `shardRules` write it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDoc {
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub pin: Option<String>,
+}
+
+impl RuleDoc {
+    fn rule(&self) -> ShardRule {
+        ShardRule::new(self.tags.iter().map(|t| &**t), self.pin.as_deref())
+    }
 }
 
 /// A state in one document, the shape of the conformance vectors: `{selfAddress?, members?,
-/// regions?, candidates?}`. Without `members` every address is an Up member; with
-/// `candidates` exactly those regions may receive shards, in that order.
+/// regions?, candidates?, loads?, shardRules?}`. Without `members` every address is an Up
+/// member; with `candidates` exactly those regions may receive shards, in that order.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StateInit {
@@ -174,6 +233,11 @@ pub struct StateInit {
     #[serde(default)]
     pub regions: Vec<RegionInit>,
     pub candidates: Option<Vec<String>>,
+    /// least-load: shard loads (default 1).
+    #[serde(default)]
+    pub loads: BTreeMap<String, Amount>,
+    #[serde(default)]
+    pub shard_rules: BTreeMap<String, RuleDoc>,
 }
 
 impl StateInit {
@@ -200,7 +264,10 @@ impl StateInit {
                 id: r.id,
                 shards: r.shards.into_iter().map(|s| s.0).collect(),
                 local: r.local,
-                ..StateRegion::default()
+                capacity: r.capacity,
+                tags: r.tags,
+                max_shards: r.max_shards,
+                draining: r.draining,
             })
             .collect();
         let doc = StateDoc {
@@ -208,6 +275,12 @@ impl StateInit {
             members,
             regions,
             candidates: self.candidates,
+            loads: self.loads,
+            shard_rules: self
+                .shard_rules
+                .iter()
+                .map(|(shard, r)| (shard.clone(), r.rule()))
+                .collect(),
             ..StateDoc::default()
         };
         Ok(doc.build()?)
@@ -276,8 +349,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn rank_orders_regions_with_members() {
+    /// Regions a and b, each on its own Up member.
+    fn two_regions() -> HostState {
         let s = owned();
         for (id, port) in [("a", "1"), ("b", "2")] {
             let addr = format!("pekko://s@h:{port}");
@@ -285,10 +358,77 @@ mod tests {
             op(&s, "upsert_member", &[member]).unwrap();
             op(&s, "add_region", &[text(id), text(&addr)]).unwrap();
         }
+        s
+    }
+
+    #[test]
+    fn rank_orders_regions_with_members() {
+        let s = two_regions();
         op(&s, "add_shard", &[text("a"), Tree::Integer(1.into())]).unwrap();
         let want = Tree::Array(vec![text("b"), text("a")]);
         assert_eq!(op(&s, "rank", &[]).unwrap(), want);
         assert_eq!(op(&s, "ranking", &[Tree::Bool(true)]).unwrap(), want);
+    }
+
+    /// least-load's choice of a home for a new shard on `s`.
+    fn least_load_home(s: &HostState) -> String {
+        let config = serde_json::json!({"kind": "least-load"});
+        let config: shardline_core::strategy::StrategyConfig =
+            serde_json::from_value(config).unwrap();
+        let mut strategy = config.build().unwrap();
+        let got = s
+            .read(run, |st| strategy.allocate(st, None, "new", None))
+            .unwrap()
+            .unwrap();
+        match got {
+            shardline_core::strategy::Allocation::Region(r) => r.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn least_load_inputs_change_its_decision_by_op_and_by_document() {
+        // a holds one shard, b two: least-shard's choice, and least-load's with unit loads, is a
+        let s = two_regions();
+        for (region, shard) in [("a", "1"), ("b", "2"), ("b", "3")] {
+            op(&s, "add_shard", &[text(region), text(shard)]).unwrap();
+        }
+        assert_eq!(least_load_home(&s), "a");
+        op(&s, "set_shard_load", &[text("1"), Tree::Integer(10.into())]).unwrap();
+        assert_eq!(least_load_home(&s), "b", "a's one shard weighs 10");
+        op(&s, "set_region_capacity", &[text("a"), Tree::Float(100.0)]).unwrap();
+        assert_eq!(least_load_home(&s), "a", "a holds 100");
+        op(&s, "set_region_draining", &[text("a"), Tree::Bool(true)]).unwrap();
+        assert_eq!(least_load_home(&s), "b", "a drains");
+        op(&s, "set_region_draining", &[text("a"), Tree::Bool(false)]).unwrap();
+        let rule = Tree::Map(vec![(text("pin"), text("b"))]);
+        op(&s, "set_shard_rule", &[text("new"), rule]).unwrap();
+        assert_eq!(least_load_home(&s), "b", "pinned");
+
+        let bad = op(
+            &s,
+            "set_shard_load",
+            &[text("1"), Tree::Integer((-1).into())],
+        );
+        assert_eq!(bad.unwrap_err().status, Status::InvalidArgument);
+        let unknown = op(&s, "set_region_tags", &[text("z"), Tree::Array(vec![])]);
+        assert!(unknown.is_err(), "no region z");
+
+        let doc: Tree = serde_json::from_value(serde_json::json!({
+            "regions": [
+                {"id": "a", "address": "pekko://s@h:1", "shards": ["1"], "capacity": 100},
+                {"id": "b", "address": "pekko://s@h:2", "shards": ["2", "3"], "tags": ["ssd"]}
+            ],
+            "loads": {"1": 10},
+            "shardRules": {"new": {"tags": ["ssd"]}}
+        }))
+        .unwrap();
+        let built = HostState::owned("AllocationState", build(&doc).unwrap());
+        assert_eq!(
+            least_load_home(&built),
+            "b",
+            "only b has the tag the rule asks for"
+        );
     }
 
     #[test]

@@ -30,7 +30,7 @@ function fromKey(key) {
  * shards, in registration order. A shard listed under two nodes (possible in actor-ts after
  * a hand-off timeout) is counted on the first only.
  */
-function toState(candidates, currentShards) {
+function toState(candidates, currentShards, extra = NO_EXTRA) {
   const seen = new Set()
   const regions = []
   if (currentShards) {
@@ -43,16 +43,25 @@ function toState(candidates, currentShards) {
           keys.push(k)
         }
       }
-      regions.push({ id: String(address), shards: keys })
+      const id = String(address)
+      regions.push({ ...extra.nodes.get(id), id, shards: keys })
     }
   }
-  return AllocationState.build({ regions, candidates: Array.from(candidates ?? [], String) })
+  return AllocationState.build({
+    regions,
+    candidates: Array.from(candidates ?? [], String),
+    loads: Object.fromEntries(extra.loads),
+    shardRules: Object.fromEntries(extra.rules),
+  })
 }
+
+const NO_EXTRA = { nodes: new Map(), loads: new Map(), rules: new Map() }
 
 class ShardlineAllocationStrategy {
   /** Wraps any shardline strategy (a Strategy, its configuration, or a custom object). */
   constructor(strategy) {
     this.strategy = strategy instanceof Strategy ? strategy : new Strategy(strategy)
+    this.extra = NO_EXTRA
   }
 
   /**
@@ -62,7 +71,7 @@ class ShardlineAllocationStrategy {
    */
   allocate(shardId, candidates, currentShards) {
     const list = Array.from(candidates ?? [])
-    const region = this.strategy.allocate(toState(list, currentShards), toKey(shardId))
+    const region = this.strategy.allocate(toState(list, currentShards, this.extra), toKey(shardId))
     if (region === null) return undefined
     return list.find((c) => String(c) === region)
   }
@@ -70,7 +79,7 @@ class ShardlineAllocationStrategy {
   /** The shards to hand off, as a Set in decision order (numbers for numeric ids). */
   rebalance(currentShards, candidates, rebalanceInProgress) {
     const inProgress = Array.from(rebalanceInProgress ?? [], toKey)
-    const picked = this.strategy.rebalance(toState(candidates, currentShards), inProgress)
+    const picked = this.strategy.rebalance(toState(candidates, currentShards, this.extra), inProgress)
     return new Set(picked.map(fromKey))
   }
 }
@@ -106,6 +115,41 @@ class PekkoLegacyLeastShardAllocationStrategy extends ShardlineAllocationStrateg
   }
 }
 
+/**
+ * shardline's least-load in actor-ts's shape: least-shard generalised to the per-shard loads
+ * and per-node capacities, tags and limits the host reports (actor-ts hands a strategy only
+ * the allocation map, so they are set here). Utilisation is load / capacity, the maximum over
+ * dimensions. With nothing reported it decides exactly as Pekko's
+ * `LeastShardAllocationStrategy(absoluteLimit, relativeLimit)`.
+ */
+class LeastLoadAllocationStrategy extends ShardlineAllocationStrategy {
+  constructor({ absoluteLimit = 20, relativeLimit = 0.1, band = 0.05, maxLoadMoved } = {}) {
+    const budget = maxLoadMoved === undefined ? {} : { maxLoadMoved }
+    super({ kind: 'least-load', absoluteLimit, relativeLimit, band, ...budget })
+    this.extra = { nodes: new Map(), loads: new Map(), rules: new Map() }
+  }
+
+  /** A shard's load: a number or a number per dimension; null goes back to the default 1. */
+  setLoad(shardId, load) {
+    setOrDelete(this.extra.loads, toKey(shardId), load)
+  }
+
+  /** A node's `{capacity, tags, maxShards, draining}`; null goes back to the defaults. */
+  setNode(address, profile) {
+    setOrDelete(this.extra.nodes, String(address), profile && { ...profile })
+  }
+
+  /** Where a shard may live: `{tags, pin}` (pin: a node address); null removes the rule. */
+  setRule(shardId, rule) {
+    setOrDelete(this.extra.rules, toKey(shardId), rule && { ...rule })
+  }
+}
+
+function setOrDelete(map, key, value) {
+  if (value == null) map.delete(key)
+  else map.set(key, value)
+}
+
 /** Pekko `ConsistentHashingShardAllocationStrategy(rebalanceLimit)`. */
 class ConsistentHashingShardAllocationStrategy extends ShardlineAllocationStrategy {
   constructor(rebalanceLimit = 10, virtualNodesFactor = 10) {
@@ -117,6 +161,7 @@ module.exports = {
   ShardlineAllocationStrategy,
   HashAllocationStrategy,
   LeastShardAllocationStrategy,
+  LeastLoadAllocationStrategy,
   PekkoLeastShardAllocationStrategy,
   PekkoLegacyLeastShardAllocationStrategy,
   ConsistentHashingShardAllocationStrategy,

@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, AllocationState, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 import { EventEmitter } from 'node:events'
 
@@ -52,6 +52,28 @@ export declare class HashAllocationStrategy extends ShardlineAllocationStrategy 
 /** actor-ts `LeastShardAllocationStrategy`, with a strict threshold. */
 export declare class LeastShardAllocationStrategy extends ShardlineAllocationStrategy {
   constructor(rebalanceThreshold?: number, maxSimultaneousRebalance?: number)
+}
+
+/** A node's least-load profile: capacity (default 1), tags, a shard cap, draining. */
+export interface NodeProfile {
+  capacity?: Amount
+  tags?: string[]
+  maxShards?: number
+  draining?: boolean
+}
+
+/**
+ * shardline's least-load in actor-ts's shape, over the loads and node profiles the host
+ * reports; with none reported it decides as Pekko's least-shard.
+ */
+export declare class LeastLoadAllocationStrategy extends ShardlineAllocationStrategy {
+  constructor(options?: { absoluteLimit?: number; relativeLimit?: number; band?: number; maxLoadMoved?: Amount })
+  /** A shard's load; null goes back to the default 1. */
+  setLoad(shardId: ShardId, load: Amount | null): void
+  /** A node's profile; null goes back to the defaults. */
+  setNode(address: NodeAddressLike, profile: NodeProfile | null): void
+  /** Where a shard may live (pin: a node address); null removes the rule. */
+  setRule(shardId: ShardId, rule: ShardRule | null): void
 }
 
 /** Pekko/Akka 2.6 `LeastShardAllocationStrategy(absoluteLimit, relativeLimit)`. */
@@ -207,6 +229,17 @@ declare module '../index' {
     region(id: string): RegionInfo | null
     /** Every region in map order (the order ties are broken by). */
     regions(): RegionInfo[]
+    /** least-load: a shard's load (a number, or a number per dimension; default 1). */
+    setShardLoad(shard: ShardId, load: Amount): void
+    /** least-load: the tags a shard's region must have and the region it is pinned to. */
+    setShardRule(shard: ShardId, rule: ShardRule): void
+    /** least-load: a region's capacity (a number, or a number per dimension; default 1). */
+    setRegionCapacity(id: string, capacity: Amount): void
+    setRegionTags(id: string, tags: Iterable<string>): void
+    /** least-load: at most `max` shards on the region (null: no cap). */
+    setRegionMaxShards(id: string, max: number | null): void
+    /** least-load: a draining region receives no shards and gives all of its shards away. */
+    setRegionDraining(id: string, draining: boolean): void
   }
   interface Strategy {
     /** The name explanations use (`least-shard`, ..., or the custom strategy's name). */

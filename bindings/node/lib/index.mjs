@@ -28,6 +28,7 @@ export const {
   ShardlineAllocationStrategy,
   HashAllocationStrategy,
   LeastShardAllocationStrategy,
+  LeastLoadAllocationStrategy,
   PekkoLeastShardAllocationStrategy,
   PekkoLegacyLeastShardAllocationStrategy,
   ConsistentHashingShardAllocationStrategy,

@@ -28,6 +28,17 @@ define(native.AllocationState, {
     region: 'region',
     /** Every region in map order (the order ties are broken by). */
     regions: 'regions',
+    /** least-load: a shard's load (a number, or a number per dimension; default 1). */
+    setShardLoad: 'set_shard_load',
+    /** least-load: the tags a shard's region must have and the region it is pinned to. */
+    setShardRule: 'set_shard_rule',
+    /** least-load: a region's capacity (a number, or a number per dimension; default 1). */
+    setRegionCapacity: 'set_region_capacity',
+    setRegionTags (id, tags) { return this.op('set_region_tags', [id, [...tags]]) },
+    /** least-load: at most `max` shards on the region (null: no cap). */
+    setRegionMaxShards: 'set_region_max_shards',
+    /** least-load: a draining region receives no shards and gives all of its shards away. */
+    setRegionDraining: 'set_region_draining',
   },
 })
 

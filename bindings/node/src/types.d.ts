@@ -41,15 +41,40 @@ export interface RegionInfo {
   appVersion: string | null
 }
 
+/** A load, capacity or budget: a number, or a number per dimension (e.g. `{cpu: 2, memory: 4}`). */
+export type Amount = number | Record<string, number>
+
+/** Where a shard may live (least-load): tags its region must have, the one region it may live on. */
+export interface ShardRule {
+  tags?: string[]
+  pin?: string
+}
+
 /** What `AllocationState.build` takes: the shape of the conformance vectors. */
 export interface StateInit {
   selfAddress?: string
   /** Without members every region and candidate address is an Up member. */
   members?: MemberInit[]
-  /** In map order (ties are broken by it); `address` defaults to `id`. */
-  regions?: { id: string; address?: string; shards?: ShardId[]; local?: boolean }[]
+  /**
+   * In map order (ties are broken by it); `address` defaults to `id`. least-load also reads
+   * `capacity` (default 1), `tags`, `maxShards` and `draining`.
+   */
+  regions?: {
+    id: string
+    address?: string
+    shards?: ShardId[]
+    local?: boolean
+    capacity?: Amount
+    tags?: string[]
+    maxShards?: number
+    draining?: boolean
+  }[]
   /** When given, exactly these may receive shards, in this order. */
   candidates?: string[]
+  /** least-load: shard loads (default 1). */
+  loads?: Record<string, Amount>
+  /** least-load: where shards may live. */
+  shardRules?: Record<string, ShardRule>
 }
 
 export type StrategyConfig =

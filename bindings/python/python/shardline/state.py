@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Iterable, Optional, Union
 
 from . import _native
+
+#: A load, capacity or budget: a number, or a number per dimension.
+Amount = Union[float, dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,35 @@ class AllocationState(_native.AllocationState):
     def remove_shard(self, shard: str) -> str:
         """Deallocates a shard; returns the region that held it."""
         return self._op("remove_shard", shard)
+
+    # least-load's inputs. An amount is a number, or a number per dimension
+    # (``{"cpu": 2, "memory": 4}``); utilisation is load / capacity, the maximum over dimensions.
+
+    def set_shard_load(self, shard: str, load: Amount) -> None:
+        """A shard's load (default 1), allocated or not."""
+        self._op("set_shard_load", shard, load)
+
+    def set_shard_rule(
+        self, shard: str, tags: Iterable[str] = (), pin: Optional[str] = None
+    ) -> None:
+        """The tags a shard's region must have and the one region it may live on; neither
+        removes the rule."""
+        self._op("set_shard_rule", shard, {"tags": list(tags), "pin": pin})
+
+    def set_region_capacity(self, region: str, capacity: Amount) -> None:
+        """A region's capacity (default 1)."""
+        self._op("set_region_capacity", region, capacity)
+
+    def set_region_tags(self, region: str, tags: Iterable[str]) -> None:
+        self._op("set_region_tags", region, list(tags))
+
+    def set_region_max_shards(self, region: str, max_shards: Optional[int]) -> None:
+        """At most ``max_shards`` shards on the region (None: no cap)."""
+        self._op("set_region_max_shards", region, max_shards)
+
+    def set_region_draining(self, region: str, draining: bool) -> None:
+        """A draining region receives no shards and gives all of its shards away."""
+        self._op("set_region_draining", region, draining)
 
     @property
     def self_address(self) -> str:

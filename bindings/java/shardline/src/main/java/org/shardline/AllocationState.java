@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * The allocation map a coordinator keeps: regions in map order (registration order; ties
@@ -126,6 +127,50 @@ public final class AllocationState extends NativeHandle {
   /** Deallocates a shard; returns the region that held it. */
   public String removeShard(String shard) {
     return op(AllocationState::nOp, "remove_shard", shard);
+  }
+
+  // ---- least-load's inputs: utilisation is load / capacity, the maximum over dimensions ----
+
+  /** A shard's load (default 1), allocated or not. */
+  public void setShardLoad(String shard, double load) {
+    op(AllocationState::nOp, "set_shard_load", shard, load);
+  }
+
+  /** A shard's load per dimension (e.g. {@code Map.of("cpu", 2.0)}); a missing dimension is 0. */
+  public void setShardLoad(String shard, Map<String, Double> load) {
+    op(AllocationState::nOp, "set_shard_load", shard, Map.copyOf(load));
+  }
+
+  /** The tags a shard's region must have and the one region it may live on (null: any). */
+  public void setShardRule(String shard, Collection<String> tags, String pin) {
+    Map<String, Object> rule = new java.util.HashMap<>();
+    rule.put("tags", List.copyOf(tags));
+    rule.put("pin", pin);
+    op(AllocationState::nOp, "set_shard_rule", shard, rule);
+  }
+
+  /** A region's capacity (default 1). */
+  public void setRegionCapacity(String id, double capacity) {
+    op(AllocationState::nOp, "set_region_capacity", id, capacity);
+  }
+
+  /** A region's capacity per dimension; a missing dimension is unbounded. */
+  public void setRegionCapacity(String id, Map<String, Double> capacity) {
+    op(AllocationState::nOp, "set_region_capacity", id, Map.copyOf(capacity));
+  }
+
+  public void setRegionTags(String id, Collection<String> tags) {
+    op(AllocationState::nOp, "set_region_tags", id, List.copyOf(tags));
+  }
+
+  /** At most {@code max} shards on the region; empty: no cap. */
+  public void setRegionMaxShards(String id, OptionalInt max) {
+    op(AllocationState::nOp, "set_region_max_shards", id, max.isPresent() ? (Object) (long) max.getAsInt() : null);
+  }
+
+  /** A draining region receives no shards and gives all of its shards away. */
+  public void setRegionDraining(String id, boolean draining) {
+    op(AllocationState::nOp, "set_region_draining", id, draining);
   }
 
   /** The region holding {@code shard}, if it is allocated. */
