@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Optional;
 import org.apache.pekko.actor.ActorRef;
 import org.apache.pekko.actor.ActorSystem;
+import org.apache.pekko.actor.Address;
 import org.apache.pekko.cluster.Cluster;
 import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
 import org.apache.pekko.cluster.Member;
@@ -34,7 +35,9 @@ import scala.jdk.javaapi.CollectionConverters;
  *   <li>{@link #consistentHashing}: Pekko 2.0 / Akka 2.8.3's {@code
  *       ConsistentHashingShardAllocationStrategy} (Pekko 1.x has none), ring bit for bit;
  *   <li>{@link #external}: {@code ExternalShardAllocationStrategy}, reading the locations that
- *       Pekko's {@code ExternalShardAllocation(system).clientFor(typeName)} writes.
+ *       Pekko's {@code ExternalShardAllocation(system).clientFor(typeName)} writes;
+ *   <li>{@link #leastLoad}: shardline's least-load over the loads and capacities the host
+ *       reports, least-shard exactly when none are.
  * </ul>
  *
  * <p>Like the built-ins it implements {@code ActorSystemDependentAllocationStrategy}: the
@@ -115,6 +118,38 @@ public class ShardlineAllocationStrategy
     int absolute = c.getInt("rebalance-absolute-limit");
     if (absolute > 0) return leastShard(absolute, c.getDouble("rebalance-relative-limit"));
     return legacy(c.getInt("rebalance-threshold"), c.getInt("max-simultaneous-rebalance"));
+  }
+
+  /**
+   * shardline's least-load (no Pekko equivalent): least-shard over the shard loads and node
+   * capacities the host reports ({@link #reportLoad}, {@link #setNodeCapacity}); with none
+   * reported it decides exactly as {@link #leastShard}. {@code band}: how far above the fluid
+   * optimum a node may be before shards move off it (0.05 is the default).
+   */
+  public static ShardlineAllocationStrategy leastLoad(int absoluteLimit, double relativeLimit, double band) {
+    return of(
+        "{\"kind\":\"least-load\",\"absoluteLimit\":" + absoluteLimit + ",\"relativeLimit\":"
+            + relativeLimit + ",\"band\":" + band + "}");
+  }
+
+  /**
+   * Reports a shard's load for least-load (a host measurement: messages per second, CPU, ...);
+   * later decisions use it. Give it to the instance on every node: only the coordinator's node
+   * decides, and the coordinator may move. Throws {@code ShardlineException(INVALID_ARGUMENT)}
+   * for a negative or non-finite load, which is then not kept.
+   */
+  public synchronized void reportLoad(String shardId, double load) {
+    mirror.reportLoad(Objects.requireNonNull(shardId, "shardId"), load);
+  }
+
+  /** A shard's load per dimension (e.g. {@code Map.of("cpu", 2.0, "memory", 0.5)}). */
+  public synchronized void reportLoad(String shardId, Map<String, Double> load) {
+    mirror.reportLoad(Objects.requireNonNull(shardId, "shardId"), Map.copyOf(load));
+  }
+
+  /** The capacity of node {@code address}'s region for least-load (default 1). */
+  public synchronized void setNodeCapacity(Address address, double capacity) {
+    mirror.setCapacity(address.toString(), capacity);
   }
 
   /** Any shardline strategy, as JSON (schema of {@code tests/vectors/README.md}). */

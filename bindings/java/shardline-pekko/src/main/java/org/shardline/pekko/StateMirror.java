@@ -78,6 +78,10 @@ final class StateMirror {
   private long nextPos;
   private long generation;
 
+  /** least-load's inputs the host reported: shard -> load, node address -> capacity. */
+  private final Map<String, Object> loads = new HashMap<>();
+  private final Map<String, Object> capacities = new HashMap<>();
+
   /** Known regions in map order, as of the last sync. */
   private final List<Known> order = new ArrayList<>();
 
@@ -154,6 +158,47 @@ final class StateMirror {
     discard();
     state = new AllocationState(self.toString());
     selfAddress = self;
+    loads.forEach((shard, load) -> setLoad(state, shard, load));
+  }
+
+  // ---- least-load's inputs ----------------------------------------------------------------
+
+  /**
+   * A shard's load (a {@code Double}, or a {@code Map<String, Double>} per dimension; null: the
+   * default 1). Checked by the core before it is kept, so a bad value never reaches a decision.
+   */
+  void reportLoad(String shard, Object load) {
+    try (AllocationState probe = new AllocationState("pekko://probe@probe:1")) {
+      setLoad(probe, shard, load);
+    }
+    if (load == null) loads.remove(shard);
+    else loads.put(shard, load);
+    if (state != null) setLoad(state, shard, load);
+  }
+
+  /** The capacity of the regions on node {@code address} (as {@link #reportLoad}'s loads). */
+  void setCapacity(String address, Object capacity) {
+    try (AllocationState probe = new AllocationState("pekko://probe@probe:1")) {
+      probe.addRegion("probe", "pekko://probe@probe:1");
+      setCapacity(probe, "probe", capacity);
+    }
+    if (capacity == null) capacities.remove(address);
+    else capacities.put(address, capacity);
+    for (Known k : byId.values()) {
+      if (k.ref.path().address().toString().equals(address)) setCapacity(state, k.id, capacity);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void setLoad(AllocationState s, String shard, Object load) {
+    if (load instanceof Map) s.setShardLoad(shard, (Map<String, Double>) load);
+    else s.setShardLoad(shard, load == null ? 1.0 : ((Number) load).doubleValue());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void setCapacity(AllocationState s, String region, Object capacity) {
+    if (capacity instanceof Map) s.setRegionCapacity(region, (Map<String, Double>) capacity);
+    else s.setRegionCapacity(region, capacity == null ? 1.0 : ((Number) capacity).doubleValue());
   }
 
   // ---- cluster view -----------------------------------------------------------------------
@@ -257,6 +302,8 @@ final class StateMirror {
       Address a = ref.path().address();
       Known k = new Known(regionId(ref), nextPos++, ref, addedShards.get(i));
       state.addRegion(k.id, a.toString(), a.hasLocalScope(), CollectionConverters.asJava(k.shards));
+      Object capacity = capacities.get(a.toString());
+      if (capacity != null) setCapacity(state, k.id, capacity);
       k.seen = gen;
       byId.put(k.id, k);
       byRef.put(ref, k);

@@ -126,9 +126,13 @@ class ClusterShardingIntegrationTest {
   }
 
   private void startSharding(ActorSystem s) {
+    startSharding(s, new Counting());
+  }
+
+  private void startSharding(ActorSystem s, ShardlineAllocationStrategy strategy) {
     ActorRef region =
         ClusterSharding.get(s)
-            .start(TYPE, Props.create(Counter.class), ClusterShardingSettings.create(s), new Extractor(), new Counting(), PoisonPill.getInstance());
+            .start(TYPE, Props.create(Counter.class), ClusterShardingSettings.create(s), new Extractor(), strategy, PoisonPill.getInstance());
     regions.put(s, region);
   }
 
@@ -166,15 +170,21 @@ class ClusterShardingIntegrationTest {
     return byEntity;
   }
 
+  /** Three nodes joining the first one. */
+  private List<ActorSystem> threeJoining() {
+    List<ActorSystem> nodes = List.of(node(), node(), node());
+    Address seed = Cluster.get(nodes.get(0)).selfAddress();
+    for (ActorSystem s : nodes) Cluster.get(s).join(seed);
+    return nodes;
+  }
+
   @Test
   void shardsMoveWhenNodesJoinAndLeaveAndEveryMessageArrives() throws Exception {
-    ActorSystem n1 = node();
+    List<ActorSystem> nodes = threeJoining();
+    ActorSystem n1 = nodes.get(0);
+    ActorSystem n2 = nodes.get(1);
+    ActorSystem n3 = nodes.get(2);
     Address seed = Cluster.get(n1).selfAddress();
-    Cluster.get(n1).join(seed);
-    ActorSystem n2 = node();
-    ActorSystem n3 = node();
-    Cluster.get(n2).join(seed);
-    Cluster.get(n3).join(seed);
     for (ActorSystem s : List.of(n1, n2, n3)) startSharding(s);
     Eventually.await(60, () -> upMembers(n1).size() == 3, "three members Up");
 
@@ -205,6 +215,46 @@ class ClusterShardingIntegrationTest {
     Map<String, String> third = pingAll(n1);
     assertFalse(third.containsValue(a2.toString()), "no entity lives on the node that left: " + third);
     Eventually.await(30, () -> !shardsPerNode(n1).containsKey(a2), "no region of the node that left");
+  }
+
+  @Test
+  void aBadReportIsRefusedAndNotKept() {
+    ShardlineAllocationStrategy strategy = ShardlineAllocationStrategy.leastLoad(4, 1.0, 0.05);
+    org.shardline.ShardlineException e =
+        org.junit.jupiter.api.Assertions.assertThrows(org.shardline.ShardlineException.class, () -> strategy.reportLoad("7", Double.NaN));
+    assertEquals(org.shardline.Status.INVALID_ARGUMENT, e.status());
+    assertTrue(e.getMessage().contains("load of shard \"7\""), e.getMessage());
+    strategy.reportLoad("7", Map.of("cpu", 2.0));
+    assertEquals("least-load", strategy.name());
+  }
+
+  @Test
+  void leastLoadPlacesByReportedLoadsAndNodeCapacities() throws Exception {
+    List<ActorSystem> nodes = threeJoining();
+    ActorSystem n1 = nodes.get(0);
+    ActorSystem n2 = nodes.get(1);
+    ActorSystem n3 = nodes.get(2);
+    Address seed = Cluster.get(n1).selfAddress();
+    Address big = Cluster.get(n3).selfAddress();
+    for (ActorSystem s : List.of(n1, n2, n3)) {
+      // What a host would report to every node's instance: the third node is three times the
+      // size of the others, and the first shards are twice as busy as the rest.
+      ShardlineAllocationStrategy strategy = ShardlineAllocationStrategy.leastLoad(4, 1.0, 0.05);
+      strategy.setNodeCapacity(big, 3.0);
+      for (int shard = 0; shard < SHARDS; shard++) strategy.reportLoad(String.valueOf(shard), shard < 3 ? 2.0 : 1.0);
+      startSharding(s, strategy);
+    }
+    Eventually.await(60, () -> upMembers(n1).size() == 3, "three members Up");
+    Map<String, String> answered = pingAll(n2);
+    assertEquals(3, new HashSet<>(answered.values()).size(), "entities answered from all three nodes: " + answered);
+    Eventually.await(
+        60,
+        () -> {
+          Map<Address, Integer> per = shardsPerNode(n1);
+          int others = Math.max(per.getOrDefault(seed, 0), per.getOrDefault(Cluster.get(n2).selfAddress(), 0));
+          return others > 0 && per.getOrDefault(big, 0) >= 2 * others;
+        },
+        "the node with three times the capacity holds at least twice the shards of any other");
   }
 
   @AfterEach
