@@ -11,7 +11,7 @@
 #   --run    continue in an earlier run's directory (e.g. after fixing one part, with --only)
 #
 # Parts: core (criterion: strategies, coordinator, region, overhead baseline, snowflake,
-# simulator), memory (bytes per shard), c / python / node / jvm (binding overhead; jvm also runs
+# simulator, least-load at S = 100k), memory (bytes per shard), c / python / node / jvm (binding overhead; jvm also runs
 # Pekko's own strategies side by side), quality (shardline sim, every scenario x strategy).
 # The run's raw output stays in ${CARGO_TARGET_DIR:-target}/bench/<time>/ (summary.md there).
 set -euo pipefail
@@ -58,7 +58,7 @@ stamp() { echo "== $1 ($(( $(date +%s) - start )) s)"; }
 
 if want core; then
     stamp "core: criterion benches"
-    for bench in strategies coordinator overhead snowflake sim; do
+    for bench in strategies coordinator overhead snowflake sim least_load; do
         log="$run/core-$bench.log"
         cargo bench -p shardline-core --features sim --bench "$bench" -- "${criterion[@]}" >"$log" 2>&1 ||
             { cat "$log"; echo "bench.sh: cargo bench --bench $bench failed" >&2; exit 1; }

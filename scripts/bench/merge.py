@@ -83,6 +83,9 @@ TARGETS = [
     ("Python call overhead (coordinator step), ns", "figure", "overhead.python.coordinator-step.extra", 1000, "<="),
     ("Node call overhead (coordinator step), ns", "figure", "overhead.node.coordinator-step.extra", 2000, "<="),
     ("JNI call overhead (coordinator step), ns", "figure", "overhead.jvm.coordinator-step.extra", 400, "<="),
+    ("least-load allocate, S=100k R=1,000 (lognormal loads, mixed capacities), ns", "figure", "core.least-load.allocate/R1000_S100000", 1_000, "<="),
+    ("least-load one budgeted rebalance round, same instance, ns", "figure", "core.least-load.rebalance-round/R1000_S100000", 1_000_000, "<="),
+    ("least-load full plan from a count-balanced start, same instance, ns", "figure", "core.least-load.plan/R1000_S100000", 10_000_000, "<="),
 ]
 
 
