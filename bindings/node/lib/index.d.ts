@@ -91,6 +91,11 @@ export declare function decideJson(json: string, explain?: boolean): string
  */
 export declare function replay(text: string): Replayed
 
+/** Every native class's operations by their shared snake_case names (./ops.cjs). */
+export interface NamedOperations {
+  op(name: string, args: unknown[]): unknown
+}
+
 /** What a coordinator answers, the step machine and the driver alike (./machines.cjs). */
 export interface CoordinatorQueries {
   readonly phase: CoordinatorPhase
@@ -183,7 +188,7 @@ export declare class AsyncCoordinatorDriver extends EventEmitter {
 }
 
 declare module '../index' {
-  interface AllocationState {
+  interface AllocationState extends NamedOperations {
     readonly selfAddress: string
     readonly regionCount: number
     readonly shardCount: number
@@ -208,7 +213,7 @@ declare module '../index' {
     /** Every region in map order (the order ties are broken by). */
     regions(): RegionInfo[]
   }
-  interface Strategy {
+  interface Strategy extends NamedOperations {
     /** The name explanations use (`least-shard`, ..., or the custom strategy's name). */
     readonly name: string
     /** The configuration with every default filled in; null for a custom strategy. */
@@ -225,15 +230,15 @@ declare module '../index' {
     /** `rebalance` plus a structured explanation of the decision. */
     explainRebalance(state: AllocationState, inProgress?: Iterable<ShardId>): { shards: string[]; explanation: Explanation }
   }
-  interface Coordinator extends CoordinatorQueries {
+  interface Coordinator extends CoordinatorQueries, NamedOperations {
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
-  interface Region extends RegionQueries {
+  interface Region extends RegionQueries, NamedOperations {
     drainOutputs(): RegionOutput[]
   }
-  interface CoordinatorPipeline extends CoordinatorQueries {}
-  interface CoordinatorDriver extends CoordinatorQueries {
+  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations {}
+  interface CoordinatorDriver extends CoordinatorQueries, NamedOperations {
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void
     /** A cluster member joined or changed. */
@@ -246,7 +251,7 @@ declare module '../index' {
     /** Stops coordinating and releases the lease. */
     stop(): void
   }
-  interface RegionDriver extends RegionQueries {
+  interface RegionDriver extends RegionQueries, NamedOperations {
     /** A message from the coordinator or another region. */
     receive(envelope: Envelope): void
     /** The host finished stopping a shard whose `stopShard` returned false. */
@@ -260,7 +265,7 @@ declare module '../index' {
     gracefulShutdown(): void
   }
   // The operations of ./ids.cjs.
-  interface Snowflake {
+  interface Snowflake extends NamedOperations {
     /** After `next` returned null: the wall time to ask again at. */
     readonly waitUntilMs: number | null
     /** Allows timestamps up to `ceilingMs` (the budget a worker-id tenure grants). */
@@ -273,7 +278,7 @@ declare module '../index' {
     readonly floorMs: number | null
     readonly lastTimestampMs: number | null
   }
-  interface WorkerIdRegistry {
+  interface WorkerIdRegistry extends NamedOperations {
     /** Moves server time forward; sessions past their expiry end, with their claims. */
     advanceTo(nowMs: number): void
     readonly nowMs: number
@@ -282,7 +287,7 @@ declare module '../index' {
     /** The timestamp fence of a worker id, or null if it was never used. */
     fence(workerId: number): { epoch: number; floorMs: number; hwmMs: number } | null
   }
-  interface WorkerIdHolder {
+  interface WorkerIdHolder extends NamedOperations {
     readonly workerId: number
     /** Grows on every acquisition of this worker id, by anyone. */
     readonly epoch: number
@@ -298,13 +303,13 @@ declare module '../index' {
     /** Returns the unused budget and deletes the claim; the id is free for others at once. */
     release(): void
   }
-  interface ManualClock {
+  interface ManualClock extends NamedOperations {
     nowMs(): number
     /** Moves the time forward to `nowMs` (never backwards). */
     set(nowMs: number): void
     advance(ms: number): void
   }
-  interface InMemoryLease {
+  interface InMemoryLease extends NamedOperations {
     /** The holder and token as the backend sees them at `nowMs`. */
     holder(nowMs: number): { owner: string; token: number } | null
     /** Test hook: the backend forgets the holder, as when its session expires server-side. */
@@ -313,7 +318,7 @@ declare module '../index' {
     renew(token: number, nowMs: number): number | null
     release(token: number): void
   }
-  interface InMemoryStore {
+  interface InMemoryStore extends NamedOperations {
     /** What a load would return now, without fencing anyone. */
     contents(): StoredState
     readonly highestToken: number

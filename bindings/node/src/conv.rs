@@ -12,7 +12,7 @@ use serde_json::{Map, Number, Value};
 use shardline_bind::tree::{self, Tree};
 
 use crate::error::{Code, Fail, R};
-use crate::js::{Js, Type, V};
+use crate::js::{type_name, Js, Type, V};
 
 /// 2^53: integers above it do not survive a JavaScript number.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
@@ -21,8 +21,8 @@ pub fn missing(name: &str) -> Fail {
     Fail::new(Code::NullPointer, format!("{name} is required"))
 }
 
-fn wrong(js: Js, v: V, name: &str, expected: &str) -> Fail {
-    let got = js.type_of(v).map(Type::name).unwrap_or("an unknown value");
+pub fn wrong(js: Js, v: V, name: &str, expected: &str) -> Fail {
+    let got = js.type_of(v).map(type_name).unwrap_or("an unknown value");
     Fail::invalid(format!("{name}: expected {expected}, got {got}"))
 }
 
@@ -238,11 +238,9 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
                 Value::Object(out)
             }
         }
-        t @ (Type::Function | Type::Symbol | Type::External) => {
-            return Err(Why::Bad(format!(
-                "{} cannot be converted to data",
-                t.name()
-            )))
+        t => {
+            let what = type_name(t);
+            return Err(Why::Bad(format!("{what} cannot be converted to data")));
         }
     })
 }
@@ -251,7 +249,7 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
 fn tree_to_js(js: Js, t: &Tree) -> R<V> {
     match t {
         Tree::Null => js.null(),
-        Tree::Bool(b) => js.boolean(*b),
+        Tree::Bool(b) => js.to(*b),
         Tree::Integer(i) => js.number(i128::from(*i) as f64),
         Tree::Float(f) => js.number(*f),
         Tree::Text(s) => js.string(s),

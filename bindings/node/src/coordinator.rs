@@ -7,15 +7,12 @@ use napi_derive::napi;
 use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig};
 use shardline_core::host::CoordinatorDriver as CoreDriver;
 
-use shardline_bind::ops::machines;
-
 use crate::backends;
 use crate::conv;
 use crate::error::R;
 use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, V};
-use crate::ops;
 use crate::proto;
 use crate::state::{self, unknown};
 use crate::strategy::Spec;
@@ -115,19 +112,6 @@ impl Coordinator {
             .query(env, |_, c| Ok(c.next_deadline().map(|d| d as f64)))
     }
 
-    /// The queries (`shardline_bind::ops::machines::coordinator`), named in lib/machines.cjs.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, c| {
-            ops::call(js, "Coordinator", name.raw(), args.raw(), |a| {
-                machines::coordinator(c, a)
-            })
-        })
-    }
-
     /// Frees the state machine and forgets its callbacks; idempotent.
     #[napi(ts_args_type = "")]
     pub fn close(&self, env: &Env, this: This) -> Result<()> {
@@ -214,19 +198,6 @@ impl CoordinatorDriver {
         self.inner.query(env, |js, d| {
             let n = d.take_notices();
             Ok(unknown(js, conv::ser(js, &n)?))
-        })
-    }
-
-    /// The coordinator's queries, as `Coordinator.op`.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            ops::call(js, "CoordinatorDriver", name.raw(), args.raw(), |a| {
-                machines::coordinator(d.coordinator(), a)
-            })
         })
     }
 

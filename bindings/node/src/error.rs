@@ -72,6 +72,12 @@ impl From<shardline_core::Error> for Fail {
     }
 }
 
+impl From<napi::Error> for Fail {
+    fn from(e: napi::Error) -> Fail {
+        Fail::new(Code::Internal, e.reason)
+    }
+}
+
 impl From<shardline_bind::Failure> for Fail {
     fn from(f: shardline_bind::Failure) -> Fail {
         Fail::new(f.status, f.message)

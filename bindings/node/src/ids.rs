@@ -8,7 +8,6 @@ use napi_derive::napi;
 use shardline_bind::driver_host as adapt;
 use shardline_bind::ids::{Generator, HolderInit, HostClock, SystemClock};
 use shardline_bind::objects::{LayoutSpec, SnowflakeParts};
-use shardline_bind::ops::ids as ops_ids;
 use shardline_core::workerid::snowflake::Layout;
 use shardline_core::workerid::{InMemoryRegistry, InMemorySession};
 
@@ -18,7 +17,6 @@ use crate::error::{self, boundary, Fail, R};
 use crate::handle::Handle;
 use crate::host;
 use crate::js::{Js, Type, V};
-use crate::ops;
 use crate::state::unknown;
 use crate::strategy::HOLDER;
 
@@ -64,7 +62,7 @@ pub fn decompose_snowflake<'a>(
 /// with `waitUntilMs` set when the caller must wait (sequence exhausted, clock behind).
 #[napi]
 pub struct Snowflake {
-    inner: Handle<Generator>,
+    pub(crate) inner: Handle<Generator>,
 }
 
 #[napi]
@@ -93,24 +91,10 @@ impl Snowflake {
     pub fn next<'a>(&self, env: &'a Env, wall_ms: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, g| {
             let v = match g.next(conv::uint(js, wall_ms.raw(), "wallMs")?)? {
-                Some(id) => js.bigint_u64(id)?,
+                Some(id) => js.to(BigInt::from(id))?,
                 None => js.null()?,
             };
             Ok(unknown(js, v))
-        })
-    }
-
-    /// `shardline_bind::ops::ids::snowflake`; lib/ids.cjs names them.
-    /// The named operations; lib/ids.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, g| {
-            ops::call(js, "Snowflake", name.raw(), args.raw(), |a| {
-                ops_ids::snowflake(g, a)
-            })
         })
     }
 }
@@ -119,7 +103,7 @@ impl Snowflake {
 /// (`advanceTo`), so session expiry is deterministic.
 #[napi]
 pub struct WorkerIdRegistry {
-    inner: InMemoryRegistry,
+    pub(crate) inner: InMemoryRegistry,
 }
 
 #[napi]
@@ -129,20 +113,6 @@ impl WorkerIdRegistry {
         WorkerIdRegistry {
             inner: InMemoryRegistry::new(),
         }
-    }
-
-    /// `shardline_bind::ops::ids::registry`; lib/ids.cjs names them.
-    /// The named operations; lib/ids.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            ops::call(js, "WorkerIdRegistry", name.raw(), args.raw(), |a| {
-                ops_ids::registry(&self.inner, a)
-            })
-        })
     }
 }
 
@@ -156,7 +126,7 @@ type Held = shardline_bind::ids::Held<InMemorySession, NodeClock>;
 /// Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it.
 #[napi]
 pub struct WorkerIdHolder {
-    inner: Handle<Held>,
+    pub(crate) inner: Handle<Held>,
 }
 
 #[napi]
@@ -214,26 +184,6 @@ impl WorkerIdHolder {
     pub fn next_id(&self, env: &Env, this: This) -> Result<BigInt> {
         self.inner
             .call(env, &this, |_, h| Ok(BigInt::from(h.next_id()?)))
-    }
-
-    /// `shardline_bind::ops::ids::holder`; lib/ids.cjs names them.
-    /// The named operations; lib/ids.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(
-        &self,
-        env: &'a Env,
-        this: This,
-        name: Unknown,
-        args: Unknown,
-    ) -> Result<Unknown<'a>> {
-        self.inner.call(env, &this, |js, h| {
-            ops::call(js, "WorkerIdHolder", name.raw(), args.raw(), |a| {
-                ops_ids::holder(h, a)
-            })
-        })
     }
 
     /// Releases the id (if still held) and forgets the clock; idempotent.

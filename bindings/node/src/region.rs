@@ -13,11 +13,9 @@ use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, Type, V};
-use crate::ops;
 use crate::proto;
 use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
-use shardline_bind::ops::machines;
 
 /// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
 /// function from entity id to shard id. `None` in the second place: native.
@@ -188,20 +186,6 @@ impl Region {
             .query(env, |_, r| Ok(r.region.next_deadline().map(|d| d as f64)))
     }
 
-    /// The queries (`shardline_bind::ops::machines::region`), named in lib/machines.cjs
-    /// (`shardOf` is a method here: it may call the JavaScript extractor).
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, r| {
-            ops::call(js, "Region", name.raw(), args.raw(), |a| {
-                machines::region(&r.region, a)
-            })
-        })
-    }
-
     #[napi(ts_args_type = "entity: string")]
     pub fn shard_of(&self, env: &Env, this: This, entity: Unknown) -> Result<String> {
         self.inner.call(env, &this, |js, r| {
@@ -326,19 +310,6 @@ impl RegionDriver {
         self.inner.query(env, |js, d| {
             let n = d.driver.take_notices();
             Ok(unknown(js, conv::ser(js, &n)?))
-        })
-    }
-
-    /// The region's queries, as `Region.op`.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            ops::call(js, "RegionDriver", name.raw(), args.raw(), |a| {
-                machines::region(d.driver.region(), a)
-            })
         })
     }
 

@@ -15,7 +15,7 @@ use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::install;
-use crate::js::{Js, Type, V};
+use crate::js::{type_name, Js, Type, V};
 use crate::ops;
 use crate::state::{unknown, AllocationState};
 
@@ -77,12 +77,12 @@ impl StrategyHost for JsHost {
         shard: &str,
     ) -> std::result::Result<Option<String>, Failure> {
         error::callback("strategy", |js, imp| {
-            let rest = [js.string(shard)?, js.opt_string(requester)?];
+            let rest = [js.string(shard)?, js.to(requester)?];
             let out = call_with_view(js, imp, "allocate", state, &rest)?;
             Ok(match js.type_of(out)? {
                 Type::Undefined | Type::Null => Ok(None),
                 Type::String => Ok(Some(js.str_of(out)?)),
-                t => Err(wrong_allocation(t.name())),
+                t => Err(wrong_allocation(type_name(t))),
             })
         })
         .ok_or_else(threw)?
@@ -215,7 +215,7 @@ impl Strategy {
     fn decide<T>(
         &self,
         env: &Env,
-        this: &This,
+        this: V,
         f: impl FnOnce(Js, &mut dyn AllocationStrategy) -> R<T>,
     ) -> Result<T> {
         let js = Js::new(env.raw());
@@ -223,7 +223,7 @@ impl Strategy {
         // than a built-in decision, so built-ins skip it.
         let holder = match self.config {
             Some(_) => None,
-            None => holder_of(js, this.object.raw()).ok().flatten(),
+            None => holder_of(js, this).ok().flatten(),
         };
         boundary(env, holder, |js| {
             let mut inner = self.inner.hold()?;
@@ -257,40 +257,28 @@ impl Strategy {
             })
         })
     }
+}
 
-    /// The named operations (`shardline_bind::ops::strategy`; a decision takes the
-    /// `AllocationState` first); lib/state.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(
-        &self,
-        env: &'a Env,
-        this: This,
-        name: Unknown,
-        args: Unknown,
-    ) -> Result<Unknown<'a>> {
+impl Strategy {
+    /// `_op` on a strategy (`shardline_bind::ops::strategy`): a decision takes the
+    /// `AllocationState` first and may call the JavaScript strategy on `this`.
+    pub fn op<'a>(&self, env: &'a Env, this: V, name: V, args: V) -> Result<Unknown<'a>> {
         let kind = "Strategy";
         let decision = Js::new(env.raw())
-            .str_of(name.raw())
+            .str_of(name)
             .is_ok_and(|op| ops_strategy::is_decision(&op));
         if !decision {
             return boundary(env, None, |js| {
-                ops::call(js, kind, name.raw(), args.raw(), |a| {
+                ops::call(js, kind, name, args, |a| {
                     ops_strategy::describe(self.config.as_ref(), &self.name, a)
                 })
             });
         }
-        self.decide(env, &this, |js, s| {
-            let items = conv::iterable(js, args.raw(), "Strategy.op: arguments")?;
+        self.decide(env, this, |js, s| {
+            let items = conv::iterable(js, args, "Strategy.op: arguments")?;
             let st = state_arg(js, items.first().copied().unwrap_or(js.null()?))?;
             let rest = js.array_of(&items[1..], |v| Ok(*v))?;
-            st.read(|cs| {
-                ops::call(js, kind, name.raw(), rest, |a| {
-                    ops_strategy::decide(s, cs, a)
-                })
-            })
+            st.read(|cs| ops::call(js, kind, name, rest, |a| ops_strategy::decide(s, cs, a)))
         })
     }
 }
