@@ -736,8 +736,6 @@ export declare class Coordinator {
   pollOutput(): CoordinatorOutput | null
   /** When to call `onTimeout` next, or null. */
   nextDeadline(): number | null
-  /** Frees the state machine and forgets its callbacks; idempotent. */
-  close(): void
 }
 
 export declare class CoordinatorDriver {
@@ -761,11 +759,6 @@ export declare class CoordinatorDriver {
   nextDeadline(): number | null
   /** Notices since the last call (activation, hand-offs, refusals, ...). */
   takeNotices(): CoordinatorNotice[]
-  /**
-   * Frees the coordinator and forgets every callback; idempotent. Does not release the
-   * lease: call `stop()` first for a clean hand-over.
-   */
-  close(): void
 }
 
 export declare class CoordinatorPipeline {
@@ -788,7 +781,6 @@ export declare class CoordinatorPipeline {
   get inFlight(): number
   /** Notices since the last call. */
   takeNotices(): CoordinatorNotice[]
-  close(): void
 }
 
 /**
@@ -838,7 +830,6 @@ export declare class Region {
   pollOutput(): RegionOutput | null
   nextDeadline(): number | null
   shardOf(entity: string): string
-  close(): void
 }
 
 export declare class RegionDriver {
@@ -866,8 +857,6 @@ export declare class RegionDriver {
   nextDeadline(): number | null
   takeNotices(): RegionNotice[]
   shardOf(entity: string): string
-  /** Frees the region and forgets every callback; idempotent. */
-  close(): void
 }
 
 /**
@@ -916,9 +905,6 @@ export declare class WorkerIdRegistry {
  * method throws, naming it).
  */
 export declare function _checkHosts(transport: unknown, lease: unknown, store: unknown): void
-
-/** Splits an id into its Unix millisecond, worker and sequence. */
-export declare function decomposeSnowflake(id: bigint | number, layout?: SnowflakeLayout): { unixMs: number; worker: number; sequence: number }
 
 /** `shardline/<version>` of the native library. */
 export declare const VERSION: string

@@ -20,4 +20,6 @@ module.exports = {
    * checks every output: `{steps, mismatches, first}`.
    */
   replay: (text) => op('replay', [text]),
+  /** Splits an id into its Unix millisecond, worker and sequence. */
+  decomposeSnowflake: (id, layout) => op('decompose_snowflake', [id, layout]),
 }

@@ -91,6 +91,9 @@ export declare function decideJson(json: string, explain?: boolean): string
  */
 export declare function replay(text: string): Replayed
 
+/** Splits an id into its Unix millisecond, worker and sequence. */
+export declare function decomposeSnowflake(id: bigint | number, layout?: SnowflakeLayout): { unixMs: number; worker: number; sequence: number }
+
 /** Every native class's operations by their shared snake_case names (./ops.cjs). */
 export interface NamedOperations {
   op(name: string, args: unknown[]): unknown
@@ -231,14 +234,26 @@ declare module '../index' {
     explainRebalance(state: AllocationState, inProgress?: Iterable<ShardId>): { shards: string[]; explanation: Explanation }
   }
   interface Coordinator extends CoordinatorQueries, NamedOperations {
+    /** Frees the state machine and forgets its callbacks; idempotent. */
+    close(): void
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
   interface Region extends RegionQueries, NamedOperations {
+    /** Frees the state machine and forgets its callbacks; idempotent. */
+    close(): void
     drainOutputs(): RegionOutput[]
   }
-  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations {}
+  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations {
+    /** Frees the state machine and forgets its callbacks; idempotent. */
+    close(): void
+  }
   interface CoordinatorDriver extends CoordinatorQueries, NamedOperations {
+    /**
+     * Frees the coordinator and forgets every callback; idempotent. Does not release the
+     * lease: call `stop()` first for a clean hand-over.
+     */
+    close(): void
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void
     /** A cluster member joined or changed. */
@@ -252,6 +267,8 @@ declare module '../index' {
     stop(): void
   }
   interface RegionDriver extends RegionQueries, NamedOperations {
+    /** Frees the region and forgets every callback; idempotent. */
+    close(): void
     /** A message from the coordinator or another region. */
     receive(envelope: Envelope): void
     /** The host finished stopping a shard whose `stopShard` returned false. */

@@ -81,7 +81,8 @@ pub fn instance<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
     Some(found)
 }
 
-fn checked<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
+/// The `T` behind `v`, if it is one (no cache: for arguments that change every call).
+pub fn checked<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
     let mut is = false;
     // SAFETY: a plain Node-API call on this env's value.
     let s = unsafe { napi::sys::napi_check_object_type_tag(js.env, v, &T::type_tag(), &mut is) };

@@ -153,32 +153,17 @@ pub fn bytes(js: Js, v: V, name: &str) -> R<Vec<u8>> {
 /// A plain value as JSON would see it: undefined and function properties are left out,
 /// byte arrays become base64 text (the JSON form of a payload), bigints numbers.
 pub fn json(js: Js, v: V, at: &str) -> R<Value> {
-    let mut path = Vec::new();
-    json_at(js, v, &mut path).map_err(|why| {
-        let mut place = at.to_owned();
-        for step in &path {
-            match step {
-                Step::Key(k) => place = format!("{place}.{k}"),
-                Step::Index(i) => place = format!("{place}[{i}]"),
-            }
-        }
-        match why {
-            Why::Fail(f) => f,
-            Why::Bad(what) => Fail::invalid(format!("{place}: {what}")),
-        }
+    json_at(js, v, 0).map_err(|why| match why {
+        Why::Fail(f) => f,
+        Why::Bad(place, what) => Fail::invalid(format!("{at}{place}: {what}")),
     })
 }
 
-/// Where in the value the walk is; turned into text only when something is wrong, since a
-/// step input is converted on every call.
-enum Step {
-    Key(String),
-    Index(u32),
-}
-
+/// What is wrong with a value, and where in it (`.key[2]`): the place is written out only
+/// when something is wrong, since a step input is converted on every call.
 enum Why {
     Fail(Fail),
-    Bad(String),
+    Bad(String, String),
 }
 
 impl From<Fail> for Why {
@@ -187,9 +172,23 @@ impl From<Fail> for Why {
     }
 }
 
-fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
-    if path.len() > 64 {
-        return Err(Why::Bad("nested too deeply (a cycle?)".into()));
+impl Why {
+    fn bad(what: String) -> Why {
+        Why::Bad(String::new(), what)
+    }
+
+    /// The same trouble seen from one level further out, at `step`.
+    fn at(self, step: std::fmt::Arguments) -> Why {
+        match self {
+            Why::Bad(place, what) => Why::Bad(format!("{step}{place}"), what),
+            fail => fail,
+        }
+    }
+}
+
+fn json_at(js: Js, v: V, depth: usize) -> Result<Value, Why> {
+    if depth > 64 {
+        return Err(Why::bad("nested too deeply (a cycle?)".into()));
     }
     Ok(match js.type_of(v)? {
         Type::Undefined | Type::Null => Value::Null,
@@ -201,14 +200,14 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
             } else {
                 Value::Number(
                     Number::from_f64(n)
-                        .ok_or_else(|| Why::Bad(format!("{n} is not a finite number")))?,
+                        .ok_or_else(|| Why::bad(format!("{n} is not a finite number")))?,
                 )
             }
         }
         Type::String => Value::String(js.str_of(v)?),
         Type::BigInt => Value::Number(Number::from(
             js.bigint_u64_of(v)?
-                .ok_or_else(|| Why::Bad("bigint out of range".into()))?,
+                .ok_or_else(|| Why::bad("bigint out of range".into()))?,
         )),
         Type::Object => {
             if let Some(b) = js.bytes_of(v)? {
@@ -217,9 +216,8 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
                 let n = js.array_len(v)?;
                 let mut out = Vec::with_capacity(n as usize);
                 for i in 0..n {
-                    path.push(Step::Index(i));
-                    out.push(json_at(js, js.index(v, i)?, path)?);
-                    path.pop();
+                    let item = json_at(js, js.index(v, i)?, depth + 1);
+                    out.push(item.map_err(|w| w.at(format_args!("[{i}]")))?);
                 }
                 Value::Array(out)
             } else {
@@ -229,18 +227,16 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
                     if matches!(js.type_of(item)?, Type::Undefined | Type::Function) {
                         continue;
                     }
-                    path.push(Step::Key(k));
-                    let value = json_at(js, item, path)?;
-                    if let Some(Step::Key(k)) = path.pop() {
-                        out.insert(k, value);
-                    }
+                    let value = json_at(js, item, depth + 1);
+                    let value = value.map_err(|w| w.at(format_args!(".{k}")))?;
+                    out.insert(k, value);
                 }
                 Value::Object(out)
             }
         }
         t => {
             let what = type_name(t);
-            return Err(Why::Bad(format!("{what} cannot be converted to data")));
+            return Err(Why::bad(format!("{what} cannot be converted to data")));
         }
     })
 }

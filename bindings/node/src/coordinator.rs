@@ -44,6 +44,24 @@ pub(crate) fn common(js: Js, options: V) -> R<Common> {
     })
 }
 
+/// A step machine around the coordinator `{strategy, selfAddress, config?}` makes, with its
+/// JavaScript strategy (if any) kept on `this`.
+pub(crate) fn machine<T>(
+    env: &Env,
+    this: This,
+    options: Unknown,
+    what: &'static str,
+    make: impl FnOnce(CoreCoordinator) -> T,
+) -> Result<Handle<T>> {
+    let this = this.object.raw();
+    crate::error::boundary(env, None, |js| {
+        let c = common(js, options.raw())?;
+        let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
+        let callbacks = install(js, this, &imp)?;
+        Ok(Handle::new(what, make(c.coordinator)).calling_back(callbacks))
+    })
+}
+
 #[napi]
 pub struct Coordinator {
     pub(crate) inner: Handle<CoreCoordinator>,
@@ -55,15 +73,8 @@ impl Coordinator {
     /// on; `config` holds Pekko-style settings (`rebalanceIntervalMs`, `handoffTimeoutMs`, ...).
     #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        crate::error::boundary(env, None, |js| {
-            let c = common(js, options.raw())?;
-            let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
-            let callbacks = install(js, this_raw, &imp)?;
-            Ok(Coordinator {
-                inner: Handle::new("Coordinator", c.coordinator).calling_back(callbacks),
-            })
-        })
+        let inner = machine(env, this, options, "Coordinator", |c| c)?;
+        Ok(Coordinator { inner })
     }
 
     /// Starts contending for the lease.
@@ -110,12 +121,6 @@ impl Coordinator {
     pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
         self.inner
             .query(env, |_, c| Ok(c.next_deadline().map(|d| d as f64)))
-    }
-
-    /// Frees the state machine and forgets its callbacks; idempotent.
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }
 
@@ -199,12 +204,5 @@ impl CoordinatorDriver {
             let n = d.take_notices();
             Ok(unknown(js, conv::ser(js, &n)?))
         })
-    }
-
-    /// Frees the coordinator and forgets every callback; idempotent. Does not release the
-    /// lease: call `stop()` first for a clean hand-over.
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }

@@ -105,24 +105,6 @@ thread_local! {
     static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
-struct Pop {
-    depth: usize,
-}
-
-impl Drop for Pop {
-    fn drop(&mut self) {
-        let dropped = FRAMES.with(|f| {
-            let mut f = f.borrow_mut();
-            f.split_off(self.depth)
-        });
-        for frame in dropped {
-            if let Some(Fail::Threw(r)) = frame.failure {
-                Js::new(frame.env).delete_ref(r);
-            }
-        }
-    }
-}
-
 /// Runs one exported call: pushes its frame, catches panics, and throws whichever failure
 /// comes first (a callback's, then the call's own).
 pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) -> napi::Result<T> {
@@ -136,17 +118,13 @@ pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) 
         });
         f.len() - 1
     });
-    let pop = Pop { depth };
     let result = match catch_unwind(AssertUnwindSafe(|| body(js))) {
         Ok(r) => r,
         Err(p) => Err(shardline_bind::Failure::from_panic(&*p).into()),
     };
-    let first = FRAMES.with(|f| {
-        f.borrow_mut()
-            .get_mut(depth)
-            .and_then(|fr| fr.failure.take())
-    });
-    drop(pop);
+    // Nested calls have popped their frames (panics are caught above), so this is the last.
+    let first = FRAMES.with(|f| f.borrow_mut().split_off(depth).pop());
+    let first = first.and_then(|frame| frame.failure);
     let fail = match (first, result) {
         (Some(f), Err(e)) => {
             discard(js, e);
@@ -206,27 +184,23 @@ pub fn current() -> Option<(Js, Option<V>)> {
     FRAMES.with(|f| f.borrow().last().map(|fr| (Js::new(fr.env), fr.holder)))
 }
 
-/// Runs a callback for the call under way: in its own handle scope, with any failure
-/// recorded for the call to rethrow. `None` when it failed (or there is no call, which the
-/// adapters report as an internal error).
-pub fn callback<T>(role: &str, f: impl FnOnce(Js, V) -> R<T>) -> Option<T> {
-    let (js, holder) = current()?;
-    let Some(holder) = holder else {
-        record(Fail::new(
+/// Runs `f` on the callback holder's `key` for the call under way, in its own handle scope.
+pub fn with_callback<T>(key: &str, f: impl FnOnce(Js, V) -> R<T>) -> R<T> {
+    let Some((js, holder)) = current() else {
+        return Err(Fail::new(
             Code::Internal,
-            format!("no {role} callback is registered"),
+            "a callback outside a native call",
         ));
-        return None;
     };
-    let r = js.scoped(|| {
-        let target = js.get(holder, role)?;
-        f(js, target)
-    });
-    match r {
-        Ok(v) => Some(v),
-        Err(e) => {
-            record(e);
-            None
-        }
-    }
+    let Some(holder) = holder else {
+        let message = format!("no {key} callback is registered");
+        return Err(Fail::new(Code::Internal, message));
+    };
+    js.scoped(|| f(js, js.get(holder, key)?))
+}
+
+/// [`with_callback`], with any failure recorded for the call to rethrow; `None` when it
+/// failed.
+pub fn callback<T>(role: &str, f: impl FnOnce(Js, V) -> R<T>) -> Option<T> {
+    with_callback(role, f).map_err(record).ok()
 }

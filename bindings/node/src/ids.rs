@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
 use shardline_bind::ids::{Generator, HolderInit, HostClock, SystemClock};
-use shardline_bind::objects::{LayoutSpec, SnowflakeParts};
+use shardline_bind::objects::LayoutSpec;
 use shardline_core::workerid::snowflake::Layout;
 use shardline_core::workerid::{InMemoryRegistry, InMemorySession};
 
@@ -16,7 +16,7 @@ use crate::conv;
 use crate::error::{self, boundary, Fail, R};
 use crate::handle::Handle;
 use crate::host;
-use crate::js::{Js, Type, V};
+use crate::js::{Js, V};
 use crate::state::unknown;
 use crate::strategy::HOLDER;
 
@@ -27,35 +27,6 @@ fn layout(js: Js, v: Option<V>) -> R<Layout> {
         None => LayoutSpec::default(),
     };
     Ok(spec.build()?)
-}
-
-fn id_arg(js: Js, v: V) -> R<u64> {
-    match js.type_of(v)? {
-        Type::BigInt => js
-            .bigint_u64_of(v)?
-            .ok_or_else(|| Fail::invalid("id: out of range")),
-        _ => conv::uint(js, v, "id"),
-    }
-}
-
-/// Splits an id into its Unix millisecond, worker and sequence.
-#[napi(
-    ts_args_type = "id: bigint | number, layout?: SnowflakeLayout",
-    ts_return_type = "{ unixMs: number; worker: number; sequence: number }"
-)]
-pub fn decompose_snowflake<'a>(
-    env: &'a Env,
-    id: Unknown,
-    layout_v: Unknown,
-) -> Result<Unknown<'a>> {
-    boundary(env, None, |js| {
-        let l = layout(
-            js,
-            (!js.is_nullish(layout_v.raw())?).then_some(layout_v.raw()),
-        )?;
-        let p = SnowflakeParts::from(l.decompose(id_arg(js, id.raw())?));
-        Ok(unknown(js, conv::ser(js, &p)?))
-    })
 }
 
 /// A Snowflake generator for one worker id. Sans-IO: `next(wallMs)` returns an id, or null
@@ -195,6 +166,6 @@ impl WorkerIdHolder {
                 Ok(())
             })?;
         }
-        self.inner.close(env, &this)
+        self.inner.close(env, this.object.raw())
     }
 }

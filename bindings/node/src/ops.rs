@@ -59,14 +59,24 @@ pub fn arguments(js: Js, args: V, at: &str) -> R<Vec<Tree>> {
 #[napi(js_name = "_op", skip_typescript)]
 pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
     let (js, t, name, args) = (Js::new(env.raw()), target.raw(), name.raw(), args.raw());
-    // `Class(value, args) => reply`: the class's value is its handle's (held for the call,
-    // with its callbacks reachable), or the object itself for classes without one.
+    // `Class how |value, args| reply`: the value is the class's handle's (held for the call,
+    // with its callbacks reachable), or the object itself for classes without one. A state
+    // machine also answers `close`, the binding's own operation: it frees the machine and
+    // forgets its callbacks (idempotent).
     macro_rules! classes {
         ($($class:ident $how:ident |$x:ident, $a:ident| $reply:expr;)*) => {$(
             if let Some(o) = instance::<$class>(js, t) {
                 return classes!(@$how o, |$x, $a| call(js, stringify!($class), name, args, |$a| $reply));
             }
         )*};
+        (@machine $o:ident, |$x:ident, $a:ident| $run:expr) => {
+            if js.str_of(name).is_ok_and(|op| op == "close") {
+                $o.inner.close(env, t)?;
+                boundary(env, None, |js| Ok(unknown(js, js.undefined()?)))
+            } else {
+                classes!(@handle $o, |$x, $a| $run)
+            }
+        };
         (@handle $o:ident, |$x:ident, $a:ident| $run:expr) => {
             $o.inner.call_on(env, t, |_, $x| $run)
         };
@@ -85,11 +95,11 @@ pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Re
     }
     classes! {
         AllocationState plain |s, a| state::call(s, crate::state::run, a);
-        Coordinator handle |c, a| machines::coordinator(c, a);
-        CoordinatorDriver handle |d, a| machines::coordinator(d.coordinator(), a);
-        CoordinatorPipeline handle |p, a| machines::coordinator(p.coordinator(), a);
-        Region handle |r, a| machines::region(&r.region, a);
-        RegionDriver handle |d, a| machines::region(d.driver.region(), a);
+        Coordinator machine |c, a| machines::coordinator(c, a);
+        CoordinatorDriver machine |d, a| machines::coordinator(d.coordinator(), a);
+        CoordinatorPipeline machine |p, a| machines::coordinator(p.coordinator(), a);
+        Region machine |r, a| machines::region(&r.region, a);
+        RegionDriver machine |d, a| machines::region(d.driver.region(), a);
         Snowflake handle |g, a| ids::snowflake(g, a);
         WorkerIdHolder handle |h, a| ids::holder(h, a);
         WorkerIdRegistry plain |r, a| ids::registry(r, a);

@@ -13,8 +13,8 @@ use shardline_core::host::{Completion, CoordinatorPipeline as CorePipeline, Tick
 use shardline_core::replay::CoordinatorStep;
 
 use crate::conv;
-use crate::coordinator::common;
-use crate::handle::{install, Handle};
+use crate::coordinator::machine;
+use crate::handle::Handle;
 use crate::host;
 use crate::proto;
 use crate::state::unknown;
@@ -39,16 +39,8 @@ impl CoordinatorPipeline {
     /// `new CoordinatorPipeline({strategy, selfAddress, config?})`, as `Coordinator`.
     #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        crate::error::boundary(env, None, |js| {
-            let c = common(js, options.raw())?;
-            let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
-            let callbacks = install(js, this_raw, &imp)?;
-            Ok(CoordinatorPipeline {
-                inner: Handle::new("CoordinatorPipeline", CorePipeline::new(c.coordinator))
-                    .calling_back(callbacks),
-            })
-        })
+        let inner = machine(env, this, options, "CoordinatorPipeline", CorePipeline::new)?;
+        Ok(CoordinatorPipeline { inner })
     }
 
     #[napi(ts_args_type = "nowMs: number")]
@@ -142,11 +134,6 @@ impl CoordinatorPipeline {
             let notices = h.take_notices();
             Ok(unknown(js, conv::ser(js, &notices)?))
         })
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }
 

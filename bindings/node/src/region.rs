@@ -79,23 +79,20 @@ impl Region {
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
         let this_raw = this.object.raw();
         boundary(env, None, |js| {
-            let o = conv::object(js, options.raw(), "options")?;
-            let c = common(js, o)?;
+            let c = common(js, conv::object(js, options.raw(), "options")?)?;
             let f: Vec<_> = c
                 .js_extractor
                 .map(|f| ("extractor", f))
                 .into_iter()
                 .collect();
             let callbacks = install(js, this_raw, &f)?;
+            let js_extractor = c.js_extractor.is_some();
+            let region = StepRegion {
+                region: c.region,
+                js_extractor,
+            };
             Ok(Region {
-                inner: Handle::new(
-                    "Region",
-                    StepRegion {
-                        region: c.region,
-                        js_extractor: c.js_extractor.is_some(),
-                    },
-                )
-                .calling_back(callbacks),
+                inner: Handle::new("Region", region).calling_back(callbacks),
             })
         })
     }
@@ -193,11 +190,6 @@ impl Region {
             shard_of(js, r.js_extractor, &r.region, &e)
         })
     }
-
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
-    }
 }
 
 pub(crate) struct DriverState {
@@ -234,15 +226,13 @@ impl RegionDriver {
                 clock,
                 adapt::entity_host(entity_host),
             );
+            let js_extractor = c.js_extractor.is_some();
+            let driver = DriverState {
+                driver,
+                js_extractor,
+            };
             Ok(RegionDriver {
-                inner: Handle::new(
-                    "RegionDriver",
-                    DriverState {
-                        driver,
-                        js_extractor: c.js_extractor.is_some(),
-                    },
-                )
-                .calling_back(callbacks),
+                inner: Handle::new("RegionDriver", driver).calling_back(callbacks),
             })
         })
     }
@@ -319,11 +309,5 @@ impl RegionDriver {
             let e = conv::string(js, entity.raw(), "entity")?;
             shard_of(js, d.js_extractor, d.driver.region(), &e)
         })
-    }
-
-    /// Frees the region and forgets every callback; idempotent.
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }

@@ -12,12 +12,13 @@ use shardline_bind::{CustomStrategy, Failure, HandleCell};
 use shardline_core::model::AllocationState as CoreState;
 use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
+use crate::backends::checked;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::install;
 use crate::js::{type_name, Js, Type, V};
 use crate::ops;
-use crate::state::{unknown, AllocationState};
+use crate::state::AllocationState;
 
 /// Where a native object keeps the JavaScript objects its callbacks live on.
 pub const HOLDER: &CStr = c"__shardline";
@@ -138,11 +139,7 @@ impl Spec {
     pub fn parse(js: Js, v: V, what: &str) -> R<Spec> {
         let v = conv::object(js, v, what)?;
         // A Strategy instance stands for what it was made from.
-        let env = Env::from_raw(js.env);
-        if Strategy::instance_of(&env, &unknown(js, v)).unwrap_or(false) {
-            // SAFETY: checked to be a Strategy of this env.
-            let inst = unsafe { ClassInstance::<Strategy>::from_napi_value(js.env, v) }
-                .map_err(|e| Fail::invalid(format!("{what}: {e}")))?;
+        if let Some(inst) = checked::<Strategy>(js, v) {
             if let Some(c) = &inst.config {
                 return Ok(Spec::Builtin(c.clone()));
             }
@@ -197,18 +194,13 @@ pub struct Strategy {
     inner: HandleCell<Box<dyn AllocationStrategy>>,
 }
 
-/// The `AllocationState` instance behind an argument.
+/// The `AllocationState` instance behind an argument (its class tag is checked, so a plain
+/// object or another shardline class is refused).
 pub fn state_arg<'a>(js: Js, v: V) -> R<&'a AllocationState> {
     if js.is_nullish(v)? {
         return Err(conv::missing("state"));
     }
-    // Unwrapping checks the class the object was wrapped as (napi-rs's class identity), so a
-    // plain object or another shardline class is refused here; no separate instanceof.
-    // SAFETY: the reference is used only during this call, while the argument keeps the
-    // object alive.
-    let inst = unsafe { ClassInstance::<AllocationState>::from_napi_value(js.env, v) }
-        .map_err(|_| Fail::invalid("state: expected an AllocationState"))?;
-    Ok(unsafe { &*(&*inst as *const AllocationState) })
+    checked(js, v).ok_or_else(|| Fail::invalid("state: expected an AllocationState"))
 }
 
 impl Strategy {
