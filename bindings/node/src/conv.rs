@@ -59,21 +59,14 @@ pub fn opt_string(js: Js, v: V, name: &str) -> R<Option<String>> {
 pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
     // A number is read in one call (steps pass several); anything else is told apart below.
     if let Ok(n) = js.f64_of(v) {
+        // NaN and the infinities have no whole part, so they fail too.
         if n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n) {
             return Ok(n as u64);
         }
+        let why = format!("{name}: expected a non-negative integer, got {n}");
+        return Err(Fail::invalid(why));
     }
     match js.type_of(v)? {
-        Type::Number => {
-            let n = js.f64_of(v)?;
-            if n.is_finite() && n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n) {
-                Ok(n as u64)
-            } else {
-                Err(Fail::invalid(format!(
-                    "{name}: expected a non-negative integer, got {n}"
-                )))
-            }
-        }
         Type::BigInt => js.bigint_u64_of(v)?.ok_or_else(|| {
             Fail::invalid(format!(
                 "{name}: the bigint does not fit in 64 bits unsigned"
@@ -113,8 +106,7 @@ pub fn iterable(js: Js, v: V, name: &str) -> R<Vec<V>> {
     let arr = if js.is_array(v)? {
         v
     } else if js.type_of(v)? == Type::Object {
-        let global = global(js)?;
-        let array = js.get(global, "Array")?;
+        let array = js.get(js.global()?, "Array")?;
         let from = js.get(array, "from")?;
         js.call(array, from, &[v])
             .map_err(|_| wrong(js, v, name, "an array or iterable"))?
@@ -125,15 +117,6 @@ pub fn iterable(js: Js, v: V, name: &str) -> R<Vec<V>> {
     };
     let n = js.array_len(arr)?;
     (0..n).map(|i| js.index(arr, i)).collect()
-}
-
-fn global(js: Js) -> R<V> {
-    let mut g = std::ptr::null_mut();
-    let s = unsafe { napi::sys::napi_get_global(js.env, &mut g) };
-    if s != napi::sys::Status::napi_ok {
-        return Err(Fail::new(Code::Internal, "napi_get_global failed"));
-    }
-    Ok(g)
 }
 
 /// Message bytes: a Buffer or TypedArray, or a string (sent as UTF-8).
@@ -286,7 +269,7 @@ pub fn tree_js(js: Js, t: &Tree) -> R<V> {
     }
     let text = serde_json::to_string(t)
         .map_err(|e| Fail::new(Code::Internal, format!("serializing: {e}")))?;
-    let json = js.get(global(js)?, "JSON")?;
+    let json = js.get(js.global()?, "JSON")?;
     let parse = js.get(json, "parse")?;
     Ok(js.call(json, parse, &[js.string(&text)?])?)
 }

@@ -113,6 +113,10 @@ impl Js {
         out!(self, napi_create_buffer_copy(len, data, &mut copy))
     }
 
+    pub fn global(&self) -> R<V> {
+        out!(self, napi_get_global())
+    }
+
     pub fn object(&self) -> R<V> {
         out!(self, napi_create_object())
     }

@@ -43,21 +43,13 @@ fn threw() -> Failure {
     Failure::callback_failed("threw")
 }
 
-/// `target[name]`, which must be a function.
-pub fn own_method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
-    let f = js.get(target, name)?;
-    if js.type_of(f)? != Type::Function {
-        return Err(Fail::new(
-            Code::CallbackFailed,
-            format!("the {role} has no {name} function"),
-        ));
-    }
-    Ok((target, f))
-}
-
 /// Calls `imp[method](view, ...rest)` with `state` lent to a view for the duration.
 fn call_with_view(js: Js, imp: V, method: &str, state: &CoreState, rest: &[V]) -> R<V> {
-    let (imp, f) = own_method(js, imp, "custom strategy", method)?;
+    let f = js.get(imp, method)?;
+    if !is_function(js, f)? {
+        let message = format!("the custom strategy has no {method} function");
+        return Err(Fail::new(Code::CallbackFailed, message));
+    }
     let env = Env::from_raw(js.env);
     // SAFETY: the view ends below, before the borrow of `state` does.
     let view = unsafe { AllocationState::lend(state) }
@@ -106,14 +98,10 @@ impl StrategyHost for JsHost {
             let Ok(items) = conv::iterable(js, out, "rebalance") else {
                 return Ok(Err(wrong_shard("something that is not iterable")));
             };
-            let mut picked = Vec::with_capacity(items.len());
-            for (i, v) in items.into_iter().enumerate() {
-                match conv::shard(js, v, "item") {
-                    Ok(s) => picked.push(s),
-                    Err(_) => return Ok(Err(wrong_shard(&format!("item {i}")))),
-                }
-            }
-            Ok(Ok(picked))
+            let picked = items.into_iter().enumerate().map(|(i, v)| {
+                conv::shard(js, v, "item").map_err(|_| wrong_shard(&format!("item {i}")))
+            });
+            Ok(picked.collect())
         })
         .ok_or_else(threw)?
     }
