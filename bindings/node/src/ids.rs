@@ -8,26 +8,14 @@ use napi_derive::napi;
 use shardline_bind::driver_host as adapt;
 use shardline_bind::ids::{Generator, HolderInit, HostClock, SystemClock};
 use shardline_bind::objects::LayoutSpec;
-use shardline_core::workerid::snowflake::Layout;
 use shardline_core::workerid::{InMemoryRegistry, InMemorySession};
 
 use crate::backends;
 use crate::conv;
-use crate::error::{self, boundary, Fail, R};
-use crate::handle::Handle;
+use crate::error::{boundary, Fail};
+use crate::handle::{install, Handle};
 use crate::host;
-use crate::js::{Js, V};
-use crate::state::unknown;
-use crate::strategy::HOLDER;
-
-/// `{timestampBits = 41, workerBits = 10, sequenceBits = 12, epochMs = 2024-01-01}`.
-fn layout(js: Js, v: Option<V>) -> R<Layout> {
-    let spec = match v {
-        Some(v) => conv::de::<LayoutSpec>(js, v, "layout")?,
-        None => LayoutSpec::default(),
-    };
-    Ok(spec.build()?)
-}
+use crate::strategy::holder_of;
 
 /// A Snowflake generator for one worker id. Sans-IO: `next(wallMs)` returns an id, or null
 /// with `waitUntilMs` set when the caller must wait (sequence exhausted, clock behind).
@@ -46,11 +34,16 @@ impl Snowflake {
     pub fn new(env: &Env, worker: Unknown, options: Unknown) -> Result<Self> {
         boundary(env, None, |js| {
             let w = conv::uint(js, worker.raw(), "worker")?;
-            let l = layout(js, conv::field_opt(js, options.raw(), "layout")?)?;
-            let floor = match conv::field_opt(js, options.raw(), "floorMs")? {
-                Some(f) => Some(conv::uint(js, f, "options.floorMs")?),
-                None => None,
-            };
+            // `{timestampBits = 41, workerBits = 10, sequenceBits = 12, epochMs = 2024-01-01}`.
+            let l = conv::field_opt(js, options.raw(), "layout")?;
+            let l = l
+                .map(|l| conv::de::<LayoutSpec>(js, l, "layout"))
+                .transpose()?;
+            let floor = conv::field_opt(js, options.raw(), "floorMs")?;
+            let floor = floor
+                .map(|f| conv::uint(js, f, "options.floorMs"))
+                .transpose()?;
+            let l = l.unwrap_or_default().build()?;
             Ok(Snowflake {
                 inner: Handle::new("Snowflake", Generator::new(l, w, floor.is_some(), floor)?),
             })
@@ -59,13 +52,10 @@ impl Snowflake {
 
     /// The next id at wall time `wallMs` (Unix ms), or null: ask again at `waitUntilMs`.
     #[napi(ts_args_type = "wallMs: number", ts_return_type = "bigint | null")]
-    pub fn next<'a>(&self, env: &'a Env, wall_ms: Unknown) -> Result<Unknown<'a>> {
+    pub fn next(&self, env: &Env, wall_ms: Unknown) -> Result<Option<BigInt>> {
         self.inner.query(env, |js, g| {
-            let v = match g.next(conv::uint(js, wall_ms.raw(), "wallMs")?)? {
-                Some(id) => js.to(BigInt::from(id))?,
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
+            let id = g.next(conv::uint(js, wall_ms.raw(), "wallMs")?)?;
+            Ok(id.map(BigInt::from))
         })
     }
 }
@@ -109,26 +99,18 @@ impl WorkerIdHolder {
         ts_args_type = "registry: WorkerIdRegistry, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number }"
     )]
     pub fn new(env: &Env, this: This, registry: Unknown, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        let js0 = Js::new(env.raw());
+        let this = this.object.raw();
         // The clock must be reachable while the reservation runs, inside this very call.
-        let holder_obj = (|| -> R<Option<V>> {
-            let o = conv::object(js0, options.raw(), "options")?;
-            match conv::field(js0, o, "clock")? {
-                Some(c) => {
-                    let h = js0.object()?;
-                    js0.set(h, "clock", c)?;
-                    js0.define_hidden(this_raw, HOLDER, h)?;
-                    Ok(Some(h))
-                }
-                None => Ok(None),
-            }
-        })();
-        let holder_obj = match holder_obj {
-            Ok(h) => h,
-            Err(f) => return Err(error::raise(js0, f)),
-        };
-        boundary(env, holder_obj, |js| {
+        let holder = boundary(env, None, |js| {
+            let o = conv::object(js, options.raw(), "options")?;
+            let clock: Vec<_> = conv::field(js, o, "clock")?
+                .map(|c| ("clock", c))
+                .into_iter()
+                .collect();
+            install(js, this, &clock)?;
+            holder_of(js, this)
+        })?;
+        boundary(env, holder, |js| {
             let o = conv::object(js, options.raw(), "options")?;
             let (options, ttl) = conv::de::<HolderInit>(js, o, "options")?.options()?;
             let clock: NodeClock = match conv::field(js, o, "clock")? {
@@ -145,7 +127,7 @@ impl WorkerIdHolder {
                 .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
             let held = Held::acquire(registry.inner.session(ttl), options, clock)?;
             Ok(WorkerIdHolder {
-                inner: Handle::new("WorkerIdHolder", held).calling_back(holder_obj.is_some()),
+                inner: Handle::new("WorkerIdHolder", held).calling_back(holder.is_some()),
             })
         })
     }
