@@ -108,11 +108,7 @@ impl Coordinator {
     #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, c| {
-            let v = match c.poll_output() {
-                Some(o) => proto::coordinator_output(js, &o)?,
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
+            Ok(unknown(js, proto::coordinator_output(js, c.poll_output())?))
         })
     }
 

@@ -169,11 +169,10 @@ impl Region {
     #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, r| {
-            let v = match r.region.poll_output() {
-                Some(o) => proto::region_output(js, &o)?,
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
+            Ok(unknown(
+                js,
+                proto::region_output(js, r.region.poll_output())?,
+            ))
         })
     }
 
