@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use napi::{sys, Env, Status};
+use shardline_bind::Failure;
 
 use crate::js::{CallError, Js, V};
 
@@ -22,10 +23,7 @@ use crate::js::{CallError, Js, V};
 pub type Code = shardline_bind::Status;
 
 pub enum Fail {
-    Code {
-        code: Code,
-        message: String,
-    },
+    Code(Failure),
     /// A value thrown by a JavaScript callback, referenced until it is thrown again.
     Threw(sys::napi_ref),
 }
@@ -34,10 +32,7 @@ pub type R<T> = Result<T, Fail>;
 
 impl Fail {
     pub fn new(code: Code, message: impl Into<String>) -> Fail {
-        Fail::Code {
-            code,
-            message: message.into(),
-        }
+        Fail::Code(Failure::new(code, message))
     }
     pub fn invalid(message: impl Into<String>) -> Fail {
         Fail::new(Code::InvalidArgument, message)
@@ -52,23 +47,15 @@ impl Fail {
     /// A callback's answer that could not be used: the callback failed, whatever the reason.
     pub fn into_callback_failure(self) -> Fail {
         match self {
-            Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
+            Fail::Code(f) => Fail::new(Code::CallbackFailed, f.message),
             t => t,
-        }
-    }
-
-    /// A description for the core, which carries only its own error type.
-    pub fn to_core(&self) -> shardline_core::Error {
-        match self {
-            Fail::Code { message, .. } => shardline_core::Error::invalid_state(message.clone()),
-            Fail::Threw(_) => shardline_core::Error::invalid_state("a JavaScript callback threw"),
         }
     }
 }
 
 impl From<shardline_core::Error> for Fail {
     fn from(e: shardline_core::Error) -> Fail {
-        shardline_bind::Failure::from(e).into()
+        Fail::Code(e.into())
     }
 }
 
@@ -78,9 +65,9 @@ impl From<napi::Error> for Fail {
     }
 }
 
-impl From<shardline_bind::Failure> for Fail {
-    fn from(f: shardline_bind::Failure) -> Fail {
-        Fail::new(f.status, f.message)
+impl From<Failure> for Fail {
+    fn from(f: Failure) -> Fail {
+        Fail::Code(f)
     }
 }
 
@@ -120,7 +107,7 @@ pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) 
     });
     let result = match catch_unwind(AssertUnwindSafe(|| body(js))) {
         Ok(r) => r,
-        Err(p) => Err(shardline_bind::Failure::from_panic(&*p).into()),
+        Err(p) => Err(Failure::from_panic(&*p).into()),
     };
     // Nested calls have popped their frames (panics are caught above), so this is the last.
     let first = FRAMES.with(|f| f.borrow_mut().split_off(depth).pop());
@@ -152,8 +139,8 @@ pub fn raise(js: Js, fail: Fail) -> napi::Error {
             }
             js.delete_ref(r);
         }
-        Fail::Code { code, message } => {
-            if let Ok(e) = js.error(code, &message) {
+        Fail::Code(f) => {
+            if let Ok(e) = js.error(f.status, &f.message) {
                 js.throw(e);
             }
         }

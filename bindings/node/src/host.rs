@@ -45,15 +45,15 @@ impl HostObject for JsObject {
                 .collect::<R<Vec<_>>>()?;
             let answer = js.call(this, f, &args)?;
             conv::tree_of(js, answer, "answer").map_err(|f| match f {
-                Fail::Code { message, .. } => Failure::callback_failed(format!(
-                    "returned something that is not data ({message})"
-                ))
-                .into(),
+                Fail::Code(f) => {
+                    let message = format!("returned something that is not data ({})", f.message);
+                    Failure::callback_failed(message).into()
+                }
                 threw => threw,
             })
         });
         answer.map_err(|f| match f {
-            Fail::Code { code, message } => Failure::new(code, message),
+            Fail::Code(f) => f,
             threw @ Fail::Threw(_) => {
                 // The thrown value is what the caller gets; the failure only tells the core.
                 error::record(threw);
