@@ -32,6 +32,14 @@ fn ok(status: sys::napi_status, what: &str) -> R<()> {
     Err(Fail::new(Code::Internal, message))
 }
 
+/// `sys::f(env, args...)`, checked.
+macro_rules! check {
+    ($js:expr, $f:ident($($a:expr),*)) => {
+        // SAFETY: a Node-API call on the env of the native call under way, with its values.
+        ok(unsafe { sys::$f($js.env, $($a),*) }, stringify!($f))
+    };
+}
+
 /// `sys::f(env, args..., &mut out)`, checked; `out`.
 macro_rules! out {
     ($js:expr, $f:ident($($a:expr),*)) => {{
@@ -134,10 +142,7 @@ impl Js {
     }
 
     pub fn set_index(&self, a: V, i: u32, v: V) -> R<()> {
-        ok(
-            unsafe { sys::napi_set_element(self.env, a, i, v) },
-            "set_element",
-        )
+        check!(self, napi_set_element(a, i, v))
     }
 
     pub fn index(&self, a: V, i: u32) -> R<V> {
@@ -191,10 +196,7 @@ impl Js {
 
     pub fn set(&self, obj: V, key: &str, v: V) -> R<()> {
         let key = self.string(key)?;
-        ok(
-            unsafe { sys::napi_set_property(self.env, obj, key, v) },
-            "set_property",
-        )
+        check!(self, napi_set_property(obj, key, v))
     }
 
     /// A property that neither shows up in `Object.keys` nor can be overwritten by accident.
@@ -209,10 +211,7 @@ impl Js {
             attributes: sys::PropertyAttributes::configurable,
             data: ptr::null_mut(),
         };
-        ok(
-            unsafe { sys::napi_define_properties(self.env, obj, 1, &desc) },
-            "define_properties",
-        )
+        check!(self, napi_define_properties(obj, 1, &desc))
     }
 
     pub fn delete(&self, obj: V, key: &str) -> R<()> {
