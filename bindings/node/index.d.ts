@@ -744,8 +744,6 @@ export declare class AllocationState {
   constructor(selfAddress?: string)
   /** A state in one call, in the shape of the conformance vectors. */
   static build(init: StateInit): AllocationState
-  /** The named operations (`shardline_bind::ops::state`); lib/state.cjs names each. */
-  op(name: string, args: unknown[]): unknown
 }
 
 export declare class Coordinator {
@@ -763,10 +761,6 @@ export declare class Coordinator {
   pollOutput(): CoordinatorOutput | null
   /** When to call `onTimeout` next, or null. */
   nextDeadline(): number | null
-  /** The queries (`shardline_bind::ops::machines::coordinator`), named in lib/machines.cjs. */
-  op(name: string, args: unknown[]): unknown
-  /** Frees the state machine and forgets its callbacks; idempotent. */
-  close(): void
 }
 
 export declare class CoordinatorDriver {
@@ -790,13 +784,6 @@ export declare class CoordinatorDriver {
   nextDeadline(): number | null
   /** Notices since the last call (activation, hand-offs, refusals, ...). */
   takeNotices(): CoordinatorNotice[]
-  /** The coordinator's queries, as `Coordinator.op`. */
-  op(name: string, args: unknown[]): unknown
-  /**
-   * Frees the coordinator and forgets every callback; idempotent. Does not release the
-   * lease: call `stop()` first for a clean hand-over.
-   */
-  close(): void
 }
 
 export declare class CoordinatorPipeline {
@@ -819,9 +806,6 @@ export declare class CoordinatorPipeline {
   get inFlight(): number
   /** Notices since the last call. */
   takeNotices(): CoordinatorNotice[]
-  /** The coordinator's queries, as `Coordinator.op`. */
-  op(name: string, args: unknown[]): unknown
-  close(): void
 }
 
 /**
@@ -836,8 +820,6 @@ export declare class InMemoryLease {
   constructor(owner: string, ttlMs: number, options?: { marginMs?: number; driftPpm?: number })
   /** Another contender for the same lease. */
   contender(owner: string): InMemoryLease
-  /** The named operations; lib/ids.cjs names each. */
-  op(name: string, args: unknown[]): unknown
 }
 
 /**
@@ -848,15 +830,11 @@ export declare class InMemoryLease {
 export declare class InMemoryStore {
   /** An empty store, or one holding `state` (e.g. another store's `contents()`). */
   constructor(state?: StoredState)
-  /** The named operations; lib/ids.cjs names each. */
-  op(name: string, args: unknown[]): unknown
 }
 
 /** A clock the host sets; drivers given the same ManualClock share its time. */
 export declare class ManualClock {
   constructor(nowMs?: number)
-  /** The named operations; lib/ids.cjs names each. */
-  op(name: string, args: unknown[]): unknown
 }
 
 export declare class Region {
@@ -876,13 +854,7 @@ export declare class Region {
   onTimeout(nowMs: number): void
   pollOutput(): RegionOutput | null
   nextDeadline(): number | null
-  /**
-   * The queries (`shardline_bind::ops::machines::region`), named in lib/machines.cjs
-   * (`shardOf` is a method here: it may call the JavaScript extractor).
-   */
-  op(name: string, args: unknown[]): unknown
   shardOf(entity: string): string
-  close(): void
 }
 
 export declare class RegionDriver {
@@ -909,11 +881,7 @@ export declare class RegionDriver {
   poll(): number | null
   nextDeadline(): number | null
   takeNotices(): RegionNotice[]
-  /** The region's queries, as `Region.op`. */
-  op(name: string, args: unknown[]): unknown
   shardOf(entity: string): string
-  /** Frees the region and forgets every callback; idempotent. */
-  close(): void
 }
 
 /**
@@ -925,11 +893,6 @@ export declare class Snowflake {
   constructor(worker: number, options?: { layout?: SnowflakeLayout; floorMs?: number })
   /** The next id at wall time `wallMs` (Unix ms), or null: ask again at `waitUntilMs`. */
   next(wallMs: number): bigint | null
-  /**
-   * `shardline_bind::ops::ids::snowflake`; lib/ids.cjs names them.
-   * The named operations; lib/ids.cjs names each.
-   */
-  op(name: string, args: unknown[]): unknown
 }
 
 export declare class Strategy {
@@ -939,11 +902,6 @@ export declare class Strategy {
    * for one written in JavaScript.
    */
   constructor(spec: StrategyConfig | CustomStrategy)
-  /**
-   * The named operations (`shardline_bind::ops::strategy`; a decision takes the
-   * `AllocationState` first); lib/state.cjs names each.
-   */
-  op(name: string, args: unknown[]): unknown
 }
 
 /** Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it. */
@@ -955,11 +913,6 @@ export declare class WorkerIdHolder {
   constructor(registry: WorkerIdRegistry, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number })
   /** The next Snowflake id; keeps the reservation alive as needed. */
   nextId(): bigint
-  /**
-   * `shardline_bind::ops::ids::holder`; lib/ids.cjs names them.
-   * The named operations; lib/ids.cjs names each.
-   */
-  op(name: string, args: unknown[]): unknown
   /** Releases the id (if still held) and forgets the clock; idempotent. */
   close(): void
 }
@@ -970,11 +923,6 @@ export declare class WorkerIdHolder {
  */
 export declare class WorkerIdRegistry {
   constructor()
-  /**
-   * `shardline_bind::ops::ids::registry`; lib/ids.cjs names them.
-   * The named operations; lib/ids.cjs names each.
-   */
-  op(name: string, args: unknown[]): unknown
 }
 
 /**
@@ -982,12 +930,6 @@ export declare class WorkerIdRegistry {
  * method throws, naming it).
  */
 export declare function _checkHosts(transport: unknown, lease: unknown, store: unknown): void
-
-/** The library's functions by name; lib/functions.cjs names each. */
-export declare function _op(name: string, args: unknown[]): unknown
-
-/** Splits an id into its Unix millisecond, worker and sequence. */
-export declare function decomposeSnowflake(id: bigint | number, layout?: SnowflakeLayout): { unixMs: number; worker: number; sequence: number }
 
 /** `shardline/<version>` of the native library. */
 export declare const VERSION: string

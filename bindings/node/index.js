@@ -849,6 +849,4 @@ module.exports.Strategy = nativeBinding.Strategy
 module.exports.WorkerIdHolder = nativeBinding.WorkerIdHolder
 module.exports.WorkerIdRegistry = nativeBinding.WorkerIdRegistry
 module.exports._checkHosts = nativeBinding._checkHosts
-module.exports._op = nativeBinding._op
-module.exports.decomposeSnowflake = nativeBinding.decomposeSnowflake
 module.exports.VERSION = nativeBinding.VERSION

@@ -7,6 +7,7 @@ use shardline_core::jvm;
 use shardline_core::protocol::Envelope;
 
 use super::{reply, Args, Reply, Tree};
+use crate::objects::{LayoutSpec, SnowflakeParts};
 use crate::Failure;
 
 /// `pekko_shard_id(entity_id, number_of_shards)`, `actor_ts_shard_id(entity_id, num_shards)`,
@@ -14,7 +15,8 @@ use crate::Failure;
 /// `java_string_hash(text)`, `decide(vector, explain?)` (a vector, a list of them, or JSON
 /// text), `decide_json(text, explain?)` (JSON text, byte for byte what the CLI prints),
 /// `replay(text)`, `replay_json(text)`, `encode_envelope(envelope)` (JSON text, payload as
-/// base64), `decode_envelope(text or bytes)`.
+/// base64), `decode_envelope(text or bytes)`, `decompose_snowflake(id, layout?)`
+/// (`{unixMs, worker, sequence}` under the layout, the default one when left out).
 pub fn call(a: Args<'_>) -> Reply {
     match a.op() {
         "pekko_shard_id" => reply(&hashing::pekko_shard_id(
@@ -66,6 +68,11 @@ pub fn call(a: Args<'_>) -> Reply {
                 _ => a.get::<String>(0, "data")?,
             };
             reply(&json::<Envelope>(&text, "envelope")?)
+        }
+        "decompose_snowflake" => {
+            let layout = a.opt::<LayoutSpec>(1, "layout")?.unwrap_or_default();
+            let id = a.get(0, "id")?;
+            reply(&SnowflakeParts::from(layout.build()?.decompose(id)))
         }
         _ => Err(a.unknown()),
     }
@@ -123,6 +130,20 @@ mod tests {
 
     fn f(op: &str, values: &[Tree]) -> Reply {
         call(Args::new("shardline", op, values))
+    }
+
+    #[test]
+    fn snowflakes_decompose_under_a_layout() {
+        use shardline_core::workerid::snowflake::Layout;
+        let id = (5u64 << 12) | 1;
+        let parts = f("decompose_snowflake", &[Tree::Integer(id.into())]).unwrap();
+        let expected = SnowflakeParts::from(Layout::default().decompose(id));
+        assert_eq!(parts, reply(&expected).unwrap());
+        let narrow = Tree::Map(vec![(text("sequenceBits"), Tree::Integer(10.into()))]);
+        let parts = f("decompose_snowflake", &[Tree::Integer(id.into()), narrow]).unwrap();
+        assert_ne!(parts, reply(&expected).unwrap());
+        let e = f("decompose_snowflake", &[text("x")]).unwrap_err();
+        assert!(e.message.contains("id"), "{}", e.message);
     }
 
     #[test]

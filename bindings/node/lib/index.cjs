@@ -23,7 +23,7 @@ const ErrorCode = Object.freeze({
   INTERNAL: 'INTERNAL',
 })
 
-// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone, `_op` functions.cjs's,
+// `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone, `_op` ops.cjs's and functions.cjs's,
 // `_checkHosts` aio.cjs's.
 const { _setSendBuilder, _receive, _drain, _op, _checkHosts, ...api } = native
 

@@ -113,6 +113,14 @@ export declare function decideJson(json: string, explain?: boolean): string
  */
 export declare function replay(text: string): Replayed
 
+/** Splits an id into its Unix millisecond, worker and sequence. */
+export declare function decomposeSnowflake(id: bigint | number, layout?: SnowflakeLayout): { unixMs: number; worker: number; sequence: number }
+
+/** Every native class's operations by their shared snake_case names (./ops.cjs). */
+export interface NamedOperations {
+  op(name: string, args: unknown[]): unknown
+}
+
 /** What a coordinator answers, the step machine and the driver alike (./machines.cjs). */
 export interface CoordinatorQueries {
   readonly phase: CoordinatorPhase
@@ -205,7 +213,7 @@ export declare class AsyncCoordinatorDriver extends EventEmitter {
 }
 
 declare module '../index' {
-  interface AllocationState {
+  interface AllocationState extends NamedOperations {
     readonly selfAddress: string
     readonly regionCount: number
     readonly shardCount: number
@@ -241,7 +249,7 @@ declare module '../index' {
     /** least-load: a draining region receives no shards and gives all of its shards away. */
     setRegionDraining(id: string, draining: boolean): void
   }
-  interface Strategy {
+  interface Strategy extends NamedOperations {
     /** The name explanations use (`least-shard`, ..., or the custom strategy's name). */
     readonly name: string
     /** The configuration with every default filled in; null for a custom strategy. */
@@ -258,15 +266,27 @@ declare module '../index' {
     /** `rebalance` plus a structured explanation of the decision. */
     explainRebalance(state: AllocationState, inProgress?: Iterable<ShardId>): { shards: string[]; explanation: Explanation }
   }
-  interface Coordinator extends CoordinatorQueries {
+  interface Coordinator extends CoordinatorQueries, NamedOperations {
+    /** Frees the state machine and forgets its callbacks; idempotent. */
+    close(): void
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
-  interface Region extends RegionQueries {
+  interface Region extends RegionQueries, NamedOperations {
+    /** Frees the state machine and forgets its callbacks; idempotent. */
+    close(): void
     drainOutputs(): RegionOutput[]
   }
-  interface CoordinatorPipeline extends CoordinatorQueries {}
-  interface CoordinatorDriver extends CoordinatorQueries {
+  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations {
+    /** Frees the state machine and forgets its callbacks; idempotent. */
+    close(): void
+  }
+  interface CoordinatorDriver extends CoordinatorQueries, NamedOperations {
+    /**
+     * Frees the coordinator and forgets every callback; idempotent. Does not release the
+     * lease: call `stop()` first for a clean hand-over.
+     */
+    close(): void
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void
     /** A cluster member joined or changed. */
@@ -279,7 +299,9 @@ declare module '../index' {
     /** Stops coordinating and releases the lease. */
     stop(): void
   }
-  interface RegionDriver extends RegionQueries {
+  interface RegionDriver extends RegionQueries, NamedOperations {
+    /** Frees the region and forgets every callback; idempotent. */
+    close(): void
     /** A message from the coordinator or another region. */
     receive(envelope: Envelope): void
     /** The host finished stopping a shard whose `stopShard` returned false. */
@@ -293,7 +315,7 @@ declare module '../index' {
     gracefulShutdown(): void
   }
   // The operations of ./ids.cjs.
-  interface Snowflake {
+  interface Snowflake extends NamedOperations {
     /** After `next` returned null: the wall time to ask again at. */
     readonly waitUntilMs: number | null
     /** Allows timestamps up to `ceilingMs` (the budget a worker-id tenure grants). */
@@ -306,7 +328,7 @@ declare module '../index' {
     readonly floorMs: number | null
     readonly lastTimestampMs: number | null
   }
-  interface WorkerIdRegistry {
+  interface WorkerIdRegistry extends NamedOperations {
     /** Moves server time forward; sessions past their expiry end, with their claims. */
     advanceTo(nowMs: number): void
     readonly nowMs: number
@@ -315,7 +337,7 @@ declare module '../index' {
     /** The timestamp fence of a worker id, or null if it was never used. */
     fence(workerId: number): { epoch: number; floorMs: number; hwmMs: number } | null
   }
-  interface WorkerIdHolder {
+  interface WorkerIdHolder extends NamedOperations {
     readonly workerId: number
     /** Grows on every acquisition of this worker id, by anyone. */
     readonly epoch: number
@@ -331,13 +353,13 @@ declare module '../index' {
     /** Returns the unused budget and deletes the claim; the id is free for others at once. */
     release(): void
   }
-  interface ManualClock {
+  interface ManualClock extends NamedOperations {
     nowMs(): number
     /** Moves the time forward to `nowMs` (never backwards). */
     set(nowMs: number): void
     advance(ms: number): void
   }
-  interface InMemoryLease {
+  interface InMemoryLease extends NamedOperations {
     /** The holder and token as the backend sees them at `nowMs`. */
     holder(nowMs: number): { owner: string; token: number } | null
     /** Test hook: the backend forgets the holder, as when its session expires server-side. */
@@ -346,7 +368,7 @@ declare module '../index' {
     renew(token: number, nowMs: number): number | null
     release(token: number): void
   }
-  interface InMemoryStore {
+  interface InMemoryStore extends NamedOperations {
     /** What a load would return now, without fencing anyone. */
     contents(): StoredState
     readonly highestToken: number

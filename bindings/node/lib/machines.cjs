@@ -41,3 +41,9 @@ const region = {
 }
 define(native.Region, region)
 define(native.RegionDriver, region)
+
+// `close()` frees a machine (a driver's too: call `stop()` first for a clean hand-over) and
+// forgets its callbacks; idempotent.
+for (const cls of [native.Coordinator, native.CoordinatorDriver, native.CoordinatorPipeline, native.Region, native.RegionDriver]) {
+  define(cls, { methods: { close: 'close' } })
+}

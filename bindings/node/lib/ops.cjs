@@ -1,14 +1,24 @@
 'use strict'
-// Operations by name (src/ops.rs): a native class answers its queries through one
-// `op(name, args)` method, and `define` gives each operation its public name on the native
-// prototype, so `instanceof` and the generated constructors stay as they are. Declare what
-// you define in lib/index.d.ts (`declare module '../index' { interface Kind { ... } }`).
+// Operations by name (src/ops.rs): the native `_op(target, name, args)` answers every class's
+// operations, `define` puts `op(name, args)` over it on a native class's prototype (unless the
+// class has its own) and gives each operation its public name there, so `instanceof` and the
+// generated constructors stay as they are. Declare what you define in lib/index.d.ts
+// (`declare module '../index' { interface Kind { ... } }`).
+
+const native = require('../index.js')
 
 /**
  * `getters`: `{jsName: 'op_name'}`, read-only properties; `methods`: `{jsName: 'op_name'}`,
  * passing their arguments on, or `{jsName: function}` where an argument needs reshaping.
  */
 function define (cls, { getters = {}, methods = {} }) {
+  if (!Object.hasOwn(cls.prototype, 'op')) {
+    Object.defineProperty(cls.prototype, 'op', {
+      value (name, args) { return native._op(this, name, args) },
+      writable: true,
+      configurable: true,
+    })
+  }
   for (const [name, op] of Object.entries(getters)) {
     Object.defineProperty(cls.prototype, name, {
       get () { return this.op(op, []) },

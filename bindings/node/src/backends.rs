@@ -10,7 +10,6 @@ use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
 use shardline_bind::objects::LeaseOptions;
-use shardline_bind::ops::backends as ops_backends;
 use shardline_core::host::{Clock, ManualClock as CoreClock};
 use shardline_core::host::{InMemoryLease as CoreLease, Lease};
 use shardline_core::host::{InMemoryStore as CoreStore, Store};
@@ -19,7 +18,6 @@ use crate::conv;
 use crate::error::{boundary, R};
 use crate::host;
 use crate::js::{Js, V};
-use crate::ops;
 
 /// Milliseconds since the clock was made, from the OS monotonic clock.
 pub struct Monotonic(Instant);
@@ -83,7 +81,8 @@ pub fn instance<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
     Some(found)
 }
 
-fn checked<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
+/// The `T` behind `v`, if it is one (no cache: for arguments that change every call).
+pub fn checked<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
     let mut is = false;
     // SAFETY: a plain Node-API call on this env's value.
     let s = unsafe { napi::sys::napi_check_object_type_tag(js.env, v, &T::type_tag(), &mut is) };
@@ -146,7 +145,7 @@ pub fn store(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box
 /// A clock the host sets; drivers given the same ManualClock share its time.
 #[napi]
 pub struct ManualClock {
-    inner: CoreClock,
+    pub(crate) inner: CoreClock,
 }
 
 #[napi]
@@ -164,26 +163,13 @@ impl ManualClock {
             })
         })
     }
-
-    /// The named operations; lib/ids.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            ops::call(js, "ManualClock", name.raw(), args.raw(), |a| {
-                ops_backends::clock(&self.inner, a)
-            })
-        })
-    }
 }
 
 /// The embedded coordinator lease: handles made with `contender` contend for the same lease.
 /// Fencing tokens grow across holders; deadlines are local (`validUntilMs`).
 #[napi]
 pub struct InMemoryLease {
-    inner: CoreLease,
+    pub(crate) inner: CoreLease,
 }
 
 #[napi]
@@ -221,19 +207,6 @@ impl InMemoryLease {
             })
         })
     }
-
-    /// The named operations; lib/ids.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            ops::call(js, "InMemoryLease", name.raw(), args.raw(), |a| {
-                ops_backends::lease(&self.inner, a)
-            })
-        })
-    }
 }
 
 /// The embedded coordinator state store. Drivers given the same store share it, so a
@@ -241,7 +214,7 @@ impl InMemoryLease {
 /// refused.
 #[napi]
 pub struct InMemoryStore {
-    inner: CoreStore,
+    pub(crate) inner: CoreStore,
 }
 
 #[napi]
@@ -256,19 +229,6 @@ impl InMemoryStore {
                 CoreStore::from_state(conv::de(js, state.raw(), "state")?)
             };
             Ok(InMemoryStore { inner })
-        })
-    }
-
-    /// The named operations; lib/ids.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            ops::call(js, "InMemoryStore", name.raw(), args.raw(), |a| {
-                ops_backends::store(&self.inner, a)
-            })
         })
     }
 }

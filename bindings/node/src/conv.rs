@@ -12,7 +12,7 @@ use serde_json::{Map, Number, Value};
 use shardline_bind::tree::{self, Tree};
 
 use crate::error::{Code, Fail, R};
-use crate::js::{Js, Type, V};
+use crate::js::{type_name, Js, Type, V};
 
 /// 2^53: integers above it do not survive a JavaScript number.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
@@ -21,8 +21,8 @@ pub fn missing(name: &str) -> Fail {
     Fail::new(Code::NullPointer, format!("{name} is required"))
 }
 
-fn wrong(js: Js, v: V, name: &str, expected: &str) -> Fail {
-    let got = js.type_of(v).map(Type::name).unwrap_or("an unknown value");
+pub fn wrong(js: Js, v: V, name: &str, expected: &str) -> Fail {
+    let got = js.type_of(v).map(type_name).unwrap_or("an unknown value");
     Fail::invalid(format!("{name}: expected {expected}, got {got}"))
 }
 
@@ -59,21 +59,14 @@ pub fn opt_string(js: Js, v: V, name: &str) -> R<Option<String>> {
 pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
     // A number is read in one call (steps pass several); anything else is told apart below.
     if let Ok(n) = js.f64_of(v) {
+        // NaN and the infinities have no whole part, so they fail too.
         if n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n) {
             return Ok(n as u64);
         }
+        let why = format!("{name}: expected a non-negative integer, got {n}");
+        return Err(Fail::invalid(why));
     }
     match js.type_of(v)? {
-        Type::Number => {
-            let n = js.f64_of(v)?;
-            if n.is_finite() && n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n) {
-                Ok(n as u64)
-            } else {
-                Err(Fail::invalid(format!(
-                    "{name}: expected a non-negative integer, got {n}"
-                )))
-            }
-        }
         Type::BigInt => js.bigint_u64_of(v)?.ok_or_else(|| {
             Fail::invalid(format!(
                 "{name}: the bigint does not fit in 64 bits unsigned"
@@ -113,8 +106,7 @@ pub fn iterable(js: Js, v: V, name: &str) -> R<Vec<V>> {
     let arr = if js.is_array(v)? {
         v
     } else if js.type_of(v)? == Type::Object {
-        let global = global(js)?;
-        let array = js.get(global, "Array")?;
+        let array = js.get(js.global()?, "Array")?;
         let from = js.get(array, "from")?;
         js.call(array, from, &[v])
             .map_err(|_| wrong(js, v, name, "an array or iterable"))?
@@ -125,15 +117,6 @@ pub fn iterable(js: Js, v: V, name: &str) -> R<Vec<V>> {
     };
     let n = js.array_len(arr)?;
     (0..n).map(|i| js.index(arr, i)).collect()
-}
-
-fn global(js: Js) -> R<V> {
-    let mut g = std::ptr::null_mut();
-    let s = unsafe { napi::sys::napi_get_global(js.env, &mut g) };
-    if s != napi::sys::Status::napi_ok {
-        return Err(Fail::new(Code::Internal, "napi_get_global failed"));
-    }
-    Ok(g)
 }
 
 /// Message bytes: a Buffer or TypedArray, or a string (sent as UTF-8).
@@ -153,32 +136,17 @@ pub fn bytes(js: Js, v: V, name: &str) -> R<Vec<u8>> {
 /// A plain value as JSON would see it: undefined and function properties are left out,
 /// byte arrays become base64 text (the JSON form of a payload), bigints numbers.
 pub fn json(js: Js, v: V, at: &str) -> R<Value> {
-    let mut path = Vec::new();
-    json_at(js, v, &mut path).map_err(|why| {
-        let mut place = at.to_owned();
-        for step in &path {
-            match step {
-                Step::Key(k) => place = format!("{place}.{k}"),
-                Step::Index(i) => place = format!("{place}[{i}]"),
-            }
-        }
-        match why {
-            Why::Fail(f) => f,
-            Why::Bad(what) => Fail::invalid(format!("{place}: {what}")),
-        }
+    json_at(js, v, 0).map_err(|why| match why {
+        Why::Fail(f) => f,
+        Why::Bad(place, what) => Fail::invalid(format!("{at}{place}: {what}")),
     })
 }
 
-/// Where in the value the walk is; turned into text only when something is wrong, since a
-/// step input is converted on every call.
-enum Step {
-    Key(String),
-    Index(u32),
-}
-
+/// What is wrong with a value, and where in it (`.key[2]`): the place is written out only
+/// when something is wrong, since a step input is converted on every call.
 enum Why {
     Fail(Fail),
-    Bad(String),
+    Bad(String, String),
 }
 
 impl From<Fail> for Why {
@@ -187,9 +155,23 @@ impl From<Fail> for Why {
     }
 }
 
-fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
-    if path.len() > 64 {
-        return Err(Why::Bad("nested too deeply (a cycle?)".into()));
+impl Why {
+    fn bad(what: String) -> Why {
+        Why::Bad(String::new(), what)
+    }
+
+    /// The same trouble seen from one level further out, at `step`.
+    fn at(self, step: std::fmt::Arguments) -> Why {
+        match self {
+            Why::Bad(place, what) => Why::Bad(format!("{step}{place}"), what),
+            fail => fail,
+        }
+    }
+}
+
+fn json_at(js: Js, v: V, depth: usize) -> Result<Value, Why> {
+    if depth > 64 {
+        return Err(Why::bad("nested too deeply (a cycle?)".into()));
     }
     Ok(match js.type_of(v)? {
         Type::Undefined | Type::Null => Value::Null,
@@ -201,14 +183,14 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
             } else {
                 Value::Number(
                     Number::from_f64(n)
-                        .ok_or_else(|| Why::Bad(format!("{n} is not a finite number")))?,
+                        .ok_or_else(|| Why::bad(format!("{n} is not a finite number")))?,
                 )
             }
         }
         Type::String => Value::String(js.str_of(v)?),
         Type::BigInt => Value::Number(Number::from(
             js.bigint_u64_of(v)?
-                .ok_or_else(|| Why::Bad("bigint out of range".into()))?,
+                .ok_or_else(|| Why::bad("bigint out of range".into()))?,
         )),
         Type::Object => {
             if let Some(b) = js.bytes_of(v)? {
@@ -217,9 +199,8 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
                 let n = js.array_len(v)?;
                 let mut out = Vec::with_capacity(n as usize);
                 for i in 0..n {
-                    path.push(Step::Index(i));
-                    out.push(json_at(js, js.index(v, i)?, path)?);
-                    path.pop();
+                    let item = json_at(js, js.index(v, i)?, depth + 1);
+                    out.push(item.map_err(|w| w.at(format_args!("[{i}]")))?);
                 }
                 Value::Array(out)
             } else {
@@ -229,20 +210,16 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
                     if matches!(js.type_of(item)?, Type::Undefined | Type::Function) {
                         continue;
                     }
-                    path.push(Step::Key(k));
-                    let value = json_at(js, item, path)?;
-                    if let Some(Step::Key(k)) = path.pop() {
-                        out.insert(k, value);
-                    }
+                    let value = json_at(js, item, depth + 1);
+                    let value = value.map_err(|w| w.at(format_args!(".{k}")))?;
+                    out.insert(k, value);
                 }
                 Value::Object(out)
             }
         }
-        t @ (Type::Function | Type::Symbol | Type::External) => {
-            return Err(Why::Bad(format!(
-                "{} cannot be converted to data",
-                t.name()
-            )))
+        t => {
+            let what = type_name(t);
+            return Err(Why::bad(format!("{what} cannot be converted to data")));
         }
     })
 }
@@ -251,7 +228,7 @@ fn json_at(js: Js, v: V, path: &mut Vec<Step>) -> Result<Value, Why> {
 fn tree_to_js(js: Js, t: &Tree) -> R<V> {
     match t {
         Tree::Null => js.null(),
-        Tree::Bool(b) => js.boolean(*b),
+        Tree::Bool(b) => js.to(*b),
         Tree::Integer(i) => js.number(i128::from(*i) as f64),
         Tree::Float(f) => js.number(*f),
         Tree::Text(s) => js.string(s),
@@ -292,7 +269,7 @@ pub fn tree_js(js: Js, t: &Tree) -> R<V> {
     }
     let text = serde_json::to_string(t)
         .map_err(|e| Fail::new(Code::Internal, format!("serializing: {e}")))?;
-    let json = js.get(global(js)?, "JSON")?;
+    let json = js.get(js.global()?, "JSON")?;
     let parse = js.get(json, "parse")?;
     Ok(js.call(json, parse, &[js.string(&text)?])?)
 }

@@ -7,15 +7,12 @@ use napi_derive::napi;
 use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig};
 use shardline_core::host::CoordinatorDriver as CoreDriver;
 
-use shardline_bind::ops::machines;
-
 use crate::backends;
 use crate::conv;
 use crate::error::R;
 use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, V};
-use crate::ops;
 use crate::proto;
 use crate::state::{self, unknown};
 use crate::strategy::Spec;
@@ -47,6 +44,24 @@ pub(crate) fn common(js: Js, options: V) -> R<Common> {
     })
 }
 
+/// A step machine around the coordinator `{strategy, selfAddress, config?}` makes, with its
+/// JavaScript strategy (if any) kept on `this`.
+pub(crate) fn machine<T>(
+    env: &Env,
+    this: This,
+    options: Unknown,
+    what: &'static str,
+    make: impl FnOnce(CoreCoordinator) -> T,
+) -> Result<Handle<T>> {
+    let this = this.object.raw();
+    crate::error::boundary(env, None, |js| {
+        let c = common(js, options.raw())?;
+        let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
+        let callbacks = install(js, this, &imp)?;
+        Ok(Handle::new(what, make(c.coordinator)).calling_back(callbacks))
+    })
+}
+
 #[napi]
 pub struct Coordinator {
     pub(crate) inner: Handle<CoreCoordinator>,
@@ -58,15 +73,8 @@ impl Coordinator {
     /// on; `config` holds Pekko-style settings (`rebalanceIntervalMs`, `handoffTimeoutMs`, ...).
     #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        crate::error::boundary(env, None, |js| {
-            let c = common(js, options.raw())?;
-            let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
-            let callbacks = install(js, this_raw, &imp)?;
-            Ok(Coordinator {
-                inner: Handle::new("Coordinator", c.coordinator).calling_back(callbacks),
-            })
-        })
+        let inner = machine(env, this, options, "Coordinator", |c| c)?;
+        Ok(Coordinator { inner })
     }
 
     /// Starts contending for the lease.
@@ -100,11 +108,7 @@ impl Coordinator {
     #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, c| {
-            let v = match c.poll_output() {
-                Some(o) => proto::coordinator_output(js, &o)?,
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
+            Ok(unknown(js, proto::coordinator_output(js, c.poll_output())?))
         })
     }
 
@@ -113,25 +117,6 @@ impl Coordinator {
     pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
         self.inner
             .query(env, |_, c| Ok(c.next_deadline().map(|d| d as f64)))
-    }
-
-    /// The queries (`shardline_bind::ops::machines::coordinator`), named in lib/machines.cjs.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, c| {
-            ops::call(js, "Coordinator", name.raw(), args.raw(), |a| {
-                machines::coordinator(c, a)
-            })
-        })
-    }
-
-    /// Frees the state machine and forgets its callbacks; idempotent.
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }
 
@@ -215,25 +200,5 @@ impl CoordinatorDriver {
             let n = d.take_notices();
             Ok(unknown(js, conv::ser(js, &n)?))
         })
-    }
-
-    /// The coordinator's queries, as `Coordinator.op`.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            ops::call(js, "CoordinatorDriver", name.raw(), args.raw(), |a| {
-                machines::coordinator(d.coordinator(), a)
-            })
-        })
-    }
-
-    /// Frees the coordinator and forgets every callback; idempotent. Does not release the
-    /// lease: call `stop()` first for a clean hand-over.
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }

@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use napi::{sys, Env, Status};
+use shardline_bind::Failure;
 
 use crate::js::{CallError, Js, V};
 
@@ -22,10 +23,7 @@ use crate::js::{CallError, Js, V};
 pub type Code = shardline_bind::Status;
 
 pub enum Fail {
-    Code {
-        code: Code,
-        message: String,
-    },
+    Code(Failure),
     /// A value thrown by a JavaScript callback, referenced until it is thrown again.
     Threw(sys::napi_ref),
 }
@@ -34,10 +32,7 @@ pub type R<T> = Result<T, Fail>;
 
 impl Fail {
     pub fn new(code: Code, message: impl Into<String>) -> Fail {
-        Fail::Code {
-            code,
-            message: message.into(),
-        }
+        Fail::Code(Failure::new(code, message))
     }
     pub fn invalid(message: impl Into<String>) -> Fail {
         Fail::new(Code::InvalidArgument, message)
@@ -52,29 +47,27 @@ impl Fail {
     /// A callback's answer that could not be used: the callback failed, whatever the reason.
     pub fn into_callback_failure(self) -> Fail {
         match self {
-            Fail::Code { message, .. } => Fail::new(Code::CallbackFailed, message),
+            Fail::Code(f) => Fail::new(Code::CallbackFailed, f.message),
             t => t,
-        }
-    }
-
-    /// A description for the core, which carries only its own error type.
-    pub fn to_core(&self) -> shardline_core::Error {
-        match self {
-            Fail::Code { message, .. } => shardline_core::Error::invalid_state(message.clone()),
-            Fail::Threw(_) => shardline_core::Error::invalid_state("a JavaScript callback threw"),
         }
     }
 }
 
 impl From<shardline_core::Error> for Fail {
     fn from(e: shardline_core::Error) -> Fail {
-        shardline_bind::Failure::from(e).into()
+        Fail::Code(e.into())
     }
 }
 
-impl From<shardline_bind::Failure> for Fail {
-    fn from(f: shardline_bind::Failure) -> Fail {
-        Fail::new(f.status, f.message)
+impl From<napi::Error> for Fail {
+    fn from(e: napi::Error) -> Fail {
+        Fail::new(Code::Internal, e.reason)
+    }
+}
+
+impl From<Failure> for Fail {
+    fn from(f: Failure) -> Fail {
+        Fail::Code(f)
     }
 }
 
@@ -99,24 +92,6 @@ thread_local! {
     static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
-struct Pop {
-    depth: usize,
-}
-
-impl Drop for Pop {
-    fn drop(&mut self) {
-        let dropped = FRAMES.with(|f| {
-            let mut f = f.borrow_mut();
-            f.split_off(self.depth)
-        });
-        for frame in dropped {
-            if let Some(Fail::Threw(r)) = frame.failure {
-                Js::new(frame.env).delete_ref(r);
-            }
-        }
-    }
-}
-
 /// Runs one exported call: pushes its frame, catches panics, and throws whichever failure
 /// comes first (a callback's, then the call's own).
 pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) -> napi::Result<T> {
@@ -130,17 +105,13 @@ pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) 
         });
         f.len() - 1
     });
-    let pop = Pop { depth };
     let result = match catch_unwind(AssertUnwindSafe(|| body(js))) {
         Ok(r) => r,
-        Err(p) => Err(shardline_bind::Failure::from_panic(&*p).into()),
+        Err(p) => Err(Failure::from_panic(&*p).into()),
     };
-    let first = FRAMES.with(|f| {
-        f.borrow_mut()
-            .get_mut(depth)
-            .and_then(|fr| fr.failure.take())
-    });
-    drop(pop);
+    // Nested calls have popped their frames (panics are caught above), so this is the last.
+    let first = FRAMES.with(|f| f.borrow_mut().split_off(depth).pop());
+    let first = first.and_then(|frame| frame.failure);
     let fail = match (first, result) {
         (Some(f), Err(e)) => {
             discard(js, e);
@@ -168,8 +139,8 @@ pub fn raise(js: Js, fail: Fail) -> napi::Error {
             }
             js.delete_ref(r);
         }
-        Fail::Code { code, message } => {
-            if let Ok(e) = js.error(code, &message) {
+        Fail::Code(f) => {
+            if let Ok(e) = js.error(f.status, &f.message) {
                 js.throw(e);
             }
         }
@@ -200,27 +171,23 @@ pub fn current() -> Option<(Js, Option<V>)> {
     FRAMES.with(|f| f.borrow().last().map(|fr| (Js::new(fr.env), fr.holder)))
 }
 
-/// Runs a callback for the call under way: in its own handle scope, with any failure
-/// recorded for the call to rethrow. `None` when it failed (or there is no call, which the
-/// adapters report as an internal error).
-pub fn callback<T>(role: &str, f: impl FnOnce(Js, V) -> R<T>) -> Option<T> {
-    let (js, holder) = current()?;
-    let Some(holder) = holder else {
-        record(Fail::new(
+/// Runs `f` on the callback holder's `key` for the call under way, in its own handle scope.
+pub fn with_callback<T>(key: &str, f: impl FnOnce(Js, V) -> R<T>) -> R<T> {
+    let Some((js, holder)) = current() else {
+        return Err(Fail::new(
             Code::Internal,
-            format!("no {role} callback is registered"),
+            "a callback outside a native call",
         ));
-        return None;
     };
-    let r = js.scoped(|| {
-        let target = js.get(holder, role)?;
-        f(js, target)
-    });
-    match r {
-        Ok(v) => Some(v),
-        Err(e) => {
-            record(e);
-            None
-        }
-    }
+    let Some(holder) = holder else {
+        let message = format!("no {key} callback is registered");
+        return Err(Fail::new(Code::Internal, message));
+    };
+    js.scoped(|| f(js, js.get(holder, key)?))
+}
+
+/// [`with_callback`], with any failure recorded for the call to rethrow; `None` when it
+/// failed.
+pub fn callback<T>(role: &str, f: impl FnOnce(Js, V) -> R<T>) -> Option<T> {
+    with_callback(role, f).map_err(record).ok()
 }

@@ -88,13 +88,12 @@ impl<T> Handle<T> {
     }
 
     /// Drops the core value and forgets the callbacks; idempotent.
-    pub fn close(&self, env: &Env, this: &This) -> Result<()> {
+    pub fn close(&self, env: &Env, this: V) -> Result<()> {
         boundary(env, None, |js| {
             let mut g = self.cell.hold()?;
             let old = g.take();
             drop(g);
             drop(old);
-            let this = this.object.raw();
             if holder_of(js, this)?.is_some() {
                 js.delete(this, "__shardline")?;
             }

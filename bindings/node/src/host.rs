@@ -31,24 +31,9 @@ fn has_method(js: Js, target: V, method: &str) -> R<bool> {
     Ok(js.type_of(f)? == Type::Function)
 }
 
-impl JsObject {
-    /// Runs `f` on this object, in its own handle scope, during the call under way.
-    fn with<T>(&self, f: impl FnOnce(Js, V) -> R<T>) -> R<T> {
-        let Some((js, holder)) = error::current() else {
-            return Err(Failure::internal("a callback outside a native call").into());
-        };
-        let Some(holder) = holder else {
-            return Err(
-                Failure::internal(format!("no {} callback is registered", self.key)).into(),
-            );
-        };
-        js.scoped(|| f(js, js.get(holder, self.key)?))
-    }
-}
-
 impl HostObject for JsObject {
     fn call(&self, method: &str, args: Vec<Tree>) -> Result<Tree, Failure> {
-        let answer = self.with(|js, target| {
+        let answer = error::with_callback(self.key, |js, target| {
             let (this, f) = if self.callable {
                 (js.undefined()?, target)
             } else {
@@ -60,15 +45,15 @@ impl HostObject for JsObject {
                 .collect::<R<Vec<_>>>()?;
             let answer = js.call(this, f, &args)?;
             conv::tree_of(js, answer, "answer").map_err(|f| match f {
-                Fail::Code { message, .. } => Failure::callback_failed(format!(
-                    "returned something that is not data ({message})"
-                ))
-                .into(),
+                Fail::Code(f) => {
+                    let message = format!("returned something that is not data ({})", f.message);
+                    Failure::callback_failed(message).into()
+                }
                 threw => threw,
             })
         });
         answer.map_err(|f| match f {
-            Fail::Code { code, message } => Failure::new(code, message),
+            Fail::Code(f) => f,
             threw @ Fail::Threw(_) => {
                 // The thrown value is what the caller gets; the failure only tells the core.
                 error::record(threw);
@@ -78,7 +63,11 @@ impl HostObject for JsObject {
     }
 
     fn has(&self, method: &str) -> bool {
-        self.callable || matches!(self.with(|js, t| has_method(js, t, method)), Ok(true))
+        self.callable
+            || matches!(
+                error::with_callback(self.key, |js, t| has_method(js, t, method)),
+                Ok(true)
+            )
     }
 
     fn keep(&self, failure: Failure) -> shardline_core::Error {

@@ -2,17 +2,22 @@
 //!
 //! The binding needs things napi-rs's typed layer hides: the exact value a callback threw
 //! (whatever it is, not only `Error` objects), handle scopes around each callback, and values
-//! that stay plain `napi_value`s while the core runs. Every helper here works on the JS thread
-//! that owns `env`, inside a native call.
+//! that stay plain `napi_value`s while the core runs. Values are made by napi-rs's own
+//! conversions ([`Js::to`]); the rest are single Node-API calls. Every helper here works on
+//! the JS thread that owns `env`, inside a native call.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
 
+use napi::bindgen_prelude::{Null, ToNapiValue};
 use napi::sys;
 
 use crate::error::{Code, Fail, R};
 
 pub type V = sys::napi_value;
+
+/// What `typeof` tells apart (napi-rs's enumeration).
+pub type Type = napi::ValueType;
 
 #[derive(Clone, Copy)]
 pub struct Js {
@@ -21,43 +26,43 @@ pub struct Js {
 
 fn ok(status: sys::napi_status, what: &str) -> R<()> {
     if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(Fail::new(
-            Code::Internal,
-            format!("Node-API call {what} failed with status {status}"),
-        ))
+        return Ok(());
     }
+    let message = format!("Node-API call {what} failed with status {status}");
+    Err(Fail::new(Code::Internal, message))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Type {
-    Undefined,
-    Null,
-    Boolean,
-    Number,
-    String,
-    Symbol,
-    Object,
-    Function,
-    External,
-    BigInt,
+/// `sys::f(env, args...)`, checked.
+macro_rules! check {
+    ($js:expr, $f:ident($($a:expr),*)) => {
+        // SAFETY: a Node-API call on the env of the native call under way, with its values.
+        ok(unsafe { sys::$f($js.env, $($a),*) }, stringify!($f))
+    };
 }
 
-impl Type {
-    pub fn name(self) -> &'static str {
-        match self {
-            Type::Undefined => "undefined",
-            Type::Null => "null",
-            Type::Boolean => "a boolean",
-            Type::Number => "a number",
-            Type::String => "a string",
-            Type::Symbol => "a symbol",
-            Type::Object => "an object",
-            Type::Function => "a function",
-            Type::External => "an external",
-            Type::BigInt => "a bigint",
-        }
+/// `sys::f(env, args..., &mut out)`, checked; `out`.
+macro_rules! out {
+    ($js:expr, $f:ident($($a:expr),*)) => {{
+        // SAFETY: a Node-API call on the env of the native call under way, with values made
+        // in it; every out-parameter type here (pointers, numbers, bools) is valid zeroed.
+        let mut out = unsafe { std::mem::zeroed() };
+        ok(unsafe { sys::$f($js.env, $($a,)* &mut out) }, stringify!($f)).map(|()| out)
+    }};
+}
+
+/// How errors name a value's type.
+pub fn type_name(t: Type) -> &'static str {
+    match t {
+        Type::Undefined => "undefined",
+        Type::Null => "null",
+        Type::Boolean => "a boolean",
+        Type::Number => "a number",
+        Type::String => "a string",
+        Type::Symbol => "a symbol",
+        Type::Object => "an object",
+        Type::Function => "a function",
+        Type::BigInt => "a bigint",
+        Type::External | Type::Unknown => "an external",
     }
 }
 
@@ -79,21 +84,15 @@ impl Js {
         Js { env }
     }
 
+    /// A Rust value as JavaScript, by napi-rs's conversion (`()` is undefined, `Null` null,
+    /// `None` null, `BigInt` a bigint).
+    pub fn to<T: ToNapiValue>(&self, value: T) -> R<V> {
+        // SAFETY: this env is the one of the call under way.
+        Ok(unsafe { T::to_napi_value(self.env, value) }?)
+    }
+
     pub fn type_of(&self, v: V) -> R<Type> {
-        let mut t = 0;
-        ok(unsafe { sys::napi_typeof(self.env, v, &mut t) }, "typeof")?;
-        Ok(match t {
-            sys::ValueType::napi_undefined => Type::Undefined,
-            sys::ValueType::napi_null => Type::Null,
-            sys::ValueType::napi_boolean => Type::Boolean,
-            sys::ValueType::napi_number => Type::Number,
-            sys::ValueType::napi_string => Type::String,
-            sys::ValueType::napi_symbol => Type::Symbol,
-            sys::ValueType::napi_object => Type::Object,
-            sys::ValueType::napi_function => Type::Function,
-            sys::ValueType::napi_bigint => Type::BigInt,
-            _ => Type::External,
-        })
+        out!(self, napi_typeof(v)).map(Type::from)
     }
 
     pub fn is_nullish(&self, v: V) -> R<bool> {
@@ -101,111 +100,39 @@ impl Js {
     }
 
     pub fn undefined(&self) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_get_undefined(self.env, &mut v) },
-            "get_undefined",
-        )?;
-        Ok(v)
+        self.to(())
     }
 
     pub fn null(&self) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(unsafe { sys::napi_get_null(self.env, &mut v) }, "get_null")?;
-        Ok(v)
-    }
-
-    pub fn boolean(&self, b: bool) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_get_boolean(self.env, b, &mut v) },
-            "get_boolean",
-        )?;
-        Ok(v)
+        self.to(Null)
     }
 
     pub fn number(&self, n: f64) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_create_double(self.env, n, &mut v) },
-            "create_double",
-        )?;
-        Ok(v)
+        self.to(n)
     }
 
     pub fn string(&self, s: &str) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe {
-                sys::napi_create_string_utf8(
-                    self.env,
-                    s.as_ptr() as *const c_char,
-                    s.len() as isize,
-                    &mut v,
-                )
-            },
-            "create_string_utf8",
-        )?;
-        Ok(v)
-    }
-
-    pub fn opt_string(&self, s: Option<&str>) -> R<V> {
-        match s {
-            Some(s) => self.string(s),
-            None => self.null(),
-        }
-    }
-
-    pub fn bigint_u64(&self, n: u64) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_create_bigint_uint64(self.env, n, &mut v) },
-            "create_bigint_uint64",
-        )?;
-        Ok(v)
+        self.to(s)
     }
 
     pub fn buffer(&self, bytes: &[u8]) -> R<V> {
-        let mut v = ptr::null_mut();
-        let mut data = ptr::null_mut();
-        ok(
-            unsafe {
-                sys::napi_create_buffer_copy(
-                    self.env,
-                    bytes.len(),
-                    bytes.as_ptr() as *const c_void,
-                    &mut data,
-                    &mut v,
-                )
-            },
-            "create_buffer_copy",
-        )?;
-        Ok(v)
+        let (len, data) = (bytes.len(), bytes.as_ptr() as *const c_void);
+        let mut copy = ptr::null_mut();
+        out!(self, napi_create_buffer_copy(len, data, &mut copy))
+    }
+
+    pub fn global(&self) -> R<V> {
+        out!(self, napi_get_global())
     }
 
     pub fn object(&self) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_create_object(self.env, &mut v) },
-            "create_object",
-        )?;
-        Ok(v)
-    }
-
-    pub fn array(&self, len: usize) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_create_array_with_length(self.env, len, &mut v) },
-            "create_array",
-        )?;
-        Ok(v)
+        out!(self, napi_create_object())
     }
 
     pub fn array_of<T>(&self, items: &[T], mut f: impl FnMut(&T) -> R<V>) -> R<V> {
-        let a = self.array(items.len())?;
+        let a = out!(self, napi_create_array_with_length(items.len()))?;
         for (i, item) in items.iter().enumerate() {
-            let v = f(item)?;
-            self.set_index(a, i as u32, v)?;
+            self.set_index(a, i as u32, f(item)?)?;
         }
         Ok(a)
     }
@@ -215,58 +142,30 @@ impl Js {
     }
 
     pub fn set_index(&self, a: V, i: u32, v: V) -> R<()> {
-        ok(
-            unsafe { sys::napi_set_element(self.env, a, i, v) },
-            "set_element",
-        )
+        check!(self, napi_set_element(a, i, v))
     }
 
     pub fn index(&self, a: V, i: u32) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_get_element(self.env, a, i, &mut v) },
-            "get_element",
-        )?;
-        Ok(v)
+        out!(self, napi_get_element(a, i))
     }
 
     pub fn is_array(&self, v: V) -> R<bool> {
-        let mut b = false;
-        ok(
-            unsafe { sys::napi_is_array(self.env, v, &mut b) },
-            "is_array",
-        )?;
-        Ok(b)
+        out!(self, napi_is_array(v))
     }
 
     pub fn array_len(&self, v: V) -> R<u32> {
-        let mut n = 0;
-        ok(
-            unsafe { sys::napi_get_array_length(self.env, v, &mut n) },
-            "get_array_length",
-        )?;
-        Ok(n)
+        out!(self, napi_get_array_length(v))
     }
 
     /// The bytes of a Buffer or any TypedArray (viewed as bytes).
     pub fn bytes_of(&self, v: V) -> R<Option<Vec<u8>>> {
-        let mut is = false;
-        ok(
-            unsafe { sys::napi_is_typedarray(self.env, v, &mut is) },
-            "is_typedarray",
-        )?;
-        if !is {
+        if !out!(self, napi_is_typedarray(v))? {
             return Ok(None);
         }
-        let (mut ty, mut len, mut data, mut ab, mut off) =
-            (0, 0usize, ptr::null_mut(), ptr::null_mut(), 0usize);
-        ok(
-            unsafe {
-                sys::napi_get_typedarray_info(
-                    self.env, v, &mut ty, &mut len, &mut data, &mut ab, &mut off,
-                )
-            },
-            "get_typedarray_info",
+        let (mut ty, mut len, mut data, mut ab) = (0, 0usize, ptr::null_mut(), ptr::null_mut());
+        let _offset: usize = out!(
+            self,
+            napi_get_typedarray_info(v, &mut ty, &mut len, &mut data, &mut ab)
         )?;
         let width = match ty {
             sys::TypedarrayType::int8_array
@@ -278,14 +177,12 @@ impl Js {
             | sys::TypedarrayType::float32_array => 4,
             _ => 8,
         };
-        let n = len * width;
-        if n == 0 || data.is_null() {
+        if len == 0 || data.is_null() {
             return Ok(Some(Vec::new()));
         }
         // SAFETY: Node-API reports `data` as the start of `len` elements of this array.
-        Ok(Some(
-            unsafe { std::slice::from_raw_parts(data as *const u8, n) }.to_vec(),
-        ))
+        let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, len * width) };
+        Ok(Some(bytes.to_vec()))
     }
 
     // Keys go in as string values rather than C strings: no allocation per property.
@@ -294,20 +191,12 @@ impl Js {
     }
 
     pub fn get_value(&self, obj: V, key: V) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_get_property(self.env, obj, key, &mut v) },
-            "get_property",
-        )?;
-        Ok(v)
+        out!(self, napi_get_property(obj, key))
     }
 
     pub fn set(&self, obj: V, key: &str, v: V) -> R<()> {
         let key = self.string(key)?;
-        ok(
-            unsafe { sys::napi_set_property(self.env, obj, key, v) },
-            "set_property",
-        )
+        check!(self, napi_set_property(obj, key, v))
     }
 
     /// A property that neither shows up in `Object.keys` nor can be overwritten by accident.
@@ -322,44 +211,31 @@ impl Js {
             attributes: sys::PropertyAttributes::configurable,
             data: ptr::null_mut(),
         };
-        ok(
-            unsafe { sys::napi_define_properties(self.env, obj, 1, &desc) },
-            "define_properties",
-        )
+        check!(self, napi_define_properties(obj, 1, &desc))
     }
 
     pub fn delete(&self, obj: V, key: &str) -> R<()> {
-        let k = self.string(key)?;
-        let mut done = false;
-        ok(
-            unsafe { sys::napi_delete_property(self.env, obj, k, &mut done) },
-            "delete_property",
-        )
+        let key = self.string(key)?;
+        out!(self, napi_delete_property(obj, key)).map(|_: bool| ())
     }
 
     /// Own enumerable string keys, as `Object.keys` lists them.
     pub fn keys(&self, obj: V) -> R<Vec<(String, V)>> {
-        let mut names = ptr::null_mut();
-        ok(
-            unsafe {
-                sys::napi_get_all_property_names(
-                    self.env,
-                    obj,
-                    sys::KeyCollectionMode::own_only,
-                    sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-                    sys::KeyConversion::numbers_to_strings,
-                    &mut names,
-                )
-            },
-            "get_all_property_names",
+        let names = out!(
+            self,
+            napi_get_all_property_names(
+                obj,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings
+            )
         )?;
-        let n = self.array_len(names)?;
-        let mut out = Vec::with_capacity(n as usize);
-        for i in 0..n {
-            let k = self.index(names, i)?;
-            out.push((self.str_of(k)?, k));
-        }
-        Ok(out)
+        (0..self.array_len(names)?)
+            .map(|i| {
+                let k = self.index(names, i)?;
+                Ok((self.str_of(k)?, k))
+            })
+            .collect()
     }
 
     /// The UTF-8 contents of a string value (the caller has checked the type).
@@ -373,11 +249,7 @@ impl Js {
         if written + 4 < small.len() {
             return utf8(small[..written].to_vec());
         }
-        let mut len = 0usize;
-        ok(
-            unsafe { sys::napi_get_value_string_utf8(self.env, v, ptr::null_mut(), 0, &mut len) },
-            "get_value_string_utf8",
-        )?;
+        let len: usize = out!(self, napi_get_value_string_utf8(v, ptr::null_mut(), 0))?;
         let mut buf = vec![0u8; len + 1];
         let written = self.utf8_into(v, &mut buf)?;
         buf.truncate(written);
@@ -386,59 +258,28 @@ impl Js {
 
     /// Copies the string's UTF-8 into `buf` (NUL-terminated); returns the bytes written.
     fn utf8_into(&self, v: V, buf: &mut [u8]) -> R<usize> {
-        let mut written = 0usize;
-        ok(
-            unsafe {
-                sys::napi_get_value_string_utf8(
-                    self.env,
-                    v,
-                    buf.as_mut_ptr() as *mut c_char,
-                    buf.len(),
-                    &mut written,
-                )
-            },
-            "get_value_string_utf8",
-        )?;
-        Ok(written)
+        let (at, len) = (buf.as_mut_ptr() as *mut c_char, buf.len());
+        out!(self, napi_get_value_string_utf8(v, at, len))
     }
 
     pub fn f64_of(&self, v: V) -> R<f64> {
-        let mut n = 0.0;
-        ok(
-            unsafe { sys::napi_get_value_double(self.env, v, &mut n) },
-            "get_value_double",
-        )?;
-        Ok(n)
+        out!(self, napi_get_value_double(v))
     }
 
     pub fn bool_of(&self, v: V) -> R<bool> {
-        let mut b = false;
-        ok(
-            unsafe { sys::napi_get_value_bool(self.env, v, &mut b) },
-            "get_value_bool",
-        )?;
-        Ok(b)
+        out!(self, napi_get_value_bool(v))
     }
 
     /// A bigint's value as u64, if it is one and fits.
     pub fn bigint_u64_of(&self, v: V) -> R<Option<u64>> {
-        let (mut n, mut lossless) = (0u64, false);
-        ok(
-            unsafe { sys::napi_get_value_bigint_uint64(self.env, v, &mut n, &mut lossless) },
-            "get_value_bigint_uint64",
-        )?;
+        let mut n = 0u64;
+        let lossless: bool = out!(self, napi_get_value_bigint_uint64(v, &mut n))?;
         Ok(lossless.then_some(n))
     }
 
     pub fn error(&self, code: Code, message: &str) -> R<V> {
-        let c = self.string(code.name())?;
-        let m = self.string(message)?;
-        let mut e = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_create_error(self.env, c, m, &mut e) },
-            "create_error",
-        )?;
-        Ok(e)
+        let (c, m) = (self.string(code.name())?, self.string(message)?);
+        out!(self, napi_create_error(c, m))
     }
 
     /// Calls `f` with `this` = `recv`. An exception is caught, cleared and kept.
@@ -448,11 +289,7 @@ impl Js {
             sys::napi_call_function(self.env, recv, f, args.len(), args.as_ptr(), &mut result)
         };
         if status == sys::Status::napi_pending_exception {
-            let mut e = ptr::null_mut();
-            ok(
-                unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut e) },
-                "get_and_clear_last_exception",
-            )?;
+            let e = out!(self, napi_get_and_clear_last_exception())?;
             return Err(CallError::Threw(self.keep(e)?));
         }
         ok(status, "call_function")?;
@@ -462,11 +299,9 @@ impl Js {
     /// Runs `f` in its own handle scope, so values made for one callback do not pile up
     /// while the core carries out thousands of outputs in one call.
     pub fn scoped<T>(&self, f: impl FnOnce() -> T) -> T {
-        let mut scope = ptr::null_mut();
-        let opened =
-            unsafe { sys::napi_open_handle_scope(self.env, &mut scope) } == sys::Status::napi_ok;
+        let scope = out!(self, napi_open_handle_scope()).ok();
         let r = f();
-        if opened {
+        if let Some(scope) = scope {
             unsafe { sys::napi_close_handle_scope(self.env, scope) };
         }
         r
@@ -482,21 +317,11 @@ impl Js {
 
     /// A strong reference to an object (or function), kept until the process ends.
     pub fn keep_object(&self, v: V) -> R<sys::napi_ref> {
-        let mut r = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_create_reference(self.env, v, 1, &mut r) },
-            "create_reference",
-        )?;
-        Ok(r)
+        out!(self, napi_create_reference(v, 1))
     }
 
     pub fn deref_object(&self, r: sys::napi_ref) -> R<V> {
-        let mut v = ptr::null_mut();
-        ok(
-            unsafe { sys::napi_get_reference_value(self.env, r, &mut v) },
-            "get_reference_value",
-        )?;
-        Ok(v)
+        out!(self, napi_get_reference_value(r))
     }
 
     /// The value kept by [`Js::keep`].
@@ -514,10 +339,6 @@ impl Js {
 }
 
 fn utf8(bytes: Vec<u8>) -> R<String> {
-    String::from_utf8(bytes).map_err(|_| {
-        Fail::new(
-            Code::InvalidArgument,
-            "a string is not valid UTF-16 (lone surrogate)",
-        )
-    })
+    String::from_utf8(bytes)
+        .map_err(|_| Fail::invalid("a string is not valid UTF-16 (lone surrogate)"))
 }

@@ -10,7 +10,6 @@ mod coordinator;
 mod envelope;
 mod error;
 mod handle;
-mod hashing;
 mod host;
 mod ids;
 mod js;

@@ -1,30 +1,28 @@
-//! Node's side of the operations called by name (`shardline_bind::ops`): a native class's one
-//! `op(name, args)` method converts the arguments and the answer here, and the package's
-//! JavaScript gives each operation its camelCase name.
+//! Node's side of the operations called by name (`shardline_bind::ops`). One native function,
+//! `_op(target, name, args)`, answers every class's operations: it tells the class of `target`
+//! by its type tag (as `_receive` does), converts the arguments and the answer, and runs what
+//! `shardline_bind::ops` decides for that class; with a null target it runs the library's
+//! functions. lib/ops.cjs's `define` puts `op(name, args)` over it on each class's prototype,
+//! and each operation under its camelCase name; lib/index.d.ts declares them.
 //!
-//! The pattern, for a class whose operations `shardline_bind::ops::<group>::<kind>` decides:
-//!
-//! ```ignore
-//! /// The named operations (`shardline_bind::ops::<group>`); lib/<group>.cjs names each.
-//! #[napi(ts_args_type = "name: string, args: unknown[]", ts_return_type = "unknown")]
-//! pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-//!     self.inner
-//!         .query(env, |js, x| ops::call(js, "Kind", name.raw(), args.raw(), |a| group::kind(x, a)))
-//! }
-//! ```
-//!
-//! and in JavaScript `ops.define(native.Kind, {getters, methods})` (lib/ops.cjs) puts the
-//! public methods on the native prototype, declared for TypeScript in lib/index.d.ts's
-//! `declare module '../index' { interface Kind { ... } }`, so the public types keep every
-//! method while the generated index.d.ts shows only `op`.
+//! A class may still answer through its own `op(name, args)` method ([`call`] converts for
+//! it); `define` keeps that one.
 
-use shardline_bind::ops::{Args, Reply, Tree};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
 
+use shardline_bind::ops::{backends, functions, ids, machines, state, Args, Reply, Tree};
+
+use crate::backends::{instance, InMemoryLease, InMemoryStore, ManualClock};
 use crate::conv;
-use crate::error::R;
-use crate::js::{Js, V};
-use crate::state::unknown;
-use napi::bindgen_prelude::Unknown;
+use crate::coordinator::{Coordinator, CoordinatorDriver};
+use crate::error::{boundary, R};
+use crate::ids::{Snowflake, WorkerIdHolder, WorkerIdRegistry};
+use crate::js::{Js, Type, V};
+use crate::pipeline::CoordinatorPipeline;
+use crate::region::{Region, RegionDriver};
+use crate::state::{unknown, AllocationState};
+use crate::strategy::Strategy;
 
 /// Runs `f` on the arguments of `kind.name(...args)` and answers with a JavaScript value.
 pub fn call<'a>(
@@ -54,4 +52,62 @@ pub fn arguments(js: Js, args: V, at: &str) -> R<Vec<Tree>> {
             None => conv::tree_of(js, v, &format!("{at}: argument {}", i + 1)),
         })
         .collect()
+}
+
+/// `_op(target, name, args)`: `target`'s operation `name` (the library's functions when
+/// `target` is null).
+#[napi(js_name = "_op", skip_typescript)]
+pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
+    let (js, t, name, args) = (Js::new(env.raw()), target.raw(), name.raw(), args.raw());
+    // `Class how |value, args| reply`: the value is the class's handle's (held for the call,
+    // with its callbacks reachable), or the object itself for classes without one. A state
+    // machine also answers `close`, the binding's own operation: it frees the machine and
+    // forgets its callbacks (idempotent).
+    macro_rules! classes {
+        ($($class:ident $how:ident |$x:ident, $a:ident| $reply:expr;)*) => {$(
+            if let Some(o) = instance::<$class>(js, t) {
+                return classes!(@$how o, |$x, $a| call(js, stringify!($class), name, args, |$a| $reply));
+            }
+        )*};
+        (@machine $o:ident, |$x:ident, $a:ident| $run:expr) => {
+            if js.str_of(name).is_ok_and(|op| op == "close") {
+                $o.inner.close(env, t)?;
+                boundary(env, None, |js| Ok(unknown(js, js.undefined()?)))
+            } else {
+                classes!(@handle $o, |$x, $a| $run)
+            }
+        };
+        (@handle $o:ident, |$x:ident, $a:ident| $run:expr) => {
+            $o.inner.call_on(env, t, |_, $x| $run)
+        };
+        (@plain $o:ident, |$x:ident, $a:ident| $run:expr) => {
+            boundary(env, None, |_| { let $x = &$o.inner; $run })
+        };
+    }
+    // Checking the type tag of undefined or null would throw.
+    if matches!(js.type_of(t), Ok(Type::Undefined | Type::Null)) {
+        return boundary(env, None, |js| {
+            call(js, "shardline", name, args, functions::call)
+        });
+    }
+    if let Some(s) = instance::<Strategy>(js, t) {
+        return s.op(env, t, name, args);
+    }
+    classes! {
+        AllocationState plain |s, a| state::call(s, crate::state::run, a);
+        Coordinator machine |c, a| machines::coordinator(c, a);
+        CoordinatorDriver machine |d, a| machines::coordinator(d.coordinator(), a);
+        CoordinatorPipeline machine |p, a| machines::coordinator(p.coordinator(), a);
+        Region machine |r, a| machines::region(&r.region, a);
+        RegionDriver machine |d, a| machines::region(d.driver.region(), a);
+        Snowflake handle |g, a| ids::snowflake(g, a);
+        WorkerIdHolder handle |h, a| ids::holder(h, a);
+        WorkerIdRegistry plain |r, a| ids::registry(r, a);
+        ManualClock plain |c, a| backends::clock(c, a);
+        InMemoryLease plain |l, a| backends::lease(l, a);
+        InMemoryStore plain |s, a| backends::store(s, a);
+    }
+    boundary(env, None, |js| -> R<Unknown> {
+        Err(conv::wrong(js, t, "_op: target", "a shardline object"))
+    })
 }

@@ -7,23 +7,22 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_bind::driver_host::Spelling;
-use shardline_bind::ops::machines;
 use shardline_bind::pipeline_host;
+use shardline_bind::tree::Tree;
 use shardline_core::host::{Completion, CoordinatorPipeline as CorePipeline, Ticket};
 use shardline_core::replay::CoordinatorStep;
 
 use crate::conv;
-use crate::coordinator::common;
-use crate::handle::{install, Handle};
+use crate::coordinator::machine;
+use crate::handle::Handle;
 use crate::host;
-use crate::ops;
 use crate::proto;
 use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
 
 #[napi]
 pub struct CoordinatorPipeline {
-    inner: Handle<CorePipeline>,
+    pub(crate) inner: Handle<CorePipeline>,
 }
 
 impl CoordinatorPipeline {
@@ -40,16 +39,8 @@ impl CoordinatorPipeline {
     /// `new CoordinatorPipeline({strategy, selfAddress, config?})`, as `Coordinator`.
     #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        crate::error::boundary(env, None, |js| {
-            let c = common(js, options.raw())?;
-            let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
-            let callbacks = install(js, this_raw, &imp)?;
-            Ok(CoordinatorPipeline {
-                inner: Handle::new("CoordinatorPipeline", CorePipeline::new(c.coordinator))
-                    .calling_back(callbacks),
-            })
-        })
+        let inner = machine(env, this, options, "CoordinatorPipeline", CorePipeline::new)?;
+        Ok(CoordinatorPipeline { inner })
     }
 
     #[napi(ts_args_type = "nowMs: number")]
@@ -80,18 +71,12 @@ impl CoordinatorPipeline {
     pub fn next_call<'a>(&self, env: &'a Env, now_ms: Unknown) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, h| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let v = match pipeline_host::next_call(h, now)? {
-                None => js.null()?,
-                Some((ticket, call)) => {
-                    let row = js.array(4)?;
-                    js.set_index(row, 0, js.number(ticket.0 as f64)?)?;
-                    js.set_index(row, 1, js.string(call.role.name)?)?;
-                    js.set_index(row, 2, js.string(&Spelling::Camel.spell(call.method))?)?;
-                    let args = js.array_of(&call.args, |a| conv::tree_js(js, a))?;
-                    js.set_index(row, 3, args)?;
-                    row
-                }
-            };
+            let call = pipeline_host::next_call(h, now)?.map(|(ticket, call)| {
+                let method = Spelling::Camel.spell(call.method);
+                let (ticket, role, args) = (ticket.0.into(), call.role.name.into(), call.args);
+                Tree::Array(vec![ticket, role, method.into(), Tree::Array(args)])
+            });
+            let v = conv::tree_js(js, call.as_ref().unwrap_or(&Tree::Null))?;
             Ok(unknown(js, v))
         })
     }
@@ -149,24 +134,6 @@ impl CoordinatorPipeline {
             let notices = h.take_notices();
             Ok(unknown(js, conv::ser(js, &notices)?))
         })
-    }
-
-    /// The coordinator's queries, as `Coordinator.op`.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, h| {
-            ops::call(js, "CoordinatorPipeline", name.raw(), args.raw(), |a| {
-                machines::coordinator(h.coordinator(), a)
-            })
-        })
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }
 

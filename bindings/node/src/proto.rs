@@ -25,10 +25,11 @@ pub fn coordinator_input(js: Js, v: V) -> R<CoordinatorInput> {
     )?)
 }
 
-pub fn coordinator_output(js: Js, o: &CoordinatorOutput) -> R<V> {
+/// The output as JavaScript (null for none).
+pub fn coordinator_output(js: Js, o: Option<CoordinatorOutput>) -> R<V> {
     match o {
-        CoordinatorOutput::Send(e) => envelope::send_js(js, e, None),
-        o => conv::ser(js, o),
+        Some(CoordinatorOutput::Send(e)) => envelope::send_js(js, &e, None),
+        o => conv::ser(js, &o),
     }
 }
 
@@ -36,10 +37,11 @@ pub fn region_input(js: Js, v: V) -> R<RegionInput> {
     Ok(RegionInput::from_json_value(&input_json(js, v)?, "input")?)
 }
 
-pub fn region_output(js: Js, o: &RegionOutput) -> R<V> {
+/// The output as JavaScript (null for none).
+pub fn region_output(js: Js, o: Option<RegionOutput>) -> R<V> {
     match o {
-        RegionOutput::Send(e) => envelope::send_js(js, e, None),
-        o => conv::ser(js, o),
+        Some(RegionOutput::Send(e)) => envelope::send_js(js, &e, None),
+        o => conv::ser(js, &o),
     }
 }
 

@@ -13,11 +13,9 @@ use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, Type, V};
-use crate::ops;
 use crate::proto;
 use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
-use shardline_bind::ops::machines;
 
 /// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
 /// function from entity id to shard id. `None` in the second place: native.
@@ -81,23 +79,20 @@ impl Region {
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
         let this_raw = this.object.raw();
         boundary(env, None, |js| {
-            let o = conv::object(js, options.raw(), "options")?;
-            let c = common(js, o)?;
+            let c = common(js, conv::object(js, options.raw(), "options")?)?;
             let f: Vec<_> = c
                 .js_extractor
                 .map(|f| ("extractor", f))
                 .into_iter()
                 .collect();
             let callbacks = install(js, this_raw, &f)?;
+            let js_extractor = c.js_extractor.is_some();
+            let region = StepRegion {
+                region: c.region,
+                js_extractor,
+            };
             Ok(Region {
-                inner: Handle::new(
-                    "Region",
-                    StepRegion {
-                        region: c.region,
-                        js_extractor: c.js_extractor.is_some(),
-                    },
-                )
-                .calling_back(callbacks),
+                inner: Handle::new("Region", region).calling_back(callbacks),
             })
         })
     }
@@ -174,11 +169,10 @@ impl Region {
     #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, r| {
-            let v = match r.region.poll_output() {
-                Some(o) => proto::region_output(js, &o)?,
-                None => js.null()?,
-            };
-            Ok(unknown(js, v))
+            Ok(unknown(
+                js,
+                proto::region_output(js, r.region.poll_output())?,
+            ))
         })
     }
 
@@ -188,31 +182,12 @@ impl Region {
             .query(env, |_, r| Ok(r.region.next_deadline().map(|d| d as f64)))
     }
 
-    /// The queries (`shardline_bind::ops::machines::region`), named in lib/machines.cjs
-    /// (`shardOf` is a method here: it may call the JavaScript extractor).
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, r| {
-            ops::call(js, "Region", name.raw(), args.raw(), |a| {
-                machines::region(&r.region, a)
-            })
-        })
-    }
-
     #[napi(ts_args_type = "entity: string")]
     pub fn shard_of(&self, env: &Env, this: This, entity: Unknown) -> Result<String> {
         self.inner.call(env, &this, |js, r| {
             let e = conv::string(js, entity.raw(), "entity")?;
             shard_of(js, r.js_extractor, &r.region, &e)
         })
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }
 
@@ -250,15 +225,13 @@ impl RegionDriver {
                 clock,
                 adapt::entity_host(entity_host),
             );
+            let js_extractor = c.js_extractor.is_some();
+            let driver = DriverState {
+                driver,
+                js_extractor,
+            };
             Ok(RegionDriver {
-                inner: Handle::new(
-                    "RegionDriver",
-                    DriverState {
-                        driver,
-                        js_extractor: c.js_extractor.is_some(),
-                    },
-                )
-                .calling_back(callbacks),
+                inner: Handle::new("RegionDriver", driver).calling_back(callbacks),
             })
         })
     }
@@ -329,30 +302,11 @@ impl RegionDriver {
         })
     }
 
-    /// The region's queries, as `Region.op`.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            ops::call(js, "RegionDriver", name.raw(), args.raw(), |a| {
-                machines::region(d.driver.region(), a)
-            })
-        })
-    }
-
     #[napi(ts_args_type = "entity: string")]
     pub fn shard_of(&self, env: &Env, this: This, entity: Unknown) -> Result<String> {
         self.inner.call(env, &this, |js, d| {
             let e = conv::string(js, entity.raw(), "entity")?;
             shard_of(js, d.js_extractor, d.driver.region(), &e)
         })
-    }
-
-    /// Frees the region and forgets every callback; idempotent.
-    #[napi(ts_args_type = "")]
-    pub fn close(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.close(env, &this)
     }
 }

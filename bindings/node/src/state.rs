@@ -19,11 +19,10 @@ use shardline_core::model::AllocationState as CoreState;
 use crate::conv;
 use crate::error::{boundary, R};
 use crate::js::{Js, V};
-use crate::ops;
 
 #[napi]
 pub struct AllocationState {
-    state: HostState,
+    pub(crate) inner: HostState,
 }
 
 pub fn address(s: &str, name: &str) -> R<Address> {
@@ -31,7 +30,7 @@ pub fn address(s: &str, name: &str) -> R<Address> {
 }
 
 /// JavaScript runs on one thread: a state another call holds is a re-entry, never a wait.
-fn run(w: Wait<'_, CoreState>) -> std::result::Result<(), Failure> {
+pub(crate) fn run(w: Wait<'_, CoreState>) -> std::result::Result<(), Failure> {
     w.run()
 }
 
@@ -43,16 +42,16 @@ impl AllocationState {
     pub unsafe fn lend(state: &CoreState) -> AllocationState {
         AllocationState {
             // SAFETY: passed on to our caller.
-            state: unsafe { HostState::lend(state) },
+            inner: unsafe { HostState::lend(state) },
         }
     }
 
     pub fn end_view(&self) {
-        self.state.end_view()
+        self.inner.end_view()
     }
 
     pub fn read<T>(&self, f: impl FnOnce(&CoreState) -> R<T>) -> R<T> {
-        self.state.read(run, f)?
+        self.inner.read(run, f)?
     }
 }
 
@@ -65,7 +64,7 @@ impl AllocationState {
             let a = conv::opt_string(js, self_address.raw(), "selfAddress")?;
             let state = ops_state::new(a.as_deref())?;
             Ok(AllocationState {
-                state: HostState::owned("AllocationState", state),
+                inner: HostState::owned("AllocationState", state),
             })
         })
     }
@@ -76,20 +75,7 @@ impl AllocationState {
         boundary(env, None, |js| {
             let init = conv::tree_of(js, conv::object(js, init.raw(), "init")?, "init")?;
             Ok(AllocationState {
-                state: HostState::owned("AllocationState", ops_state::build(&init)?),
-            })
-        })
-    }
-
-    /// The named operations (`shardline_bind::ops::state`); lib/state.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            ops::call(js, "AllocationState", name.raw(), args.raw(), |a| {
-                ops_state::call(&self.state, run, a)
+                inner: HostState::owned("AllocationState", ops_state::build(&init)?),
             })
         })
     }

@@ -12,12 +12,13 @@ use shardline_bind::{CustomStrategy, Failure, HandleCell};
 use shardline_core::model::AllocationState as CoreState;
 use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
+use crate::backends::checked;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
 use crate::handle::install;
-use crate::js::{Js, Type, V};
+use crate::js::{type_name, Js, Type, V};
 use crate::ops;
-use crate::state::{unknown, AllocationState};
+use crate::state::AllocationState;
 
 /// Where a native object keeps the JavaScript objects its callbacks live on.
 pub const HOLDER: &CStr = c"__shardline";
@@ -42,21 +43,13 @@ fn threw() -> Failure {
     Failure::callback_failed("threw")
 }
 
-/// `target[name]`, which must be a function.
-pub fn own_method(js: Js, target: V, role: &str, name: &str) -> R<(V, V)> {
-    let f = js.get(target, name)?;
-    if js.type_of(f)? != Type::Function {
-        return Err(Fail::new(
-            Code::CallbackFailed,
-            format!("the {role} has no {name} function"),
-        ));
-    }
-    Ok((target, f))
-}
-
 /// Calls `imp[method](view, ...rest)` with `state` lent to a view for the duration.
 fn call_with_view(js: Js, imp: V, method: &str, state: &CoreState, rest: &[V]) -> R<V> {
-    let (imp, f) = own_method(js, imp, "custom strategy", method)?;
+    let f = js.get(imp, method)?;
+    if !is_function(js, f)? {
+        let message = format!("the custom strategy has no {method} function");
+        return Err(Fail::new(Code::CallbackFailed, message));
+    }
     let env = Env::from_raw(js.env);
     // SAFETY: the view ends below, before the borrow of `state` does.
     let view = unsafe { AllocationState::lend(state) }
@@ -77,12 +70,12 @@ impl StrategyHost for JsHost {
         shard: &str,
     ) -> std::result::Result<Option<String>, Failure> {
         error::callback("strategy", |js, imp| {
-            let rest = [js.string(shard)?, js.opt_string(requester)?];
+            let rest = [js.string(shard)?, js.to(requester)?];
             let out = call_with_view(js, imp, "allocate", state, &rest)?;
             Ok(match js.type_of(out)? {
                 Type::Undefined | Type::Null => Ok(None),
                 Type::String => Ok(Some(js.str_of(out)?)),
-                t => Err(wrong_allocation(t.name())),
+                t => Err(wrong_allocation(type_name(t))),
             })
         })
         .ok_or_else(threw)?
@@ -105,14 +98,10 @@ impl StrategyHost for JsHost {
             let Ok(items) = conv::iterable(js, out, "rebalance") else {
                 return Ok(Err(wrong_shard("something that is not iterable")));
             };
-            let mut picked = Vec::with_capacity(items.len());
-            for (i, v) in items.into_iter().enumerate() {
-                match conv::shard(js, v, "item") {
-                    Ok(s) => picked.push(s),
-                    Err(_) => return Ok(Err(wrong_shard(&format!("item {i}")))),
-                }
-            }
-            Ok(Ok(picked))
+            let picked = items.into_iter().enumerate().map(|(i, v)| {
+                conv::shard(js, v, "item").map_err(|_| wrong_shard(&format!("item {i}")))
+            });
+            Ok(picked.collect())
         })
         .ok_or_else(threw)?
     }
@@ -138,11 +127,7 @@ impl Spec {
     pub fn parse(js: Js, v: V, what: &str) -> R<Spec> {
         let v = conv::object(js, v, what)?;
         // A Strategy instance stands for what it was made from.
-        let env = Env::from_raw(js.env);
-        if Strategy::instance_of(&env, &unknown(js, v)).unwrap_or(false) {
-            // SAFETY: checked to be a Strategy of this env.
-            let inst = unsafe { ClassInstance::<Strategy>::from_napi_value(js.env, v) }
-                .map_err(|e| Fail::invalid(format!("{what}: {e}")))?;
+        if let Some(inst) = checked::<Strategy>(js, v) {
             if let Some(c) = &inst.config {
                 return Ok(Spec::Builtin(c.clone()));
             }
@@ -197,25 +182,20 @@ pub struct Strategy {
     inner: HandleCell<Box<dyn AllocationStrategy>>,
 }
 
-/// The `AllocationState` instance behind an argument.
+/// The `AllocationState` instance behind an argument (its class tag is checked, so a plain
+/// object or another shardline class is refused).
 pub fn state_arg<'a>(js: Js, v: V) -> R<&'a AllocationState> {
     if js.is_nullish(v)? {
         return Err(conv::missing("state"));
     }
-    // Unwrapping checks the class the object was wrapped as (napi-rs's class identity), so a
-    // plain object or another shardline class is refused here; no separate instanceof.
-    // SAFETY: the reference is used only during this call, while the argument keeps the
-    // object alive.
-    let inst = unsafe { ClassInstance::<AllocationState>::from_napi_value(js.env, v) }
-        .map_err(|_| Fail::invalid("state: expected an AllocationState"))?;
-    Ok(unsafe { &*(&*inst as *const AllocationState) })
+    checked(js, v).ok_or_else(|| Fail::invalid("state: expected an AllocationState"))
 }
 
 impl Strategy {
     fn decide<T>(
         &self,
         env: &Env,
-        this: &This,
+        this: V,
         f: impl FnOnce(Js, &mut dyn AllocationStrategy) -> R<T>,
     ) -> Result<T> {
         let js = Js::new(env.raw());
@@ -223,7 +203,7 @@ impl Strategy {
         // than a built-in decision, so built-ins skip it.
         let holder = match self.config {
             Some(_) => None,
-            None => holder_of(js, this.object.raw()).ok().flatten(),
+            None => holder_of(js, this).ok().flatten(),
         };
         boundary(env, holder, |js| {
             let mut inner = self.inner.hold()?;
@@ -257,40 +237,28 @@ impl Strategy {
             })
         })
     }
+}
 
-    /// The named operations (`shardline_bind::ops::strategy`; a decision takes the
-    /// `AllocationState` first); lib/state.cjs names each.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(
-        &self,
-        env: &'a Env,
-        this: This,
-        name: Unknown,
-        args: Unknown,
-    ) -> Result<Unknown<'a>> {
+impl Strategy {
+    /// `_op` on a strategy (`shardline_bind::ops::strategy`): a decision takes the
+    /// `AllocationState` first and may call the JavaScript strategy on `this`.
+    pub fn op<'a>(&self, env: &'a Env, this: V, name: V, args: V) -> Result<Unknown<'a>> {
         let kind = "Strategy";
         let decision = Js::new(env.raw())
-            .str_of(name.raw())
+            .str_of(name)
             .is_ok_and(|op| ops_strategy::is_decision(&op));
         if !decision {
             return boundary(env, None, |js| {
-                ops::call(js, kind, name.raw(), args.raw(), |a| {
+                ops::call(js, kind, name, args, |a| {
                     ops_strategy::describe(self.config.as_ref(), &self.name, a)
                 })
             });
         }
-        self.decide(env, &this, |js, s| {
-            let items = conv::iterable(js, args.raw(), "Strategy.op: arguments")?;
+        self.decide(env, this, |js, s| {
+            let items = conv::iterable(js, args, "Strategy.op: arguments")?;
             let st = state_arg(js, items.first().copied().unwrap_or(js.null()?))?;
             let rest = js.array_of(&items[1..], |v| Ok(*v))?;
-            st.read(|cs| {
-                ops::call(js, kind, name.raw(), rest, |a| {
-                    ops_strategy::decide(s, cs, a)
-                })
-            })
+            st.read(|cs| ops::call(js, kind, name, rest, |a| ops_strategy::decide(s, cs, a)))
         })
     }
 }
