@@ -15,13 +15,9 @@ use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
 
-/// A clone sharing the backend of the lease behind `h` (for a driver).
-pub fn lease(h: jlong) -> Result<InMemoryLease> {
-    unsafe { handle::with::<InMemoryLease, _>(h, |l| Ok(l.clone())) }
-}
-
-pub fn store(h: jlong) -> Result<InMemoryStore> {
-    unsafe { handle::with::<InMemoryStore, _>(h, |s| Ok(s.clone())) }
+/// A clone sharing the backend of the lease or store behind `h` (for a driver).
+pub fn shared<T: Clone>(h: jlong) -> Result<T> {
+    unsafe { handle::with::<T, _>(h, |b| Ok(b.clone())) }
 }
 
 native! { fn Java_org_shardline_InMemoryLease_nNew(env, owner: JString<'l>, ttl: jlong) -> jlong {

@@ -76,9 +76,11 @@ pub fn entry<'local, T>(
     default: T,
     body: impl FnOnce(&mut JNIEnv<'local>) -> Result<T>,
 ) -> T {
-    let outer = CALLBACK_EXCEPTION.with(|slot| slot.borrow_mut().take());
-    let result = catch_unwind(AssertUnwindSafe(|| body(env)));
-    let thrown = CALLBACK_EXCEPTION.with(|slot| std::mem::replace(&mut *slot.borrow_mut(), outer));
+    let (result, thrown) = CALLBACK_EXCEPTION.with(|slot| {
+        let outer = slot.take();
+        let result = catch_unwind(AssertUnwindSafe(|| body(env)));
+        (result, slot.replace(outer))
+    });
     if let Some(original) = thrown {
         // The callback's own exception wins over whatever the core made of its failure.
         let _ = env.exception_clear();

@@ -10,7 +10,6 @@ use jni::JNIEnv;
 
 use shardline_bind::objects::MemberInit;
 use shardline_core::model::Member;
-use shardline_core::protocol::{Endpoint, Envelope, Message};
 
 use crate::boundary::{Failure, Result};
 
@@ -96,17 +95,11 @@ pub fn new_string(env: &mut JNIEnv, s: &str) -> Result<jstring> {
     Ok(env.new_string(s)?.into_raw())
 }
 
-pub fn opt_new_string(env: &mut JNIEnv, s: Option<&str>) -> Result<jstring> {
-    match s {
-        Some(s) => new_string(env, s),
-        None => Ok(std::ptr::null_mut()),
-    }
-}
-
 /// A local `String` (null for `None`), for an argument of a call into Java.
 pub fn local_opt_string<'a>(env: &mut JNIEnv, s: Option<&str>) -> Result<JObject<'a>> {
+    let s = s.map_or(Ok(std::ptr::null_mut()), |s| new_string(env, s))?;
     // SAFETY: a fresh local reference (or null), owned by the caller's frame.
-    Ok(unsafe { JObject::from_raw(opt_new_string(env, s)?) })
+    Ok(unsafe { JObject::from_raw(s) })
 }
 
 /// A local `String[]`, for an argument of a call into Java.
@@ -148,20 +141,6 @@ pub fn string_array<S: AsRef<str>>(
     Ok(array.into_raw())
 }
 
-/// A `String[]` with nulls where `items` has `None`.
-pub fn opt_string_array(env: &mut JNIEnv, items: &[Option<String>]) -> Result<jobjectArray> {
-    let class = crate::classes::STRING.get(env)?;
-    let array = env.new_object_array(items.len() as i32, class, JObject::null())?;
-    for (i, v) in (0..).zip(items.iter()) {
-        if let Some(v) = v {
-            let s = env.new_string(v)?;
-            env.set_object_array_element(&array, i, &s)?;
-            env.delete_local_ref(s)?;
-        }
-    }
-    Ok(array.into_raw())
-}
-
 /// A `String[]` (null means empty); null elements are an error naming `what`.
 pub fn read_strings(env: &mut JNIEnv, array: &JObjectArray, what: &str) -> Result<Vec<String>> {
     if array.is_null() {
@@ -184,10 +163,7 @@ pub fn read_strings(env: &mut JNIEnv, array: &JObjectArray, what: &str) -> Resul
 }
 
 pub fn bytes(env: &mut JNIEnv, array: &JByteArray, what: &str) -> Result<Vec<u8>> {
-    if array.is_null() {
-        return Err(Failure::null(what));
-    }
-    Ok(env.convert_byte_array(array)?)
+    with_bytes(env, array, what, |b| Ok(b.to_vec()))
 }
 
 /// Java passes times and tokens as `long`; the core uses u64 and rejects nothing, so a
@@ -232,53 +208,57 @@ pub fn member(env: &mut JNIEnv, fields: &JObjectArray, up_number: i32) -> Result
     Ok(init.build("member")?)
 }
 
-fn endpoint(region: Option<String>) -> Endpoint {
-    region.map_or(Endpoint::Coordinator, Endpoint::Region)
-}
-
-pub fn endpoint_id(e: &Endpoint) -> Option<&str> {
-    match e {
-        Endpoint::Coordinator => None,
-        Endpoint::Region(r) => Some(r),
-    }
-}
-
-/// An envelope as Java holds it: sender and receiver region ids (null for the coordinator)
-/// and the message as UTF-8 JSON.
-pub fn envelope(
-    env: &mut JNIEnv,
-    from: &JString,
-    to: &JString,
-    message: &JByteArray,
-) -> Result<Envelope> {
-    let from = endpoint(opt_string(env, from)?);
-    let to = endpoint(opt_string(env, to)?);
-    let message: Message = from_utf8_json(env, message, "message")?;
-    Ok(Envelope { from, to, message })
-}
-
-/// A `byte[]` argument of UTF-8 JSON read as `T`; `what` names it in errors. Messages and
-/// stored state cross as UTF-8, the form hosts ship and store, so no `String` is decoded.
-pub fn from_utf8_json<T: serde::de::DeserializeOwned>(
-    env: &mut JNIEnv,
+/// Runs `f` on the bytes of a non-null `byte[]`, from a stack copy when it is short (messages,
+/// stored state): `GetByteArrayRegion` of a range inside the array cannot throw, so the jni
+/// crate's exception checks after each call are skipped.
+pub fn with_bytes<R>(
+    env: &JNIEnv,
     array: &JByteArray,
     what: &str,
-) -> Result<T> {
+    f: impl FnOnce(&[u8]) -> Result<R>,
+) -> Result<R> {
     const STACK: usize = 256;
     if array.is_null() {
         return Err(Failure::null(what));
     }
-    let parse = |b: &[u8]| {
-        serde_json::from_slice(b).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
-    };
-    let n = env.get_array_length(array)? as usize;
-    if n > STACK {
-        return parse(&env.convert_byte_array(array)?);
+    let raw = env.get_raw();
+    // SAFETY: `raw` is this thread's JNIEnv and `array` a live byte[] (typed by the Java
+    // signature); the region asked for lies within it.
+    unsafe {
+        let fns = &**raw;
+        if let (Some(length), Some(region)) = (fns.GetArrayLength, fns.GetByteArrayRegion) {
+            let n = length(raw, array.as_raw());
+            if n >= 0 && (n as usize) <= STACK {
+                let mut buf = [0u8; STACK];
+                region(raw, array.as_raw(), 0, n, buf.as_mut_ptr().cast());
+                return f(&buf[..n as usize]);
+            }
+        }
     }
-    let mut buf = [0i8; STACK];
-    env.get_byte_array_region(array, 0, &mut buf[..n])?;
-    // SAFETY: i8 and u8 have the same size and alignment.
-    parse(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) })
+    f(&env.convert_byte_array(array)?)
+}
+
+/// Copies `bytes` to the start of `array` if it is there and has room; says whether it did.
+pub fn fill(env: &JNIEnv, array: &JByteArray, bytes: &[u8]) -> bool {
+    let raw = env.get_raw();
+    // SAFETY: as in `with_bytes`; the region written lies within the array.
+    unsafe {
+        let fns = &**raw;
+        let (Some(length), Some(set)) = (fns.GetArrayLength, fns.SetByteArrayRegion) else {
+            return false;
+        };
+        if array.is_null() || (length(raw, array.as_raw()) as usize) < bytes.len() {
+            return false;
+        }
+        set(
+            raw,
+            array.as_raw(),
+            0,
+            bytes.len() as i32,
+            bytes.as_ptr().cast(),
+        );
+    }
+    true
 }
 
 /// A JSON `String` argument read as `T`; `what` names it in errors.

@@ -13,7 +13,8 @@ use shardline_core::model::Address;
 use shardline_core::protocol::FencingToken;
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{envelope, from_utf8_json, member, opt_from_json, opt_long, string, unsigned};
+use crate::convert::{member, opt_from_json, opt_long, string, unsigned, with_bytes};
+use crate::envelope;
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
@@ -21,10 +22,10 @@ use crate::outputs::{rows, Rows};
 use crate::strategy::Strategy;
 
 pub fn config(env: &mut JNIEnv, json: &JString) -> Result<CoordinatorConfig> {
-    match opt_from_json(env, json, "coordinator config")? {
-        None => Ok(CoordinatorConfig::default()),
-        Some(value) => Ok(CoordinatorConfig::from_json(&value)?),
-    }
+    let value = opt_from_json(env, json, "coordinator config")?;
+    Ok(value.map_or(Ok(CoordinatorConfig::default()), |v| {
+        CoordinatorConfig::from_json(&v)
+    })?)
 }
 
 native! { fn Java_org_shardline_Coordinator_nNew(
@@ -43,12 +44,7 @@ free_native!(Java_org_shardline_Coordinator_nFree, Coordinator);
 
 native! { fn Java_org_shardline_Coordinator_nStart(_, h: jlong, now: jlong) {
     let now = unsigned(now, "nowMs")?;
-    unsafe {
-        handle::with::<Coordinator, _>(h, |c| {
-            c.start(now);
-            Ok(())
-        })
-    }
+    unsafe { handle::run::<Coordinator>(h, |c| c.start(now)) }
 }}
 
 native! { fn Java_org_shardline_Coordinator_nOnTimeout(_, h: jlong, now: jlong) {
@@ -56,9 +52,11 @@ native! { fn Java_org_shardline_Coordinator_nOnTimeout(_, h: jlong, now: jlong) 
     unsafe { handle::with::<Coordinator, _>(h, |c| Ok(c.on_timeout(now)?)) }
 }}
 
-native! { fn Java_org_shardline_Coordinator_nDrain(env, h: jlong) -> jbyteArray {
+native! { fn Java_org_shardline_Coordinator_nDrain(
+    env, h: jlong, buffer: JByteArray<'l>,
+) -> jbyteArray {
     let outputs = unsafe { handle::with::<Coordinator, _>(h, |c| Ok(c.drain_outputs())) }?;
-    rows(env, &outputs, Rows::coordinator)
+    rows(env, &buffer, &outputs, Rows::coordinator)
 }}
 
 fn token(x: jlong) -> Result<FencingToken> {
@@ -66,19 +64,19 @@ fn token(x: jlong) -> Result<FencingToken> {
 }
 
 /// Every input but `Member`; `kind` numbers are shared with `Coordinator.java` and
-/// `CoordinatorDriver.java`. `c` is UTF-8 JSON (a message, a stored state).
+/// `CoordinatorDriver.java`. `c` is an envelope (`Envelope.flat()`) or a stored state (UTF-8
+/// JSON).
 #[allow(clippy::too_many_arguments)]
 pub fn input(
     env: &mut JNIEnv,
     kind: jint,
     a: &JString,
-    b: &JString,
     c: &JByteArray,
     x: jlong,
     y: jlong,
 ) -> Result<CoordinatorInput> {
     Ok(match kind {
-        0 => CoordinatorInput::Receive(envelope(env, a, b, c)?),
+        0 => CoordinatorInput::Receive(with_bytes(env, c, "envelope", envelope::read)?),
         1 => CoordinatorInput::MemberRemoved {
             address: Address::parse(&string(env, a, "address")?)?.to_string(),
         },
@@ -100,7 +98,11 @@ pub fn input(
         },
         7 => CoordinatorInput::LeaseRenewFailed { token: token(x)? },
         8 => CoordinatorInput::LeaseLost { token: token(x)? },
-        9 => CoordinatorInput::StateLoaded(from_utf8_json(env, c, "stored state")?),
+        // Stored state crosses as UTF-8, the form hosts store, so no `String` is decoded.
+        9 => CoordinatorInput::StateLoaded(with_bytes(env, c, "stored state", |b| {
+            serde_json::from_slice(b)
+                .map_err(|e| Failure::invalid_argument(format!("stored state: {e}")))
+        })?),
         10 => CoordinatorInput::StateLoadFailed { fenced: x != 0 },
         11 => CoordinatorInput::StoreFailed { fenced: x != 0 },
         12 => CoordinatorInput::PreparingForShutdown,
@@ -114,11 +116,10 @@ pub fn input(
 }
 
 native! { fn Java_org_shardline_Coordinator_nInput(
-    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
-    x: jlong, y: jlong,
+    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, c: JByteArray<'l>, x: jlong, y: jlong,
 ) {
     let now = unsigned(now, "nowMs")?;
-    let input = input(env, kind, &a, &b, &c, x, y)?;
+    let input = input(env, kind, &a, &c, x, y)?;
     unsafe { handle::with::<Coordinator, _>(h, |co| Ok(co.handle(now, input)?)) }
 }}
 

@@ -9,9 +9,9 @@ use jni::JNIEnv;
 
 use shardline_bind::driver_host as adapt;
 use shardline_core::coordinator::Coordinator;
-use shardline_core::host::Lease;
 use shardline_core::host::Store;
 use shardline_core::host::{Clock, CoordinatorDriver, RegionDriver, Transport};
+use shardline_core::host::{InMemoryLease, InMemoryStore, Lease};
 use shardline_core::region::Region;
 
 use crate::backends;
@@ -44,12 +44,12 @@ fn Java_org_shardline_CoordinatorDriver_nNew(
 ) -> jlong {
     let (transport, clock) = transport_and_clock(env, &transport, &clock)?;
     let lease: Box<dyn Lease> = if lease_handle != 0 {
-        Box::new(backends::lease(lease_handle)?)
+        Box::new(backends::shared::<InMemoryLease>(lease_handle)?)
     } else {
         adapt::lease(JavaHost::new(env, &lease, "lease")?)
     };
     let store: Box<dyn Store> = if store_handle != 0 {
-        Box::new(backends::store(store_handle)?)
+        Box::new(backends::shared::<InMemoryStore>(store_handle)?)
     } else {
         adapt::store(JavaHost::new(env, &store, "store")?)
     };
@@ -67,11 +67,11 @@ native! {
 /// Kind -1: start; -2: leaseLost; any other: a step input, numbered as in
 /// `Coordinator.nInput` (`x` its flag).
 fn Java_org_shardline_CoordinatorDriver_nInput(
-    env, h: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>, x: jlong,
+    env, h: jlong, kind: jint, a: JString<'l>, c: JByteArray<'l>, x: jlong,
 ) {
     let input = match kind {
         -1 | -2 => None,
-        k => Some(crate::coordinator::input(env, k, &a, &b, &c, x, 0)?),
+        k => Some(crate::coordinator::input(env, k, &a, &c, x, 0)?),
     };
     unsafe {
         handle::with::<CoordinatorDriver, _>(h, |d| {
@@ -97,9 +97,11 @@ native! { fn Java_org_shardline_CoordinatorDriver_nPoll(_, h: jlong) -> jlong {
     }?))
 }}
 
-native! { fn Java_org_shardline_CoordinatorDriver_nTakeNotices(env, h: jlong) -> jbyteArray {
+native! { fn Java_org_shardline_CoordinatorDriver_nTakeNotices(
+    env, h: jlong, buffer: JByteArray<'l>,
+) -> jbyteArray {
     let notices = unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, &notices, Rows::notice)
+    rows(env, &buffer, &notices, Rows::notice)
 }}
 
 // ---- RegionDriver --------------------------------------------------------------------------
@@ -128,15 +130,11 @@ native! { fn Java_org_shardline_RegionDriver_nRoute(
     let shard = crate::convert::opt_string(env, &shard)?;
     let entity = string(env, &entity, "entityId")?;
     let payload = bytes(env, &payload, "payload")?;
-    unsafe {
-        handle::with::<RegionDriver, _>(h, |d| {
-            match &shard {
-                Some(s) => d.route_to_shard(s, &entity, payload)?,
-                None => d.route(&entity, payload)?,
-            }
-            Ok(())
-        })
-    }
+    let route = |d: &mut RegionDriver| match &shard {
+        Some(s) => d.route_to_shard(s, &entity, payload),
+        None => d.route(&entity, payload),
+    };
+    unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(route(d)?)) }
 }}
 
 native! {
@@ -154,7 +152,9 @@ native! { fn Java_org_shardline_RegionDriver_nPoll(_, h: jlong) -> jlong {
     }?))
 }}
 
-native! { fn Java_org_shardline_RegionDriver_nTakeNotices(env, h: jlong) -> jbyteArray {
+native! { fn Java_org_shardline_RegionDriver_nTakeNotices(
+    env, h: jlong, buffer: JByteArray<'l>,
+) -> jbyteArray {
     let notices = unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, &notices, Rows::notice)
+    rows(env, &buffer, &notices, Rows::notice)
 }}

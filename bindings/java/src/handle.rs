@@ -64,6 +64,20 @@ pub unsafe fn with<T, R>(raw: jlong, f: impl FnOnce(&mut T) -> Result<R>) -> Res
     unsafe { Handle::<T>::get(raw) }?.with(f)
 }
 
+/// [`with`] for an `f` that cannot fail.
+///
+/// # Safety
+/// As for [`Handle::get`].
+pub unsafe fn run<T>(raw: jlong, f: impl FnOnce(&mut T)) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with::<T, _>(raw, |t| {
+            f(t);
+            Ok(())
+        })
+    }
+}
+
 /// Runs `f` on the machine behind a step-API handle (`T`) or, when `driver` is set, on the one
 /// a driver handle (`D`) runs, reached through `inner`: the queries both Java classes share.
 ///

@@ -17,7 +17,8 @@ use shardline_core::host::WriteOutcome;
 use shardline_core::protocol::{Envelope, FencingToken};
 
 use crate::callback::{attempt, keep, JavaObject, Refusal, BRIDGE};
-use crate::convert::{endpoint_id, local_opt_string, local_string_array, to_json};
+use crate::convert::{local_string_array, to_json};
+use crate::envelope;
 
 /// A Java host object; every interface method is there (the optional ones have defaults).
 pub struct JavaHost(JavaObject);
@@ -70,93 +71,38 @@ fn dispatch<'a>(
     use Answer::*;
     // Bridged methods go through `Callbacks`, which turns Java's types (Optional, records,
     // WriteOutcome) into plain values; the rest are called on the object itself.
-    let (bridged, name, sig, answer, jargs) = match method {
-        "send" => {
-            let e: Envelope = value(&args[0])?;
-            let jargs = vec![
-                JValueOwned::from(local_opt_string(env, endpoint_id(&e.from))?),
-                JValueOwned::from(local_opt_string(env, endpoint_id(&e.to))?),
-                JValueOwned::from(JObject::from(env.byte_array_from_slice(
-                    &serde_json::to_vec(&e.message).map_err(|e| Refusal::Invalid(e.to_string()))?,
-                )?)),
-            ];
-            let sig = "(Lorg/shardline/Transport;Ljava/lang/String;Ljava/lang/String;[B)V";
-            (true, "send", sig, Nothing, jargs)
-        }
-        "now_ms" => (false, "nowMs", "()J", Millis, vec![]),
-        "wall_ms" => (false, "wallMs", "()J", Millis, vec![]),
-        "monotonic_ms" => (false, "monotonicMs", "()J", Millis, vec![]),
-        "sleep_until" => (false, "sleepUntil", "(J)V", Nothing, longs(args)?),
-        "acquire" => (
-            true,
-            "leaseAcquire",
-            "(Lorg/shardline/Lease;J)[J",
-            Grant,
-            longs(args)?,
-        ),
-        "renew" => (
-            true,
-            "leaseRenew",
-            "(Lorg/shardline/Lease;JJ)J",
-            Deadline,
-            longs(args)?,
-        ),
-        "release" => (false, "release", "(J)V", Nothing, longs(args)?),
-        "append" => {
-            let jargs = write(env, &args[0], value::<Record>(&args[1])?)?;
-            (true, "storeAppend", WRITE, Written, jargs)
-        }
-        "save_snapshot" => {
-            let jargs = write(env, &args[0], value::<Snapshot>(&args[1])?)?;
-            (true, "storeSaveSnapshot", WRITE, Written, jargs)
-        }
-        "load" => (
-            true,
-            "storeLoad",
-            "(Lorg/shardline/Store;J)Ljava/lang/String;",
-            Json,
-            longs(args)?,
-        ),
-        "start_shard" | "start_entities" => {
-            let name = if method == "start_shard" {
-                "startShard"
-            } else {
-                "startEntities"
-            };
-            let jargs = vec![text(env, string(&args[0])?)?, strings(env, &args[1])?];
-            (
-                true,
-                name,
-                "(Lorg/shardline/EntityHost;Ljava/lang/String;[Ljava/lang/String;)V",
-                Nothing,
-                jargs,
-            )
-        }
-        "deliver" => {
-            let jargs = vec![
-                text(env, string(&args[0])?)?,
-                text(env, string(&args[1])?)?,
-                bytes(env, &args[2])?,
-            ];
-            let sig = "(Lorg/shardline/EntityHost;Ljava/lang/String;Ljava/lang/String;[B)V";
-            (true, "deliver", sig, Nothing, jargs)
-        }
-        "stop_shard" => {
-            let jargs = vec![text(env, string(&args[0])?)?];
-            (false, "stopShard", "(Ljava/lang/String;)Z", Flag, jargs)
-        }
-        "undeliverable" => {
-            let jargs = vec![
-                text(env, string(&args[0])?)?,
-                text(env, string(&args[1])?)?,
-                bytes(env, &args[2])?,
-                text(env, string(&args[3])?)?,
-            ];
-            let sig = "(Ljava/lang/String;Ljava/lang/String;[BLjava/lang/String;)V";
-            (false, "undeliverable", sig, Nothing, jargs)
-        }
-        "stopped" => (false, "stopped", "()V", Nothing, vec![]),
+    let (bridged, name, sig, answer) = match method {
+        "send" => (true, "send", "(Lorg/shardline/Transport;[B)V", Nothing),
+        "now_ms" => (false, "nowMs", "()J", Millis),
+        "wall_ms" => (false, "wallMs", "()J", Millis),
+        "monotonic_ms" => (false, "monotonicMs", "()J", Millis),
+        "sleep_until" => (false, "sleepUntil", "(J)V", Nothing),
+        "acquire" => (true, "leaseAcquire", "(Lorg/shardline/Lease;J)[J", Grant),
+        "renew" => (true, "leaseRenew", "(Lorg/shardline/Lease;JJ)J", Deadline),
+        "release" => (false, "release", "(J)V", Nothing),
+        "append" => (true, "storeAppend", WRITE, Written),
+        "save_snapshot" => (true, "storeSaveSnapshot", WRITE, Written),
+        "load" => (true, "storeLoad", LOAD, Json),
+        "start_shard" => (true, "startShard", START, Nothing),
+        "start_entities" => (true, "startEntities", START, Nothing),
+        "deliver" => (true, "deliver", DELIVER, Nothing),
+        "stop_shard" => (false, "stopShard", "(Ljava/lang/String;)Z", Flag),
+        "undeliverable" => (false, "undeliverable", UNDELIVERABLE, Nothing),
+        "stopped" => (false, "stopped", "()V", Nothing),
         other => return Err(Refusal::Invalid(format!("has no {other} method"))),
+    };
+    let jargs = match method {
+        "send" => {
+            let e = envelope::to_java(env, &value::<Envelope>(&args[0])?)?;
+            // SAFETY: a fresh local reference, owned by the callback's frame.
+            vec![JValueOwned::from(unsafe { JObject::from_raw(e) })]
+        }
+        "append" => write(env, &args[0], value::<Record>(&args[1])?)?,
+        "save_snapshot" => write(env, &args[0], value::<Snapshot>(&args[1])?)?,
+        _ => args
+            .iter()
+            .map(|a| java(env, a))
+            .collect::<Result<_, _>>()?,
     };
     let mut values: Vec<JValue> = jargs.iter().map(JValueOwned::borrow).collect();
     let r = if bridged {
@@ -201,6 +147,10 @@ fn dispatch<'a>(
 }
 
 const WRITE: &str = "(Lorg/shardline/Store;JLjava/lang/String;)J";
+const LOAD: &str = "(Lorg/shardline/Store;J)Ljava/lang/String;";
+const START: &str = "(Lorg/shardline/EntityHost;Ljava/lang/String;[Ljava/lang/String;)V";
+const DELIVER: &str = "(Lorg/shardline/EntityHost;Ljava/lang/String;Ljava/lang/String;[B)V";
+const UNDELIVERABLE: &str = "(Ljava/lang/String;Ljava/lang/String;[BLjava/lang/String;)V";
 
 /// The core's arguments are the core's own values: one that does not read back is a bug here.
 fn malformed(what: &str) -> Refusal {
@@ -225,8 +175,15 @@ fn long(t: &Tree) -> Result<JValueOwned<'static>, Refusal> {
     Ok(JValueOwned::Long(v.ok_or_else(|| malformed("number"))?))
 }
 
-fn longs(args: &[Tree]) -> Result<Vec<JValueOwned<'static>>, Refusal> {
-    args.iter().map(long).collect()
+/// An argument as the Java type its method takes: text as `String`, bytes as `byte[]`, a list
+/// (of texts) as `String[]`, a number as `long`.
+fn java<'a>(env: &mut JNIEnv<'a>, t: &Tree) -> Result<JValueOwned<'a>, Refusal> {
+    match t {
+        Tree::Text(s) => text(env, s),
+        Tree::Bytes(_) => bytes(env, t),
+        Tree::Array(_) => strings(env, t),
+        _ => long(t),
+    }
 }
 
 fn text<'a>(env: &mut JNIEnv<'a>, s: &str) -> Result<JValueOwned<'a>, Refusal> {

@@ -23,7 +23,7 @@
 //! with `private static native Object nOp(long h, String op, Object[] args);` in `Kind.java`
 //! and `String id() { return op(Kind::nOp, "id"); }` for each operation.
 
-use jni::objects::{JByteArray, JObject, JObjectArray, JString, JValue};
+use jni::objects::{JByteArray, JObject, JObjectArray, JString, JValue, JValueOwned};
 use jni::sys::jobject;
 use jni::JNIEnv;
 use shardline_bind::ops::{Args, Tree};
@@ -88,18 +88,14 @@ pub fn tree_of(env: &mut JNIEnv, o: &JObject, at: &str, depth: usize) -> Result<
         return Ok(Tree::Text(string(env, &s, at)?));
     }
     if is(env, o, &BOOLEAN)? {
-        return Ok(Tree::Bool(
-            env.call_method(o, "booleanValue", "()Z", &[])?.z()?,
-        ));
+        return Ok(Tree::Bool(unbox(env, o, "booleanValue", "()Z")?.z()?));
     }
     if is(env, o, &DOUBLE)? || is(env, o, &FLOAT)? {
-        return Ok(Tree::Float(
-            env.call_method(o, "doubleValue", "()D", &[])?.d()?,
-        ));
+        return Ok(Tree::Float(unbox(env, o, "doubleValue", "()D")?.d()?));
     }
     if is(env, o, &LONG)? || is(env, o, &INTEGER)? || is(env, o, &SHORT)? || is(env, o, &BYTE)? {
         return Ok(Tree::Integer(
-            env.call_method(o, "longValue", "()J", &[])?.j()?.into(),
+            unbox(env, o, "longValue", "()J")?.j()?.into(),
         ));
     }
     if is(env, o, &BYTES)? {
@@ -166,6 +162,10 @@ pub fn tree_of(env: &mut JNIEnv, o: &JObject, at: &str, depth: usize) -> Result<
     )))
 }
 
+fn unbox<'a>(env: &mut JNIEnv<'a>, o: &JObject, name: &str, sig: &str) -> Result<JValueOwned<'a>> {
+    Ok(env.call_method(o, name, sig, &[])?)
+}
+
 /// A tree as a Java object (a local reference, null for null).
 pub fn to_java(env: &mut JNIEnv, t: &Tree) -> Result<jobject> {
     Ok(match t {
@@ -204,14 +204,9 @@ pub fn to_java(env: &mut JNIEnv, t: &Tree) -> Result<jobject> {
                 let k = env.new_string(key_text(k)?)?;
                 // SAFETY: a fresh local reference (or null) made just now.
                 let v = unsafe { JObject::from_raw(to_java(env, item)?) };
-                let old = env
-                    .call_method(
-                        &map,
-                        "put",
-                        "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
-                        &[JValue::Object(&k), JValue::Object(&v)],
-                    )?
-                    .l()?;
+                let sig = "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;";
+                let args = [JValue::Object(&k), JValue::Object(&v)];
+                let old = env.call_method(&map, "put", sig, &args)?.l()?;
                 for r in [JObject::from(k), v, old] {
                     env.delete_local_ref(r)?;
                 }

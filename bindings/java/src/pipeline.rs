@@ -1,8 +1,8 @@
 //! `org.shardline.AsyncCoordinatorDriver`'s native half: the core's `CoordinatorPipeline`. Each
 //! host call is handed to Java as `[ticket, method, args]` (the call
-//! `shardline_bind::pipeline_host` derives, in Java's shapes: an envelope as from, to and its
-//! message's UTF-8 JSON, a record as JSON text), and the answer of the `CompletionStage` Java
-//! made of it comes back whenever it completes, read by the rules every language shares.
+//! `shardline_bind::pipeline_host` derives, in Java's shapes: an envelope in `Envelope.java`'s
+//! native form, a record as JSON text), and the answer of the `CompletionStage` Java made of it
+//! comes back whenever it completes, read by the rules every language shares.
 
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jint, jlong, jobject};
@@ -16,7 +16,8 @@ use shardline_core::protocol::Envelope;
 use shardline_core::replay::CoordinatorStep;
 
 use crate::boundary::{Failure, Result, Status};
-use crate::convert::{endpoint_id, member, to_json, unsigned};
+use crate::convert::{member, to_json, unsigned};
+use crate::envelope;
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
@@ -35,14 +36,13 @@ free_native!(
 native! {
 /// Kind -1: start; -2: a timer; any other: a step input numbered as in `Coordinator.nInput`.
 fn Java_org_shardline_AsyncCoordinatorDriver_nStep(
-    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
-    x: jlong,
+    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, c: JByteArray<'l>, x: jlong,
 ) {
     let now = unsigned(now, "nowMs")?;
     let step = match kind {
         -1 => CoordinatorStep::Start,
         -2 => CoordinatorStep::Timeout,
-        k => CoordinatorStep::Input(crate::coordinator::input(env, k, &a, &b, &c, x, 0)?),
+        k => CoordinatorStep::Input(crate::coordinator::input(env, k, &a, &c, x, 0)?),
     };
     unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.step(now, step)?)) }
 }}
@@ -64,17 +64,11 @@ fn java_args(call: HostCall) -> Result<Vec<Tree>> {
     fn json<T: serde::de::DeserializeOwned + serde::Serialize>(t: &Tree) -> Result<Tree> {
         Ok(Tree::Text(to_json(&t.deserialized::<T>().map_err(bug)?)))
     }
-    let text = |s: Option<&str>| s.map_or(Tree::Null, |s| Tree::Text(s.to_owned()));
     let mut args = call.args;
     match call.method {
         "send" => {
             let e: Envelope = args[0].deserialized().map_err(bug)?;
-            let message = serde_json::to_vec(&e.message).map_err(bug)?;
-            args = vec![
-                text(endpoint_id(&e.from)),
-                text(endpoint_id(&e.to)),
-                Tree::Bytes(message),
-            ];
+            args = vec![Tree::Bytes(envelope::flat(&e)?)];
         }
         "append" => args[1] = json::<Record>(&args[1])?,
         "save_snapshot" => args[1] = json::<Snapshot>(&args[1])?,
@@ -135,7 +129,9 @@ native! { fn Java_org_shardline_AsyncCoordinatorDriver_nInFlight(_, h: jlong) ->
     unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.in_flight() as jint)) }
 }}
 
-native! { fn Java_org_shardline_AsyncCoordinatorDriver_nTakeNotices(env, h: jlong) -> jbyteArray {
+native! { fn Java_org_shardline_AsyncCoordinatorDriver_nTakeNotices(
+    env, h: jlong, buffer: JByteArray<'l>,
+) -> jbyteArray {
     let notices = unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.take_notices())) }?;
-    rows(env, &notices, Rows::notice)
+    rows(env, &buffer, &notices, Rows::notice)
 }}

@@ -10,17 +10,16 @@ use shardline_core::host::RegionDriver;
 use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{bytes, envelope, opt_from_json, opt_long, opt_string, string, unsigned};
+use crate::convert::{bytes, opt_from_json, opt_long, opt_string, string, unsigned, with_bytes};
+use crate::envelope;
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
 use crate::outputs::{rows, Rows};
 
 pub fn config(env: &mut JNIEnv, json: &JString) -> Result<RegionConfig> {
-    match opt_from_json(env, json, "region config")? {
-        None => Ok(RegionConfig::default()),
-        Some(value) => Ok(RegionConfig::from_json(&value)?),
-    }
+    let value = opt_from_json(env, json, "region config")?;
+    Ok(value.map_or(Ok(RegionConfig::default()), |v| RegionConfig::from_json(&v))?)
 }
 
 /// Kind 0: Pekko `HashCodeMessageExtractor(n)`; 1: actor-ts `hashShardId(n)`; 2: the Java
@@ -58,22 +57,12 @@ free_native!(Java_org_shardline_Region_nFree, Region);
 
 native! { fn Java_org_shardline_Region_nStart(_, h: jlong, now: jlong) {
     let now = unsigned(now, "nowMs")?;
-    unsafe {
-        handle::with::<Region, _>(h, |r| {
-            r.start(now);
-            Ok(())
-        })
-    }
+    unsafe { handle::run::<Region>(h, |r| r.start(now)) }
 }}
 
 native! { fn Java_org_shardline_Region_nOnTimeout(_, h: jlong, now: jlong) {
     let now = unsigned(now, "nowMs")?;
-    unsafe {
-        handle::with::<Region, _>(h, |r| {
-            r.on_timeout(now);
-            Ok(())
-        })
-    }
+    unsafe { handle::run::<Region>(h, |r| r.on_timeout(now)) }
 }}
 
 native! { fn Java_org_shardline_Region_nRoute(
@@ -83,31 +72,23 @@ native! { fn Java_org_shardline_Region_nRoute(
     let shard = opt_string(env, &shard)?;
     let entity = string(env, &entity, "entityId")?;
     let payload = bytes(env, &payload, "payload")?;
-    unsafe {
-        handle::with::<Region, _>(h, |r| {
-            let routed = match &shard {
-                Some(s) => r.route_to_shard(now, s, &entity, payload),
-                None => r.route(now, &entity, payload),
-            };
-            routed.map_err(|rejected| Failure::invalid_state(rejected.to_string()))
-        })
-    }
+    let route = |r: &mut Region| match &shard {
+        Some(s) => r.route_to_shard(now, s, &entity, payload),
+        None => r.route(now, &entity, payload),
+    };
+    let rejected = |e: shardline_core::region::Rejected| Failure::invalid_state(e.to_string());
+    unsafe { handle::with::<Region, _>(h, |r| route(r).map_err(rejected)) }
 }}
 
 native! {
-/// Kind 0: receive(a=from, b=to, c=message as UTF-8 JSON); 1: coordinatorChanged; 2: regionTerminated(a);
+/// Kind 0: receive(c=`Envelope.flat()`); 1: coordinatorChanged; 2: regionTerminated(a);
 /// 3: shardStopped(a); 4: entityPassivated(a=shard, b=entity); 5: gracefulShutdown.
 fn Java_org_shardline_Region_nInput(
     env, h: jlong, now: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
 ) {
     let now = unsigned(now, "nowMs")?;
     let input = region_input(env, kind, &a, &b, &c)?;
-    unsafe {
-        handle::with::<Region, _>(h, |r| {
-            r.handle(now, input);
-            Ok(())
-        })
-    }
+    unsafe { handle::run::<Region>(h, |r| r.handle(now, input)) }
 }}
 
 pub fn region_input(
@@ -118,7 +99,7 @@ pub fn region_input(
     c: &JByteArray,
 ) -> Result<RegionInput> {
     Ok(match kind {
-        0 => RegionInput::Receive(envelope(env, a, b, c)?),
+        0 => RegionInput::Receive(with_bytes(env, c, "envelope", envelope::read)?),
         1 => RegionInput::CoordinatorChanged,
         2 => RegionInput::RegionTerminated {
             region: string(env, a, "region")?,
@@ -139,9 +120,9 @@ pub fn region_input(
     })
 }
 
-native! { fn Java_org_shardline_Region_nDrain(env, h: jlong) -> jbyteArray {
+native! { fn Java_org_shardline_Region_nDrain(env, h: jlong, buffer: JByteArray<'l>) -> jbyteArray {
     let outputs = unsafe { handle::with::<Region, _>(h, |r| Ok(r.drain_outputs())) }?;
-    rows(env, &outputs, Rows::region)
+    rows(env, &buffer, &outputs, Rows::region)
 }}
 
 // ---- queries shared by Region and RegionDriver ----------------------------------------------

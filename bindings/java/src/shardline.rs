@@ -2,7 +2,7 @@
 //! entity -> shard), by name.
 
 use jni::objects::{JObjectArray, JString};
-use jni::sys::{jobject, jobjectArray, jstring};
+use jni::sys::{jobject, jstring};
 
 use shardline_bind::ops::functions;
 
@@ -24,17 +24,4 @@ native! {
 /// Test hook for the panic boundary: a panic must come out as ShardlineException(PANIC).
 fn Java_org_shardline_Shardline_nPanicForTest(_) {
     panic!("deliberate panic (test hook)")
-}}
-
-native! {
-/// {from region or null, to region or null, message JSON}.
-fn Java_org_shardline_Shardline_nParseEnvelope(env, json: JString<'l>) -> jobjectArray {
-    let e: shardline_core::protocol::Envelope =
-        crate::convert::from_json(env, &json, "envelope")?;
-    let parts = [
-        crate::convert::endpoint_id(&e.from).map(str::to_owned),
-        crate::convert::endpoint_id(&e.to).map(str::to_owned),
-        Some(crate::convert::to_json(&e.message)),
-    ];
-    crate::convert::opt_string_array(env, &parts)
 }}

@@ -2,7 +2,7 @@
 //! strategies implemented in Java (`CustomStrategy`), and External fed by a Java
 //! `ShardLocations` source.
 
-use jni::objects::{JObject, JObjectArray, JString, JValue};
+use jni::objects::{JObject, JObjectArray, JString, JValue, JValueOwned};
 use jni::sys::{jlong, jobject, jstring};
 use jni::JNIEnv;
 
@@ -17,8 +17,8 @@ use shardline_core::strategy::{
     AllocationStrategy, External, Lookup, ShardLocations, StrategyConfig,
 };
 
-use crate::boundary::{keep_failure, Result};
-use crate::callback::{call, JavaObject, Refusal, BRIDGE};
+use crate::boundary::Result;
+use crate::callback::{call, keep, JavaObject, Refusal};
 use crate::convert::{
     from_json, local_opt_string, local_string_array, new_string, opt_string, read_strings, string,
 };
@@ -42,10 +42,8 @@ fn kept(e: shardline_core::Error) -> BindFailure {
 }
 
 fn read_opt_string(env: &mut JNIEnv, o: JObject) -> Result<Option<String>, Refusal> {
-    if o.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(crate::convert::read(env, &JString::from(o))?))
+    let s = (!o.is_null()).then(|| crate::convert::read(env, &JString::from(o)));
+    Ok(s.transpose()?)
 }
 
 fn read_string_array(
@@ -53,10 +51,33 @@ fn read_string_array(
     o: JObject,
     what: &str,
 ) -> Result<Option<Vec<String>>, Refusal> {
-    if o.is_null() {
-        return Ok(None);
+    let items = (!o.is_null()).then(|| read_strings(env, &JObjectArray::from(o), what));
+    Ok(items.transpose()?)
+}
+
+impl JavaHost {
+    /// Calls bridge method `method` with `state` lent for the call (its handle the first
+    /// argument after the strategy).
+    fn decide<R>(
+        &self,
+        state: &AllocationState,
+        method: &str,
+        sig: &str,
+        args: impl FnOnce(&mut JNIEnv) -> Result<Vec<JValueOwned<'static>>, Refusal>,
+        answer: impl FnOnce(&mut JNIEnv, JObject) -> Result<R, Refusal>,
+    ) -> Result<R, BindFailure> {
+        // SAFETY: the view ends below, when the callback has returned.
+        let view = unsafe { HostState::lend(state) };
+        let mut values = vec![JValueOwned::Long(&view as *const HostState as jlong)];
+        let r = call(method, |env| {
+            values.extend(args(env)?);
+            let values: Vec<JValue> = values.iter().map(JValueOwned::borrow).collect();
+            let r = self.target.bridge(env, method, sig, &values)?;
+            answer(env, r)
+        });
+        view.end_view();
+        r.map_err(kept)
     }
-    Ok(Some(read_strings(env, &JObjectArray::from(o), what)?))
 }
 
 impl StrategyHost for JavaHost {
@@ -66,30 +87,15 @@ impl StrategyHost for JavaHost {
         requester: Option<&str>,
         shard: &str,
     ) -> Result<Option<String>, BindFailure> {
-        // SAFETY: the view ends below, when the callback has returned.
-        let view = unsafe { HostState::lend(state) };
-        let view_handle = &view as *const HostState as jlong;
-        let target = &self.target;
-        let answer = call("allocate", |env| {
-            let requester = local_opt_string(env, requester)?;
-            let shard = env.new_string(shard)?;
-            let r = env
-                .call_static_method(
-                    BRIDGE,
-                    "allocate",
-                    "(Lorg/shardline/CustomStrategy;JLjava/lang/String;Ljava/lang/String;)Ljava/lang/String;",
-                    &[
-                        JValue::Object(target.obj.as_obj()),
-                        JValue::Long(view_handle),
-                        JValue::Object(&requester),
-                        JValue::Object(&shard),
-                    ],
-                )?
-                .l()?;
-            read_opt_string(env, r)
-        });
-        view.end_view();
-        answer.map_err(kept)
+        let sig = "(Lorg/shardline/CustomStrategy;JLjava/lang/String;Ljava/lang/String;)Ljava/lang/String;";
+        let args = |env: &mut JNIEnv| {
+            let (r, s) = (
+                local_opt_string(env, requester)?,
+                local_opt_string(env, Some(shard))?,
+            );
+            Ok(vec![JValueOwned::from(r), JValueOwned::from(s)])
+        };
+        self.decide(state, "allocate", sig, args, read_opt_string)
     }
 
     fn rebalance(
@@ -97,36 +103,20 @@ impl StrategyHost for JavaHost {
         state: &AllocationState,
         in_progress: &[&str],
     ) -> Result<Vec<String>, BindFailure> {
-        // SAFETY: the view ends below, when the callback has returned.
-        let view = unsafe { HostState::lend(state) };
-        let view_handle = &view as *const HostState as jlong;
-        let target = &self.target;
-        let answer = call("rebalance", |env| {
-            let array = local_string_array(env, in_progress.iter())?;
-            let r = env
-                .call_static_method(
-                    BRIDGE,
-                    "rebalance",
-                    "(Lorg/shardline/CustomStrategy;J[Ljava/lang/String;)[Ljava/lang/String;",
-                    &[
-                        JValue::Object(target.obj.as_obj()),
-                        JValue::Long(view_handle),
-                        JValue::Object(&array),
-                    ],
-                )?
-                .l()?;
+        let sig = "(Lorg/shardline/CustomStrategy;J[Ljava/lang/String;)[Ljava/lang/String;";
+        let args = |env: &mut JNIEnv| {
+            Ok(vec![JValueOwned::from(local_string_array(
+                env,
+                in_progress.iter(),
+            )?)])
+        };
+        self.decide(state, "rebalance", sig, args, |env, r| {
             Ok(read_string_array(env, r, "rebalance result")?.unwrap_or_default())
-        });
-        view.end_view();
-        answer.map_err(kept)
+        })
     }
 
     fn keep(&mut self, failure: BindFailure) -> shardline_core::Error {
-        let core = failure.to_core();
-        if let Ok(mut env) = crate::vm().get_env() {
-            keep_failure(&mut env, failure.status, &failure.message);
-        }
-        core
+        keep(failure)
     }
 }
 
@@ -141,17 +131,12 @@ fn parse_address(a: &str) -> Result<Address, Refusal> {
 
 impl ShardLocations for JavaLocations {
     fn location(&mut self, shard: &str) -> Lookup<Option<Address>> {
-        let target = &self.target;
         let r = call("ShardLocations.location", |env| {
-            let shard = env.new_string(shard)?;
-            let r = env
-                .call_static_method(
-                    BRIDGE,
-                    "location",
-                    "(Lorg/shardline/ShardLocations;Ljava/lang/String;)[Ljava/lang/String;",
-                    &[JValue::Object(target.obj.as_obj()), JValue::Object(&shard)],
-                )?
-                .l()?;
+            let shard = JObject::from(env.new_string(shard)?);
+            let sig = "(Lorg/shardline/ShardLocations;Ljava/lang/String;)[Ljava/lang/String;";
+            let r = self
+                .target
+                .bridge(env, "location", sig, &[JValue::Object(&shard)])?;
             match read_string_array(env, r, "location")? {
                 None => Ok(Lookup::Unavailable),
                 Some(v) => match v.first() {
@@ -166,28 +151,15 @@ impl ShardLocations for JavaLocations {
     }
 
     fn locations(&mut self) -> Lookup<Vec<(String, Address)>> {
-        let target = &self.target;
         let r = call("ShardLocations.locations", |env| {
-            let r = env
-                .call_static_method(
-                    BRIDGE,
-                    "locations",
-                    "(Lorg/shardline/ShardLocations;)[Ljava/lang/String;",
-                    &[JValue::Object(target.obj.as_obj())],
-                )?
-                .l()?;
-            match read_string_array(env, r, "locations")? {
-                None => Ok(Lookup::Unavailable),
-                Some(flat) => {
-                    let mut out = Vec::with_capacity(flat.len() / 2);
-                    for pair in flat.chunks(2) {
-                        if let [shard, address] = pair {
-                            out.push((shard.clone(), parse_address(address)?));
-                        }
-                    }
-                    Ok(Lookup::Found(out))
-                }
-            }
+            let sig = "(Lorg/shardline/ShardLocations;)[Ljava/lang/String;";
+            let r = self.target.bridge(env, "locations", sig, &[])?;
+            let Some(flat) = read_string_array(env, r, "locations")? else {
+                return Ok(Lookup::Unavailable);
+            };
+            let pairs = flat.chunks_exact(2);
+            let found = pairs.map(|p| Ok((p[0].clone(), parse_address(&p[1])?)));
+            Ok(Lookup::Found(found.collect::<Result<_, Refusal>>()?))
         });
         r.unwrap_or(Lookup::Unavailable)
     }

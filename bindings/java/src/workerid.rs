@@ -84,14 +84,7 @@ fn Java_org_shardline_Snowflake_nDecompose(
     env, t: jint, w: jint, s: jint, epoch: jlong, id: jlong,
 ) -> jlongArray {
     let p = layout(t, w, s, epoch)?.decompose(unsigned(id, "id")?);
-    long_array(
-        env,
-        &[
-            opt_long(Some(p.unix_ms)),
-            opt_long(Some(p.worker)),
-            opt_long(Some(p.sequence)),
-        ],
-    )
+    long_array(env, &[p.unix_ms, p.worker, p.sequence].map(|v| opt_long(Some(v))))
 }}
 
 native! { fn Java_org_shardline_Snowflake_nValidate(_, t: jint, w: jint, s: jint, epoch: jlong) {

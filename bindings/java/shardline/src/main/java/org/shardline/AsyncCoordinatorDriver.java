@@ -78,11 +78,11 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
   }
 
   public void start() {
-    step(-1, null, null, null, 0);
+    step(-1, null, null, 0);
   }
 
   public void receive(Envelope e) {
-    step(0, e.from().regionId(), e.to().regionId(), e.utf8(), 0);
+    step(0, null, e.flat(), 0);
   }
 
   public void member(Member m) {
@@ -93,29 +93,29 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
   }
 
   public void memberRemoved(String address) {
-    step(1, address, null, null, 0);
+    step(1, address, null, 0);
   }
 
   public void reachability(String address, boolean reachable) {
-    step(2, address, null, null, reachable ? 1 : 0);
+    step(2, address, null, reachable ? 1 : 0);
   }
 
   public void regionTerminated(String region) {
-    step(3, region, null, null, 0);
+    step(3, region, null, 0);
   }
 
   /** The lease backend reports the current grant lost. */
   public void leaseLost() {
     OptionalLong t = token();
-    if (t.isPresent()) step(8, null, null, null, t.getAsLong());
+    if (t.isPresent()) step(8, null, null, t.getAsLong());
   }
 
   public void preparingForShutdown() {
-    step(12, null, null, null, 0);
+    step(12, null, null, 0);
   }
 
   public void stop() {
-    step(13, null, null, null, 0);
+    step(13, null, null, 0);
   }
 
   /** Host calls made and not answered yet. */
@@ -140,9 +140,9 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
     return out;
   }
 
-  private void step(int kind, String a, String b, byte[] c, long x) {
+  private void step(int kind, String a, byte[] c, long x) {
     synchronized (this) {
-      run(h -> nStep(h, clock.nowMs(), kind, a, b, c, x));
+      run(h -> nStep(h, clock.nowMs(), kind, a, c, x));
     }
     pump();
   }
@@ -160,7 +160,7 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
         List<?> r = (List<?>) row;
         launch((Long) r.get(0), (String) r.get(1), (List<?>) r.get(2));
       }
-      notices = Rows.notices(call(AsyncCoordinatorDriver::nTakeNotices));
+      notices = Rows.notices(call(h -> nTakeNotices(h, Rows.buffer())));
       if (!idleWaiters.isEmpty() && inFlight() == 0) {
         idleWaiters.forEach(f -> f.complete(null));
         idleWaiters.clear();
@@ -192,7 +192,7 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
         schedule(nextDeadline());
         return;
       }
-      run(h -> nStep(h, clock.nowMs(), -2, null, null, null, 0));
+      run(h -> nStep(h, clock.nowMs(), -2, null, null, 0));
     }
     pump();
   }
@@ -219,11 +219,7 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
   private CompletionStage<?> call(String method, List<?> args) {
     switch (method) {
       case "send":
-        return transport.send(
-            new Envelope(
-                Endpoint.of((String) args.get(0)),
-                Endpoint.of((String) args.get(1)),
-                (byte[]) args.get(2)));
+        return transport.send(new Envelope((byte[]) args.get(0)));
       case "acquire":
         return lease.acquire((Long) args.get(0));
       case "renew":
@@ -293,7 +289,7 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
 
   private static native void nFree(long h);
 
-  private static native void nStep(long h, long nowMs, int kind, String a, String b, byte[] c, long x);
+  private static native void nStep(long h, long nowMs, int kind, String a, byte[] c, long x);
 
   private static native void nMember(long h, long nowMs, String[] fields, int upNumber);
 
@@ -305,5 +301,5 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
 
   private static native int nInFlight(long h);
 
-  private static native byte[] nTakeNotices(long h);
+  private static native byte[] nTakeNotices(long h, byte[] buffer);
 }

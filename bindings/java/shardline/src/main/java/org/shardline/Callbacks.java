@@ -69,8 +69,8 @@ final class Callbacks {
     return flat;
   }
 
-  static void send(Transport t, String from, String to, byte[] message) {
-    t.send(new Envelope(Endpoint.of(from), Endpoint.of(to), message));
+  static void send(Transport t, byte[] envelope) {
+    t.send(new Envelope(envelope));
   }
 
   /** {@code null}: denied; else {token, validUntilMs}. */

@@ -50,11 +50,11 @@ public final class Coordinator extends AbstractCoordinator {
    * {@link CoordinatorOutput.Send}'s message stays UTF-8 until {@link Envelope#message()} is read.
    */
   public List<CoordinatorOutput> drainOutputs() {
-    return Rows.coordinatorOutputs(call(Coordinator::nDrain));
+    return Rows.coordinatorOutputs(call(h -> nDrain(h, Rows.buffer())));
   }
 
   public void receive(long nowMs, Envelope e) {
-    input(nowMs, 0, e.from().regionId(), e.to().regionId(), e.utf8(), 0, 0);
+    input(nowMs, 0, null, e.flat(), 0, 0);
   }
 
   /** A cluster member joined or changed (status, version, data center). */
@@ -64,64 +64,64 @@ public final class Coordinator extends AbstractCoordinator {
 
   /** A member left the cluster: its regions are treated as terminated. */
   public void memberRemoved(long nowMs, String address) {
-    input(nowMs, 1, address, null, null, 0, 0);
+    input(nowMs, 1, address, null, 0, 0);
   }
 
   public void reachability(long nowMs, String address, boolean reachable) {
-    input(nowMs, 2, address, null, null, reachable ? 1 : 0, 0);
+    input(nowMs, 2, address, null, reachable ? 1 : 0, 0);
   }
 
   /** A region stopped or crashed while its node stays in the cluster. */
   public void regionTerminated(long nowMs, String region) {
-    input(nowMs, 3, region, null, null, 0, 0);
+    input(nowMs, 3, region, null, 0, 0);
   }
 
   public void leaseGranted(long nowMs, long token, long validUntilMs) {
-    input(nowMs, 4, null, null, null, token, validUntilMs);
+    input(nowMs, 4, null, null, token, validUntilMs);
   }
 
   public void leaseDenied(long nowMs) {
-    input(nowMs, 5, null, null, null, 0, 0);
+    input(nowMs, 5, null, null, 0, 0);
   }
 
   public void leaseRenewed(long nowMs, long token, long validUntilMs) {
-    input(nowMs, 6, null, null, null, token, validUntilMs);
+    input(nowMs, 6, null, null, token, validUntilMs);
   }
 
   public void leaseRenewFailed(long nowMs, long token) {
-    input(nowMs, 7, null, null, null, token, 0);
+    input(nowMs, 7, null, null, token, 0);
   }
 
   public void leaseLost(long nowMs, long token) {
-    input(nowMs, 8, null, null, null, token, 0);
+    input(nowMs, 8, null, null, token, 0);
   }
 
   /** The answer to {@link CoordinatorOutput.LoadState}: the store's JSON. */
   public void stateLoaded(long nowMs, String storedStateJson) {
-    input(nowMs, 9, null, null, storedStateJson.getBytes(StandardCharsets.UTF_8), 0, 0);
+    input(nowMs, 9, null, storedStateJson.getBytes(StandardCharsets.UTF_8), 0, 0);
   }
 
   /** {@code fenced}: the store has seen a larger token (another coordinator took over). */
   public void stateLoadFailed(long nowMs, boolean fenced) {
-    input(nowMs, 10, null, null, null, fenced ? 1 : 0, 0);
+    input(nowMs, 10, null, null, fenced ? 1 : 0, 0);
   }
 
   public void storeFailed(long nowMs, boolean fenced) {
-    input(nowMs, 11, null, null, null, fenced ? 1 : 0, 0);
+    input(nowMs, 11, null, null, fenced ? 1 : 0, 0);
   }
 
   /** Full-cluster shutdown is coming: no more rebalancing. */
   public void preparingForShutdown(long nowMs) {
-    input(nowMs, 12, null, null, null, 0, 0);
+    input(nowMs, 12, null, null, 0, 0);
   }
 
   /** Stop coordinating and release the lease. */
   public void stop(long nowMs) {
-    input(nowMs, 13, null, null, null, 0, 0);
+    input(nowMs, 13, null, null, 0, 0);
   }
 
-  private void input(long nowMs, int kind, String a, String b, byte[] c, long x, long y) {
-    run(h -> nInput(h, nowMs, kind, a, b, c, x, y));
+  private void input(long nowMs, int kind, String a, byte[] c, long x, long y) {
+    run(h -> nInput(h, nowMs, kind, a, c, x, y));
   }
 
   private static native long nNew(String configJson, long strategy, String selfAddress);
@@ -132,10 +132,10 @@ public final class Coordinator extends AbstractCoordinator {
 
   private static native void nOnTimeout(long h, long nowMs);
 
-  private static native byte[] nDrain(long h);
+  private static native byte[] nDrain(long h, byte[] buffer);
 
   private static native void nInput(
-      long h, long nowMs, int kind, String a, String b, byte[] c, long x, long y);
+      long h, long nowMs, int kind, String a, byte[] c, long x, long y);
 
   private static native void nMember(long h, long nowMs, String[] fields, int upNumber);
 }

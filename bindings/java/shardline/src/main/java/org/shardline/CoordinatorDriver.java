@@ -46,11 +46,11 @@ public final class CoordinatorDriver extends AbstractCoordinator {
   }
 
   public void start() {
-    input(-1, null, null, null, false);
+    input(-1, null, null, false);
   }
 
   public void receive(Envelope e) {
-    input(0, e.from().regionId(), e.to().regionId(), e.utf8(), false);
+    input(0, null, e.flat(), false);
   }
 
   public void member(Member m) {
@@ -58,28 +58,28 @@ public final class CoordinatorDriver extends AbstractCoordinator {
   }
 
   public void memberRemoved(String address) {
-    input(1, address, null, null, false);
+    input(1, address, null, false);
   }
 
   public void reachability(String address, boolean reachable) {
-    input(2, address, null, null, reachable);
+    input(2, address, null, reachable);
   }
 
   public void regionTerminated(String region) {
-    input(3, region, null, null, false);
+    input(3, region, null, false);
   }
 
   /** The lease backend reports the current grant lost. */
   public void leaseLost() {
-    input(-2, null, null, null, false);
+    input(-2, null, null, false);
   }
 
   public void preparingForShutdown() {
-    input(12, null, null, null, false);
+    input(12, null, null, false);
   }
 
   public void stop() {
-    input(13, null, null, null, false);
+    input(13, null, null, false);
   }
 
   /** Runs every timer that is due; returns when to call again. */
@@ -90,12 +90,12 @@ public final class CoordinatorDriver extends AbstractCoordinator {
 
   /** Notices since the last call. */
   public List<Notice> takeNotices() {
-    return Rows.notices(call(CoordinatorDriver::nTakeNotices));
+    return Rows.notices(call(h -> nTakeNotices(h, Rows.buffer())));
   }
 
   /** Kinds -1 (start) and -2 (leaseLost), else numbered as in {@code Coordinator.nInput}. */
-  private void input(int kind, String a, String b, byte[] c, boolean flag) {
-    run(h -> nInput(h, kind, a, b, c, flag ? 1 : 0));
+  private void input(int kind, String a, byte[] c, boolean flag) {
+    run(h -> nInput(h, kind, a, c, flag ? 1 : 0));
   }
 
   private static native long nNew(
@@ -109,11 +109,11 @@ public final class CoordinatorDriver extends AbstractCoordinator {
 
   private static native void nFree(long h);
 
-  private static native void nInput(long h, int kind, String a, String b, byte[] c, long x);
+  private static native void nInput(long h, int kind, String a, byte[] c, long x);
 
   private static native void nMember(long h, String[] fields, int upNumber);
 
   private static native long nPoll(long h);
 
-  private static native byte[] nTakeNotices(long h);
+  private static native byte[] nTakeNotices(long h, byte[] buffer);
 }

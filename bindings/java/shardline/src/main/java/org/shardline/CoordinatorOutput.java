@@ -33,7 +33,7 @@ public sealed interface CoordinatorOutput {
     long token = r.token;
     switch (r.tag) {
       case 0:
-        return new Send(new Envelope(Endpoint.of(r.a), Endpoint.of(r.b), r.c));
+        return new Send(new Envelope(r.c));
       case 1:
         return new Persist(token, r.cText());
       case 2:

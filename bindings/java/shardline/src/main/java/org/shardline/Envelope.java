@@ -1,7 +1,7 @@
 package org.shardline;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -9,30 +9,43 @@ import java.util.Objects;
  * #to()} without looking inside: {@link #toJson()} / {@link #fromJson} (or the UTF-8 bytes) is
  * the wire form. Delivery may be lossy and reordered; the protocol copes.
  *
- * <p>The message is JSON, opaque to the host. It crosses to the native side as UTF-8, so an
- * envelope keeps it that way and decodes the {@link #message()} text only when asked: a host
- * that only routes envelopes between state machines never pays for a {@code String}.
+ * <p>The message is JSON, opaque to the host. Between the state machines an envelope crosses in
+ * its native form (the message's kind and fields, see the native envelope.rs), so an envelope
+ * keeps whichever form it was made in and makes the other only when asked, once: one a state
+ * machine sent is handed to another without any JSON, and the {@link #message()} text is made
+ * only if read; one made from JSON is read natively on its first crossing.
  */
 public final class Envelope {
   private final Endpoint from;
   private final Endpoint to;
-  private final byte[] utf8;
-  // A String publishes safely through a data race, so the cache needs no lock.
+  // Made once, when first needed; volatile publishes the array's contents with it, and a String
+  // publishes safely through a data race.
+  private volatile byte[] flat;
   private String message;
 
   /**
    * @param message the message as JSON, e.g. {@code {"command":{"type":"getShardHome","shard":"7"}}}
    */
   public Envelope(Endpoint from, Endpoint to, String message) {
-    this(from, to, Objects.requireNonNull(message, "message").getBytes(StandardCharsets.UTF_8));
-    this.message = message;
-  }
-
-  /** The native side's envelope: {@code utf8} is the message, owned by this envelope. */
-  Envelope(Endpoint from, Endpoint to, byte[] utf8) {
     this.from = Objects.requireNonNull(from, "from");
     this.to = Objects.requireNonNull(to, "to");
-    this.utf8 = utf8;
+    this.message = Objects.requireNonNull(message, "message");
+  }
+
+  /** The native side's envelope: {@code flat} is its native form, owned by this envelope. */
+  Envelope(byte[] flat) {
+    // kind (1 byte), then the sender's and the addressee's region ids (empty: the coordinator)
+    ByteBuffer in = ByteBuffer.wrap(flat, 1, flat.length - 1);
+    this.from = Endpoint.of(regionId(in));
+    this.to = Endpoint.of(regionId(in));
+    this.flat = flat;
+  }
+
+  private static String regionId(ByteBuffer in) {
+    int n = in.getInt();
+    String id = n == 0 ? null : new String(in.array(), in.position(), n, StandardCharsets.UTF_8);
+    in.position(in.position() + n);
+    return id;
   }
 
   public Endpoint from() {
@@ -46,13 +59,18 @@ public final class Envelope {
   /** The message as JSON text. */
   public String message() {
     String m = message;
-    if (m == null) message = m = new String(utf8, StandardCharsets.UTF_8);
+    if (m == null) message = m = Shardline.nMessageJson(flat);
     return m;
   }
 
-  /** The message as UTF-8, as it crosses to the native side; never modified. */
-  byte[] utf8() {
-    return utf8;
+  /**
+   * The native form, as it crosses to the native side; never modified. Reading the message
+   * fails here (ShardlineException INVALID_ARGUMENT) if it is not a protocol message.
+   */
+  byte[] flat() {
+    byte[] f = flat;
+    if (f == null) flat = f = Shardline.nFlatten(from.regionId(), to.regionId(), message);
+    return f;
   }
 
   public String toJson() {
@@ -65,8 +83,7 @@ public final class Envelope {
 
   /** Parses and validates an envelope written by {@link #toJson()} in any language binding. */
   public static Envelope fromJson(String json) {
-    String[] f = Shardline.nParseEnvelope(json);
-    return new Envelope(Endpoint.of(f[0]), Endpoint.of(f[1]), f[2]);
+    return new Envelope(Shardline.nParseEnvelope(json));
   }
 
   public static Envelope fromBytes(byte[] bytes) {
@@ -79,12 +96,12 @@ public final class Envelope {
     return o instanceof Envelope e
         && from.equals(e.from)
         && to.equals(e.to)
-        && Arrays.equals(utf8, e.utf8);
+        && message().equals(e.message());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(from, to, Arrays.hashCode(utf8));
+    return Objects.hash(from, to, message());
   }
 
   @Override

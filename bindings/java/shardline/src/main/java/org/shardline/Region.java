@@ -58,7 +58,7 @@ public final class Region extends AbstractRegion {
   }
 
   public void receive(long nowMs, Envelope e) {
-    input(nowMs, 0, e.from().regionId(), e.to().regionId(), e.utf8());
+    input(nowMs, 0, null, null, e.flat());
   }
 
   /** The coordinator moved (or may have): register again. */
@@ -88,7 +88,7 @@ public final class Region extends AbstractRegion {
 
   /** Everything queued so far, in order, in one native call (see {@link Coordinator#drainOutputs}). */
   public List<RegionOutput> drainOutputs() {
-    return Rows.regionOutputs(call(Region::nDrain));
+    return Rows.regionOutputs(call(h -> nDrain(h, Rows.buffer())));
   }
 
   private void input(long nowMs, int kind, String a, String b, byte[] c) {
@@ -107,5 +107,5 @@ public final class Region extends AbstractRegion {
 
   private static native void nInput(long h, long nowMs, int kind, String a, String b, byte[] c);
 
-  private static native byte[] nDrain(long h);
+  private static native byte[] nDrain(long h, byte[] buffer);
 }

@@ -42,7 +42,7 @@ public final class RegionDriver extends AbstractRegion {
   }
 
   public void receive(Envelope e) {
-    input(0, e.from().regionId(), e.to().regionId(), e.utf8());
+    input(0, null, null, e.flat());
   }
 
   public void coordinatorChanged() {
@@ -73,7 +73,7 @@ public final class RegionDriver extends AbstractRegion {
   }
 
   public List<Notice> takeNotices() {
-    return Rows.notices(call(RegionDriver::nTakeNotices));
+    return Rows.notices(call(h -> nTakeNotices(h, Rows.buffer())));
   }
 
   private void input(int kind, String a, String b, byte[] c) {
@@ -92,5 +92,5 @@ public final class RegionDriver extends AbstractRegion {
 
   private static native long nPoll(long h);
 
-  private static native byte[] nTakeNotices(long h);
+  private static native byte[] nTakeNotices(long h, byte[] buffer);
 }

@@ -32,7 +32,7 @@ public sealed interface RegionOutput {
   static RegionOutput of(Rows r) {
     switch (r.tag) {
       case 0:
-        return new Send(new Envelope(Endpoint.of(r.a), Endpoint.of(r.b), r.c));
+        return new Send(new Envelope(r.c));
       case 1:
         return new StartShard(r.a, List.of(r.list));
       case 2:

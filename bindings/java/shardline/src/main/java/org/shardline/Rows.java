@@ -7,10 +7,16 @@ import java.util.List;
 
 /**
  * Reads the outputs of one drain, which the native side writes as rows of one {@code byte[]}
- * (the layout is described in outputs.rs): one native call per drain, and no Java object made
- * from native code.
+ * behind their length (the layout is described in outputs.rs): one native call per drain, and
+ * no Java object made from native code.
  */
 final class Rows {
+  /**
+   * The array a drain on this thread writes into when its rows fit (else it answers a new one),
+   * so a step allocates none; each drain's rows are read before the thread's next drain.
+   */
+  private static final ThreadLocal<byte[]> BUFFER = ThreadLocal.withInitial(() -> new byte[4096]);
+
   private final ByteBuffer in;
   private final byte[] bytes;
   int tag;
@@ -24,6 +30,11 @@ final class Rows {
   private Rows(byte[] bytes) {
     this.bytes = bytes;
     this.in = ByteBuffer.wrap(bytes);
+    in.limit(4 + in.getInt());
+  }
+
+  static byte[] buffer() {
+    return BUFFER.get();
   }
 
   private boolean next() {
@@ -65,8 +76,15 @@ final class Rows {
   }
 
   static List<CoordinatorOutput> coordinatorOutputs(byte[] bytes) {
-    List<CoordinatorOutput> out = new ArrayList<>(1);
-    for (Rows r = new Rows(bytes); r.next(); ) out.add(CoordinatorOutput.of(r));
+    Rows r = new Rows(bytes);
+    if (!r.next()) return List.of();
+    CoordinatorOutput first = CoordinatorOutput.of(r);
+    // A step usually has one output: no list to copy
+    if (!r.next()) return List.of(first);
+    List<CoordinatorOutput> out = new ArrayList<>();
+    out.add(first);
+    do out.add(CoordinatorOutput.of(r));
+    while (r.next());
     return List.copyOf(out);
   }
 

@@ -72,7 +72,13 @@ public final class Shardline {
 
   private static native Object nOp(String op, Object[] args);
 
-  static native String[] nParseEnvelope(String json);
+  /** An envelope written by Envelope.toJson in its native form (see Envelope.flat). */
+  static native byte[] nParseEnvelope(String json);
+
+  /** The native form of an envelope made from its message: region ids, null for the coordinator. */
+  static native byte[] nFlatten(String from, String to, String message);
+
+  static native String nMessageJson(byte[] flat);
 
   /** Test hook: panics inside the native library. */
   static native void nPanicForTest();

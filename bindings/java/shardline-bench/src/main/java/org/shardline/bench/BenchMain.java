@@ -99,7 +99,7 @@ public final class BenchMain {
     }
     List<String> ratios = new ArrayList<>();
     StringBuilder table = new StringBuilder();
-    int expected = 5; // OverheadBench methods
+    int expected = 6; // OverheadBench methods
     for (String strategy : new String[] {"least-shard", "least-shard-legacy"}) {
       for (String op : new String[] {"allocate", "rebalance"}) {
         for (String r : regions) {
