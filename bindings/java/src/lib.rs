@@ -25,6 +25,7 @@ mod classes;
 mod convert;
 mod coordinator;
 mod driver;
+mod etcd;
 mod handle;
 mod host;
 mod native;

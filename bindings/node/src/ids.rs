@@ -10,7 +10,7 @@ use shardline_bind::ids::{Generator, HolderInit, HostClock, SystemClock};
 use shardline_bind::objects::{LayoutSpec, SnowflakeParts};
 use shardline_bind::ops::ids as ops_ids;
 use shardline_core::workerid::snowflake::Layout;
-use shardline_core::workerid::{InMemoryRegistry, InMemorySession};
+use shardline_core::workerid::{InMemoryRegistry, Registry};
 
 use crate::backends;
 use crate::conv;
@@ -151,7 +151,7 @@ impl WorkerIdRegistry {
 /// failure means is the shared rule (`IdClock`).
 type NodeClock = Box<dyn HostClock + Send>;
 
-type Held = shardline_bind::ids::Held<InMemorySession, NodeClock>;
+type Held = shardline_bind::ids::Held<Box<dyn Registry + Send>, NodeClock>;
 
 /// Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it.
 #[napi]
@@ -165,7 +165,7 @@ impl WorkerIdHolder {
     /// `clock` defaults to the system clocks (waits then block the thread).
     #[napi(
         constructor,
-        ts_args_type = "registry: WorkerIdRegistry, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number }"
+        ts_args_type = "registry: WorkerIdRegistry | Etcd, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number }"
     )]
     pub fn new(env: &Env, this: This, registry: Unknown, options: Unknown) -> Result<Self> {
         let this_raw = this.object.raw();
@@ -200,9 +200,14 @@ impl WorkerIdHolder {
                 )?)),
                 None => Box::new(SystemClock::default()),
             };
-            let registry = backends::instance::<WorkerIdRegistry>(js, registry.raw())
-                .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
-            let held = Held::acquire(registry.inner.session(ttl), options, clock)?;
+            let session: Box<dyn Registry + Send> =
+                match backends::instance::<WorkerIdRegistry>(js, registry.raw()) {
+                    Some(r) => Box::new(r.inner.session(ttl)),
+                    None => crate::etcd::registry(js, registry.raw(), ttl).ok_or_else(|| {
+                        Fail::invalid("registry: expected a WorkerIdRegistry or an Etcd")
+                    })?,
+                };
+            let held = Held::acquire(session, options, clock)?;
             Ok(WorkerIdHolder {
                 inner: Handle::new("WorkerIdHolder", held).calling_back(holder_obj.is_some()),
             })
