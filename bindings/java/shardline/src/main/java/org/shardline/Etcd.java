@@ -11,9 +11,6 @@ import java.util.Objects;
  * timeout passes.
  *
  * <p>Leases and stores keep the connection open after {@link #close()}; close them too.
- *
- * @throws ShardlineException {@link Status#INVALID_STATE} from the constructor when etcd cannot
- *     be reached, or when this build of the library has no etcd support
  */
 public final class Etcd extends NativeHandle {
   static {
@@ -31,6 +28,14 @@ public final class Etcd extends NativeHandle {
     this(endpoints, namespace, DEFAULT_TIMEOUT_MS);
   }
 
+  /**
+   * Connects lazily: an etcd that cannot be reached shows in the first request, as {@link
+   * Status#INVALID_STATE}.
+   *
+   * @param timeoutMs per request
+   * @throws ShardlineException {@link Status#INVALID_STATE} when this build of the library has no
+   *     etcd support
+   */
   public Etcd(List<String> endpoints, String namespace, long timeoutMs) {
     super(
         nConnect(Objects.requireNonNull(endpoints, "endpoints").toArray(new String[0]), namespace, timeoutMs),
