@@ -2,9 +2,10 @@
 # Builds the release artifacts of every language into dist/, one release build per platform:
 #
 #   dist/python/  shardline-<v>-cp310-abi3-manylinux_2_17_<arch>.whl (etcd included), the sdist
-#   dist/npm/     shardline-<v>.tgz and one shardline-<npm-platform>-<v>.tgz per platform
+#   dist/npm/     shardline-<v>.tgz and one shardline-<npm-platform>-<v>.tgz per platform (etcd
+#                 included)
 #   dist/maven/   a Maven repository: org/shardline/{shardline-parent,shardline,shardline-pekko}
-#                 (jars with every platform's JNI library under native/<os>-<arch>/, -sources,
+#                 (jars with every platform's JNI library, etcd included, under native/<os>-<arch>/, -sources,
 #                 -javadoc)
 #   dist/c/       shardline-<v>-<platform>/ (include/, lib/ with libshardline.so.<ABI>, .a and
 #                 pkgconfig/shardline.pc) and the same as a .tar.gz
@@ -81,7 +82,9 @@ for platform in "${platforms[@]}"; do
         exit 1
     fi
 
-    cargo-zigbuild zigbuild --release --target "$zig_target" -p shardline-node -p shardline-java
+    # The addon and the JNI library ship etcd, as the wheel does (pyproject.toml).
+    cargo-zigbuild zigbuild --release --target "$zig_target" -p shardline-node -p shardline-java \
+        --features shardline-node/etcd,shardline-java/etcd
 
     echo "=== $platform: C install tree"
     bash scripts/install-c.sh --lib-dir "$out" --static-libs "$(cat "$static_libs_file")" \

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The etcd integration suite: installs etcd-server (and protobuf-compiler, needed to build
 # the etcd-client crate) if missing, starts a throw-away etcd on loopback, runs the
-# shardline-etcd tests and the 64-process worker-id test against it, and stops it.
+# shardline-etcd tests, the 64-process worker-id test, and the Node and JVM bindings' etcd tests
+# (each built with its `etcd` feature) against it, and stops it. (Python's run in
+# scripts/test-python.sh: the wheel always has etcd.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/etcd-lib.sh
@@ -13,3 +15,17 @@ export SHARDLINE_ETCD_ENDPOINTS=$ETCD_ENDPOINT
 
 cargo test -p shardline-etcd
 bash scripts/test-etcd-workerid.sh
+
+echo "=== Node: Etcd, EtcdLease, EtcdStore (addon built with --features etcd)"
+(
+    cd bindings/node
+    npm ci --no-audit --no-fund --loglevel=error
+    npx napi build --platform --features etcd --js index.js --dts index.d.ts
+    # The classes are the same with or without the feature, so the generated files are too.
+    git diff --exit-code -- index.js index.d.ts
+    node --test test/etcd.test.mjs
+)
+
+echo "=== JVM: org.shardline.Etcd (library built with the etcd feature)"
+(cd bindings/java && mvn -B -ntp -Dstyle.color=never ${MVN_ARGS:-} -pl shardline \
+    -Dshardline.cargo.features=bench,etcd -Dtest=EtcdTest -Dsurefire.failIfNoSpecifiedTests=false test)

@@ -2,14 +2,14 @@
 # Installs the artifacts scripts/package.sh put in dist/ the way users install them, with no
 # cargo or rustc on PATH, and runs the same smoke program (tests/install/) in each language:
 #
-#   Python  a fresh venv, `pip install --no-index --find-links dist/python shardline`; also a
-#           coordinator driver on a real etcd (lease and fenced store)
+#   Python  a fresh venv, `pip install --no-index --find-links dist/python shardline`
 #   Node    a fresh npm project, `npm install --offline` of the two tarballs
 #   JVM     a fresh Maven project whose only extra <repository> is dist/maven
 #   C       a program built with `pkg-config --cflags --libs shardline` (and --static)
 #
 # Each must decide examples/vectors/demo.json as the vectors expect and take a coordinator
-# from start to "loading" once its lease is granted. Prints `install tests: N passed`.
+# from start to "loading" once its lease is granted; Python, Node and the JVM also run a
+# coordinator driver on a real etcd (lease and fenced store). Prints `install tests: N passed`.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -61,17 +61,23 @@ print(f"{lang}: {len(decisions)} decisions as expected; coordinator {lines['PHAS
 EOF
 }
 
+# check_etcd LANGUAGE OUTPUT-FILE: the ETCD line of a coordinator driver on the test etcd.
+check_etcd() {
+    local etcd_line
+    etcd_line=$(sed -n 's/^ETCD //p' "$2")
+    case "$etcd_line" in
+        [1-9]*" active") echo "$1: coordinator active on etcd with fencing token ${etcd_line% *}" ;;
+        *) echo "$1: the coordinator on etcd is not active: $etcd_line" >&2; exit 1 ;;
+    esac
+}
+
 echo "=== Python: wheel from dist/python into a fresh venv"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-index \
     --find-links "$dist/python" "shardline==$VERSION"
 "$work/venv/bin/python" tests/install/smoke.py "$vectors" "$ETCD_ENDPOINT" | tee "$work/python.out"
 check python "$work/python.out"
-etcd_line=$(sed -n 's/^ETCD //p' "$work/python.out")
-case "$etcd_line" in
-    [1-9]*" active") echo "python: coordinator active on etcd with fencing token ${etcd_line% *}" ;;
-    *) echo "python: the coordinator on etcd is not active: $etcd_line" >&2; exit 1 ;;
-esac
+check_etcd python "$work/python.out"
 passed+=(python)
 
 echo "=== Node: npm tarballs from dist/npm into a fresh project"
@@ -84,9 +90,10 @@ mkdir -p "$work/node"
         "$dist/npm/shardline-$VERSION.tgz" "$dist/npm"/shardline-linux-*-"$VERSION".tgz
     # Inside the project, where `import 'shardline'` resolves.
     cp "$root/tests/install/smoke.mjs" .
-    node smoke.mjs "$vectors"
+    node smoke.mjs "$vectors" "$ETCD_ENDPOINT"
 ) | tee "$work/node.out"
 check node "$work/node.out"
+check_etcd node "$work/node.out"
 passed+=(node)
 
 echo "=== JVM: a fresh Maven project resolving org.shardline from dist/maven"
@@ -132,8 +139,9 @@ for kind in sources javadoc; do
         [ -s "$f" ] || { echo "jvm: $f missing" >&2; exit 1; }
     done
 done
-java -cp "$(cat "$work/maven/classpath.txt")" tests/install/Smoke.java "$vectors" | tee "$work/jvm.out"
+java -cp "$(cat "$work/maven/classpath.txt")" tests/install/Smoke.java "$vectors" "$ETCD_ENDPOINT" | tee "$work/jvm.out"
 check jvm "$work/jvm.out"
+check_etcd jvm "$work/jvm.out"
 grep -qx 'LOADED ShardlineAllocationStrategy' "$work/jvm.out" || { echo "jvm: Pekko adapter did not load" >&2; exit 1; }
 passed+=(jvm)
 

@@ -9,6 +9,7 @@
 //! only describes how a foreign host talks to it.
 
 pub mod driver_host;
+pub mod etcd;
 pub mod flat_envelope;
 pub mod handle;
 pub mod host_state;

@@ -668,8 +668,8 @@ export interface StoreBackend {
 export interface CoordinatorDriverOptions extends CoordinatorOptions {
   transport: Transport
   clock?: ClockOption
-  lease?: InMemoryLease | LeaseBackend
-  store?: InMemoryStore | StoreBackend
+  lease?: InMemoryLease | EtcdLease | LeaseBackend
+  store?: InMemoryStore | EtcdStore | StoreBackend
 }
 
 export interface CoordinatorRegion {
@@ -808,6 +808,54 @@ export declare class CoordinatorPipeline {
   takeNotices(): CoordinatorNotice[]
 }
 
+/** A connection to an etcd cluster, under one key namespace. */
+export declare class Etcd {
+  /**
+   * Connects to `endpoints` (e.g. `http://127.0.0.1:2379`); keys go under `namespace/`.
+   * Blocks until connected or `timeoutMs` (per request, default 5000) has passed.
+   */
+  constructor(endpoints: string[], namespace: string, options?: { timeoutMs?: number })
+  /**
+   * The coordinator lease `name`, contended for as `owner` (`ttlMs` default 30000). Give it
+   * to one driver.
+   */
+  lease(name: string, owner: string, options?: { ttlMs?: number }): EtcdLease
+  /**
+   * Coordinator state `name`; with `boundToLease`, writes also require that lease to still
+   * carry the writer's token. Give it to one driver.
+   */
+  store(name: string, options?: { boundToLease?: string }): EtcdStore
+  /**
+   * The named operations (`shardline_bind::ops::etcd::connection`); lib/etcd.cjs names
+   * them.
+   */
+  op(name: string, args: unknown[]): unknown
+}
+
+/**
+ * The coordinator lease on etcd. Its methods (`holder()`, and a driver's `acquire(nowMs)`,
+ * `renew(token, nowMs)`, `release(token)`) return Promises.
+ */
+export declare class EtcdLease {
+  /**
+   * The named operations (`shardline_bind::ops::etcd::lease`), each on the libuv thread
+   * pool; lib/etcd.cjs names them.
+   */
+  op(name: string, args: unknown[]): Promise<unknown>
+}
+
+/**
+ * The coordinator state store on etcd. Its methods (`append(token, record)`,
+ * `saveSnapshot(token, snapshot)`, `load(token)`) return Promises.
+ */
+export declare class EtcdStore {
+  /**
+   * The named operations (`shardline_bind::ops::etcd::store`), each on the libuv thread
+   * pool; lib/etcd.cjs names them.
+   */
+  op(name: string, args: unknown[]): Promise<unknown>
+}
+
 /**
  * The embedded coordinator lease: handles made with `contender` contend for the same lease.
  * Fencing tokens grow across holders; deadlines are local (`validUntilMs`).
@@ -910,7 +958,7 @@ export declare class WorkerIdHolder {
    * Reserves the lowest free worker id (or one of the lowest `spread:N`) and confirms it.
    * `clock` defaults to the system clocks (waits then block the thread).
    */
-  constructor(registry: WorkerIdRegistry, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number })
+  constructor(registry: WorkerIdRegistry | Etcd, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number })
   /** The next Snowflake id; keeps the reservation alive as needed. */
   nextId(): bigint
   /** Releases the id (if still held) and forgets the clock; idempotent. */

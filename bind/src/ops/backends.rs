@@ -36,9 +36,7 @@ fn token(a: &Args<'_>) -> Result<FencingToken, Failure> {
     a.get(0, "token").map(FencingToken)
 }
 
-/// `holder(nowMs)` (`{owner, token}` or null), `expire_now`, `acquire(nowMs)` (`{token,
-/// validUntilMs}` or null while another holds it), `renew(token, nowMs)` (the new deadline,
-/// or null when the grant is gone), `release(token)`.
+/// `holder(nowMs)` (`{owner, token}` or null), `expire_now`, and [`lease_calls`].
 pub fn lease(l: &InMemoryLease, a: Args<'_>) -> Reply {
     match a.op() {
         "holder" => {
@@ -46,31 +44,47 @@ pub fn lease(l: &InMemoryLease, a: Args<'_>) -> Reply {
             reply(&h.map(|(owner, t)| LeaseHolder { owner, token: t.0 }))
         }
         "expire_now" => reply(&l.expire_now()),
-        "acquire" => reply(&l.clone().acquire(a.get(0, "nowMs")?)?),
-        "renew" => reply(&l.clone().renew(token(&a)?, a.get(1, "nowMs")?)?),
-        "release" => reply(&l.clone().release(token(&a)?)?),
+        _ => lease_calls(&mut l.clone(), a),
+    }
+}
+
+/// A driver's calls of any lease: `acquire(nowMs)` (`{token, validUntilMs}` or null while
+/// another holds it), `renew(token, nowMs)` (the new deadline, or null when the grant is
+/// gone), `release(token)`.
+pub fn lease_calls(l: &mut dyn Lease, a: Args<'_>) -> Reply {
+    match a.op() {
+        "acquire" => reply(&l.acquire(a.get(0, "nowMs")?)?),
+        "renew" => reply(&l.renew(token(&a)?, a.get(1, "nowMs")?)?),
+        "release" => reply(&l.release(token(&a)?)?),
         _ => Err(a.unknown()),
     }
 }
 
-/// `contents` (what a load would return, fencing nobody), `highest_token`,
-/// `append(token, record)` and `save_snapshot(token, snapshot)` (each a value or its JSON
-/// text; answering `{outcome: "written"}` or
-/// `{outcome: "fenced", highest}`), `load(token)` (the stored state, fencing every token below
-/// `token`, or null when `token` is fenced).
+/// `contents` (what a load would return, fencing nobody), `highest_token`, and
+/// [`store_calls`].
 pub fn store(s: &InMemoryStore, a: Args<'_>) -> Reply {
     match a.op() {
         "contents" => reply(&s.contents()),
         "highest_token" => reply(&s.highest_token()),
+        _ => store_calls(&mut s.clone(), a),
+    }
+}
+
+/// A driver's calls of any store: `append(token, record)` and `save_snapshot(token,
+/// snapshot)` (each a value or its JSON text; answering `{outcome: "written"}` or
+/// `{outcome: "fenced", highest}`), `load(token)` (the stored state, fencing every token below
+/// `token`, or null when `token` is fenced).
+pub fn store_calls(s: &mut dyn Store, a: Args<'_>) -> Reply {
+    match a.op() {
         "append" => {
             let r: Record = stored(&a, 1, "record")?;
-            reply(&s.clone().append(token(&a)?, &r)?)
+            reply(&s.append(token(&a)?, &r)?)
         }
         "save_snapshot" => {
             let snapshot: Snapshot = stored(&a, 1, "snapshot")?;
-            reply(&s.clone().save_snapshot(token(&a)?, &snapshot)?)
+            reply(&s.save_snapshot(token(&a)?, &snapshot)?)
         }
-        "load" => reply(&s.clone().load(token(&a)?)?),
+        "load" => reply(&s.load(token(&a)?)?),
         _ => Err(a.unknown()),
     }
 }

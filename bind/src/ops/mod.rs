@@ -18,6 +18,7 @@ pub use crate::tree::Tree;
 use crate::{Failure, Status};
 
 pub mod backends;
+pub mod etcd;
 pub mod functions;
 pub mod ids;
 pub mod machines;

@@ -26,6 +26,7 @@ mod convert;
 mod coordinator;
 mod driver;
 mod envelope;
+mod etcd;
 mod handle;
 mod host;
 mod native;

@@ -13,7 +13,7 @@ use shardline_bind::ids::{Generator, HolderOptions};
 use shardline_bind::ops::ids as ops_ids;
 use shardline_bind::workerid_fields;
 use shardline_core::workerid::snowflake::Layout;
-use shardline_core::workerid::{Identity, InMemoryRegistry, InMemorySession};
+use shardline_core::workerid::{Identity, InMemoryRegistry, InMemorySession, Registry};
 
 use crate::boundary::{Failure, Result};
 use crate::convert::{long_array, opt_long, string, ttl_ms, unsigned};
@@ -140,7 +140,7 @@ fn Java_org_shardline_InMemorySession_nFree(_, h: jlong) {
 // ---- WorkerIdHolder ------------------------------------------------------------------------
 
 /// The host's `IdClock` through the shared adapter; what a failure means is the shared rule.
-pub type Holder = shardline_bind::ids::Held<InMemorySession, Adapter<JavaHost>>;
+pub type Holder = shardline_bind::ids::Held<Box<dyn Registry + Send>, Adapter<JavaHost>>;
 
 native! {
 /// `config`: {workerBits, spreadWindow (0: lowest first), backoffBaseMs, backoffMaxMs,
@@ -151,25 +151,46 @@ fn Java_org_shardline_WorkerIdHolder_nAcquire(
     layout_fields: JLongArray<'l>, owner: JString<'l>, incarnation: jlong, seed: jlong,
     clock: JObject<'l>,
 ) -> jlong {
-    let reserve = workerid_fields::reserve_config(&longs(env, &config, "reserve config")?)?;
-    let tenure = workerid_fields::tenure_config(&longs(env, &tenure, "tenure config")?)?;
-    let layout = workerid_fields::layout(&longs(env, &layout_fields, "layout")?)?;
+    let terms = HolderTerms { config, tenure, layout: layout_fields, owner, incarnation, seed, clock };
+    acquire(env, terms, |_| Ok(Box::new(unsafe { Handle::<InMemorySession>::get(session) }?.take()?)))
+}}
+
+/// What `WorkerIdHolder.acquire` passes for any registry.
+pub struct HolderTerms<'l> {
+    pub config: JLongArray<'l>,
+    pub tenure: JLongArray<'l>,
+    pub layout: JLongArray<'l>,
+    pub owner: JString<'l>,
+    pub incarnation: jlong,
+    pub seed: jlong,
+    pub clock: JObject<'l>,
+}
+
+/// Reserves an id in the registry `session` makes (given the session TTL) and keeps the holder.
+pub fn acquire(
+    env: &mut JNIEnv,
+    t: HolderTerms,
+    session: impl FnOnce(u64) -> Result<Box<dyn Registry + Send>>,
+) -> Result<jlong> {
+    let reserve = workerid_fields::reserve_config(&longs(env, &t.config, "reserve config")?)?;
+    let tenure = workerid_fields::tenure_config(&longs(env, &t.tenure, "tenure config")?)?;
+    let layout = workerid_fields::layout(&longs(env, &t.layout, "layout")?)?;
     let me = Identity {
-        owner: string(env, &owner, "owner")?,
-        incarnation: unsigned(incarnation, "incarnation")?,
+        owner: string(env, &t.owner, "owner")?,
+        incarnation: unsigned(t.incarnation, "incarnation")?,
     };
-    let clock = driver_host::id_clock(JavaHost::new(env, &clock, "clock")?);
-    let registry = unsafe { Handle::<InMemorySession>::get(session) }?.take()?;
+    let clock = driver_host::id_clock(JavaHost::new(env, &t.clock, "clock")?);
+    let registry = session(tenure.ttl_ms)?;
     let options = HolderOptions {
         identity: me,
         reserve,
         tenure,
         layout,
-        seed: seed as u64,
+        seed: t.seed as u64,
     };
     let held = Holder::acquire(registry, options, clock)?;
     Ok(Handle::into_raw("WorkerIdHolder", held))
-}}
+}
 
 native! { fn Java_org_shardline_WorkerIdHolder_nFree(_, h: jlong) {
     // Releases the id if it is still held, so closing never leaves a claim behind.

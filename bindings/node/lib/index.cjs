@@ -7,6 +7,7 @@ require('./envelope.cjs') // the flat envelope path of the step methods
 require('./inputs.cjs') // the drivers' one-input methods
 require('./machines.cjs') // the machines' queries, over `op`
 require('./ids.cjs') // the operations of ids and backends
+require('./etcd.cjs') // etcd's operations, answering Promises
 require('./state.cjs') // AllocationState's and Strategy's operations, over `op`
 const functions = require('./functions.cjs')
 const aio = require('./aio.cjs') // AsyncCoordinatorDriver, over CoordinatorPipeline

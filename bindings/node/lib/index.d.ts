@@ -377,4 +377,22 @@ declare module '../index' {
     /** Reads the state and fences every token below `token`; null when `token` is fenced. */
     load(token: number): StoredState | null
   }
+  interface Etcd {
+    readonly namespace: string
+  }
+  /** Each call is an etcd request on the libuv thread pool. */
+  interface EtcdLease {
+    /** The holder and token as etcd has them now. */
+    holder(): Promise<{ owner: string; token: number } | null>
+    acquire(nowMs: number): Promise<LeaseGrant | null>
+    renew(token: number, nowMs: number): Promise<number | null>
+    release(token: number): Promise<void>
+  }
+  /** Each call is one etcd transaction on the libuv thread pool, guarded by `token`. */
+  interface EtcdStore {
+    append(token: number, record: StoredRecord): Promise<WriteOutcome>
+    saveSnapshot(token: number, snapshot: Snapshot): Promise<WriteOutcome>
+    /** Reads the state and fences every token below `token`; null when `token` is fenced. */
+    load(token: number): Promise<StoredState | null>
+  }
 }

@@ -122,6 +122,9 @@ pub fn lease(
     if let Some(l) = instance::<InMemoryLease>(js, v) {
         return Ok(Box::new(l.inner.clone()));
     }
+    if let Some(l) = crate::etcd::lease(js, v)? {
+        return Ok(l);
+    }
     let l = host::object(js, v, "options.lease", "lease", &adapt::LEASE)?;
     holder.push(("lease", v));
     Ok(adapt::lease(l))
@@ -133,6 +136,9 @@ pub fn store(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box
     };
     if let Some(s) = instance::<InMemoryStore>(js, v) {
         return Ok(Box::new(s.inner.clone()));
+    }
+    if let Some(s) = crate::etcd::store(js, v)? {
+        return Ok(s);
     }
     let s = host::object(js, v, "options.store", "store", &adapt::STORE)?;
     holder.push(("store", v));

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use shardline_bind::driver_host as adapt;
 use shardline_bind::ids::{Generator, HolderInit, HostClock, SystemClock};
 use shardline_bind::objects::LayoutSpec;
-use shardline_core::workerid::{InMemoryRegistry, InMemorySession};
+use shardline_core::workerid::{InMemoryRegistry, Registry};
 
 use crate::backends;
 use crate::conv;
@@ -82,7 +82,7 @@ impl WorkerIdRegistry {
 /// failure means is the shared rule (`IdClock`).
 type NodeClock = Box<dyn HostClock + Send>;
 
-type Held = shardline_bind::ids::Held<InMemorySession, NodeClock>;
+type Held = shardline_bind::ids::Held<Box<dyn Registry + Send>, NodeClock>;
 
 /// Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it.
 #[napi]
@@ -96,7 +96,7 @@ impl WorkerIdHolder {
     /// `clock` defaults to the system clocks (waits then block the thread).
     #[napi(
         constructor,
-        ts_args_type = "registry: WorkerIdRegistry, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number }"
+        ts_args_type = "registry: WorkerIdRegistry | Etcd, options: { owner: string; incarnation: number; clock?: IdClock; ttlMs?: number; workerBits?: number; layout?: SnowflakeLayout; policy?: string; seed?: number }"
     )]
     pub fn new(env: &Env, this: This, registry: Unknown, options: Unknown) -> Result<Self> {
         let this = this.object.raw();
@@ -123,9 +123,14 @@ impl WorkerIdHolder {
                 )?)),
                 None => Box::new(SystemClock::default()),
             };
-            let registry = backends::instance::<WorkerIdRegistry>(js, registry.raw())
-                .ok_or_else(|| Fail::invalid("registry: expected a WorkerIdRegistry"))?;
-            let held = Held::acquire(registry.inner.session(ttl), options, clock)?;
+            let session: Box<dyn Registry + Send> =
+                match backends::instance::<WorkerIdRegistry>(js, registry.raw()) {
+                    Some(r) => Box::new(r.inner.session(ttl)),
+                    None => crate::etcd::registry(js, registry.raw(), ttl).ok_or_else(|| {
+                        Fail::invalid("registry: expected a WorkerIdRegistry or an Etcd")
+                    })?,
+                };
+            let held = Held::acquire(session, options, clock)?;
             Ok(WorkerIdHolder {
                 inner: Handle::new("WorkerIdHolder", held).calling_back(holder.is_some()),
             })

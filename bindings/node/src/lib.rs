@@ -9,6 +9,7 @@ mod conv;
 mod coordinator;
 mod envelope;
 mod error;
+mod etcd;
 mod handle;
 mod host;
 mod ids;

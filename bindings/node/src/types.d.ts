@@ -668,8 +668,8 @@ export interface StoreBackend {
 export interface CoordinatorDriverOptions extends CoordinatorOptions {
   transport: Transport
   clock?: ClockOption
-  lease?: InMemoryLease | LeaseBackend
-  store?: InMemoryStore | StoreBackend
+  lease?: InMemoryLease | EtcdLease | LeaseBackend
+  store?: InMemoryStore | EtcdStore | StoreBackend
 }
 
 export interface CoordinatorRegion {

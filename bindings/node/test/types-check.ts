@@ -23,6 +23,8 @@ import {
   WorkerIdRegistry,
   WorkerIdHolder,
   decomposeSnowflake,
+  AsyncCoordinatorDriver,
+  Etcd,
 } from 'shardline'
 
 class NodeAddress {
@@ -79,6 +81,21 @@ const registry = new WorkerIdRegistry()
 const holder = new WorkerIdHolder(registry, { owner: 'me', incarnation: 1 })
 const id: bigint = holder.nextId()
 const parts: number = decomposeSnowflake(id).worker
+
+// etcd: the lease and store answer Promises, and the drivers take them.
+async function onEtcd(etcd: Etcd) {
+  const ns: string = etcd.namespace
+  const l = etcd.lease('coordinator', 'me', { ttlMs: 10_000 })
+  const h = await l.holder()
+  const token: number | undefined = h?.token
+  const s = etcd.store('state', { boundToLease: 'coordinator' })
+  const loaded = await s.load(1)
+  new AsyncCoordinatorDriver({ strategy: { kind: 'least-shard' }, selfAddress: 'pekko://sys@h:1', transport: () => {}, lease: l, store: s })
+  new CoordinatorDriver({ strategy: { kind: 'least-shard' }, selfAddress: 'pekko://sys@h:1', transport: () => {}, lease: l, store: s })
+  new WorkerIdHolder(etcd, { owner: 'me', incarnation: 1, ttlMs: 10_000 })
+  // @ts-expect-error: options are an object
+  etcd.lease('coordinator', 'me', 10_000)
+}
 
 // The wire forms are generated from the wire contract: outputs narrow on `type`, payloads are
 // Buffers, and names are the contract's.

@@ -40,11 +40,6 @@ pub fn invalid_argument(msg: impl Into<String>) -> PyErr {
     InvalidArgumentError::new_err(msg.into())
 }
 
-#[cfg(feature = "etcd")]
-pub fn invalid_state(msg: impl Into<String>) -> PyErr {
-    InvalidStateError::new_err(msg.into())
-}
-
 pub trait OrRaise<T> {
     fn or_raise(self) -> PyResult<T>;
 }

@@ -2,10 +2,8 @@
 //! and the worker-id registry. Their calls block on the network, so they run with the GIL
 //! released; other Python threads keep going meanwhile.
 
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
-
 use pyo3::prelude::*;
+use shardline_bind::etcd::{self as bind, Serving};
 use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{Record, Snapshot};
@@ -17,7 +15,7 @@ use shardline_core::workerid::{
 };
 use shardline_etcd::{Etcd, EtcdLease, EtcdStore};
 
-use crate::errors::{invalid_state, OrRaise};
+use crate::errors::failure_err;
 
 /// Runs a blocking backend call without the GIL.
 fn detached<T: Send>(f: impl FnOnce() -> T + Send) -> T {
@@ -33,75 +31,60 @@ pub struct PyEtcd {
 #[pymethods]
 impl PyEtcd {
     #[new]
-    #[pyo3(signature = (endpoints, namespace, timeout_ms = 5_000))]
+    #[pyo3(signature = (endpoints, namespace, timeout_ms = bind::DEFAULT_TIMEOUT_MS))]
     fn new(
         py: Python<'_>,
         endpoints: Vec<String>,
         namespace: &str,
         timeout_ms: u64,
     ) -> PyResult<Self> {
-        let timeout = Duration::from_millis(timeout_ms);
         let etcd = py
-            .detach(|| Etcd::connect_with_timeout(&endpoints, namespace, timeout))
-            .or_raise()?;
+            .detach(|| bind::connect(&endpoints, namespace, Some(timeout_ms)))
+            .map_err(failure_err)?;
         Ok(PyEtcd { etcd })
     }
 
     #[getter]
     fn namespace(&self) -> &str {
-        self.etcd.namespace()
+        bind::namespace(&self.etcd)
     }
 
     /// The coordinator lease `name`, contended for as `owner`. Give it to one driver.
-    #[pyo3(signature = (name, owner, ttl_ms = 30_000))]
-    fn lease(&self, name: &str, owner: &str, ttl_ms: u64) -> PyEtcdLease {
-        PyEtcdLease {
-            lease: Mutex::new(Some(self.etcd.lease(name, owner, ttl_ms))),
-        }
+    #[pyo3(signature = (name, owner, ttl_ms = bind::DEFAULT_LEASE_TTL_MS))]
+    fn lease(&self, name: &str, owner: &str, ttl_ms: u64) -> PyResult<PyEtcdLease> {
+        let lease = bind::lease(&self.etcd, name, owner, Some(ttl_ms)).map_err(failure_err)?;
+        Ok(PyEtcdLease { lease })
     }
 
     /// Coordinator state `name`; with `bound_to_lease`, writes also require that lease to
     /// still carry the writer's token. Give it to one driver.
     #[pyo3(signature = (name, bound_to_lease = None))]
     fn store(&self, name: &str, bound_to_lease: Option<&str>) -> PyEtcdStore {
-        let store = match bound_to_lease {
-            Some(l) => self.etcd.store_bound_to_lease(name, l),
-            None => self.etcd.store(name),
-        };
         PyEtcdStore {
-            store: Mutex::new(Some(store)),
+            store: bind::store(&self.etcd, name, bound_to_lease),
         }
     }
 }
 
-fn take<T>(slot: &Mutex<Option<T>>, what: &str) -> PyResult<T> {
-    slot.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take()
-        .ok_or_else(|| invalid_state(format!("this {what} already serves a driver")))
-}
-
 #[pyclass(name = "EtcdLease", module = "shardline._native", frozen)]
 pub struct PyEtcdLease {
-    lease: Mutex<Option<EtcdLease>>,
+    lease: Serving<EtcdLease>,
 }
 
 #[pymethods]
 impl PyEtcdLease {
     /// `(owner, token)` as etcd has them now.
     fn holder(&self, py: Python<'_>) -> PyResult<Option<(String, u64)>> {
-        let guard = self.lease.lock().unwrap_or_else(PoisonError::into_inner);
-        let lease = guard
-            .as_ref()
-            .ok_or_else(|| invalid_state("this EtcdLease serves a driver; ask etcd directly"))?;
-        let h = py.detach(|| lease.holder()).or_raise()?;
-        Ok(h.map(|(o, t)| (o, t.0)))
+        let h = py
+            .detach(|| self.lease.with(|l| bind::holder(l)))
+            .map_err(failure_err)?;
+        Ok(h.map(|h| (h.owner, h.token)))
     }
 }
 
 #[pyclass(name = "EtcdStore", module = "shardline._native", frozen)]
 pub struct PyEtcdStore {
-    store: Mutex<Option<EtcdStore>>,
+    store: Serving<EtcdStore>,
 }
 
 struct DetachedLease(EtcdLease);
@@ -178,27 +161,25 @@ impl<R: Registry> Registry for DetachedRegistry<R> {
 /// An EtcdLease for a driver, or None if `obj` is not one.
 pub fn lease(obj: &Bound<'_, PyAny>) -> PyResult<Option<Box<dyn Lease>>> {
     match obj.cast::<PyEtcdLease>() {
-        Ok(l) => Ok(Some(Box::new(DetachedLease(take(
-            &l.get().lease,
-            "EtcdLease",
-        )?)))),
+        Ok(l) => Ok(Some(Box::new(DetachedLease(
+            l.get().lease.take().map_err(failure_err)?,
+        )))),
         Err(_) => Ok(None),
     }
 }
 
 pub fn store(obj: &Bound<'_, PyAny>) -> PyResult<Option<Box<dyn Store>>> {
     match obj.cast::<PyEtcdStore>() {
-        Ok(s) => Ok(Some(Box::new(DetachedStore(take(
-            &s.get().store,
-            "EtcdStore",
-        )?)))),
+        Ok(s) => Ok(Some(Box::new(DetachedStore(
+            s.get().store.take().map_err(failure_err)?,
+        )))),
         Err(_) => Ok(None),
     }
 }
 
 /// A worker-id registry session on etcd, or None if `obj` is not an Etcd.
 pub fn registry(obj: &Bound<'_, PyAny>, ttl_ms: u64) -> Option<Box<dyn Registry>> {
-    obj.cast::<PyEtcd>()
-        .ok()
-        .map(|e| Box::new(DetachedRegistry(e.get().etcd.registry(ttl_ms))) as Box<dyn Registry>)
+    obj.cast::<PyEtcd>().ok().map(|e| {
+        Box::new(DetachedRegistry(bind::registry(&e.get().etcd, ttl_ms))) as Box<dyn Registry>
+    })
 }

@@ -39,14 +39,25 @@ public final class InMemoryLease extends NativeHandle implements Lease {
 
   @Override
   public Optional<LeaseGrant> acquire(long nowMs) {
-    Map<String, Long> g = op(InMemoryLease::nOp, "acquire", nowMs);
+    return grant(op(InMemoryLease::nOp, "acquire", nowMs));
+  }
+
+  /** A lease operation's grant ({@code {token, validUntilMs}} or null). */
+  static Optional<LeaseGrant> grant(Map<String, Long> g) {
     return g == null ? Optional.empty() : Optional.of(new LeaseGrant(g.get("token"), g.get("validUntilMs")));
+  }
+
+  static OptionalLong deadline(Long d) {
+    return d == null ? OptionalLong.empty() : OptionalLong.of(d);
+  }
+
+  static Optional<Holder> holderOf(Map<String, Object> f) {
+    return f == null ? Optional.empty() : Optional.of(new Holder((String) f.get("owner"), (Long) f.get("token")));
   }
 
   @Override
   public OptionalLong renew(long token, long nowMs) {
-    Long d = op(InMemoryLease::nOp, "renew", token, nowMs);
-    return d == null ? OptionalLong.empty() : OptionalLong.of(d);
+    return deadline(op(InMemoryLease::nOp, "renew", token, nowMs));
   }
 
   @Override
@@ -56,8 +67,7 @@ public final class InMemoryLease extends NativeHandle implements Lease {
 
   /** The current holder as the backend sees it at {@code nowMs}. */
   public Optional<Holder> holder(long nowMs) {
-    Map<String, Object> f = op(InMemoryLease::nOp, "holder", nowMs);
-    return f == null ? Optional.empty() : Optional.of(new Holder((String) f.get("owner"), (Long) f.get("token")));
+    return holderOf(op(InMemoryLease::nOp, "holder", nowMs));
   }
 
   /** Test hook: the backend forgets the holder, as when its session expires server-side. */

@@ -50,7 +50,7 @@ public final class InMemoryStore extends NativeHandle implements Store {
   }
 
   /** {@code {outcome: "written"}} or {@code {outcome: "fenced", highest}}. */
-  private static WriteOutcome outcome(Map<String, Object> o) {
+  static WriteOutcome outcome(Map<String, Object> o) {
     return "written".equals(o.get("outcome")) ? WriteOutcome.written() : WriteOutcome.fenced((Long) o.get("highest"));
   }
 

@@ -39,15 +39,40 @@ public final class WorkerIdHolder extends NativeHandle {
       long seed,
       IdClock clock) {
     Objects.requireNonNull(session, "session");
-    Objects.requireNonNull(config, "config");
-    Objects.requireNonNull(tenure, "tenure");
-    Objects.requireNonNull(layout, "layout");
-    Objects.requireNonNull(clock, "clock");
+    requireTerms(config, tenure, layout, clock);
     long h =
         session.callLong(
             s -> nAcquire(s, config.fields(), tenure.fields(), layout.fields(), owner, incarnation, seed, clock));
     session.retire("handed to a WorkerIdHolder");
     return new WorkerIdHolder(h);
+  }
+
+  /**
+   * Reserves an id in {@code etcd}'s worker-id registry, in a session of {@code tenure.ttlMs()};
+   * otherwise as {@link #acquire(InMemorySession, ReserveConfig, TenureConfig, SnowflakeLayout,
+   * String, long, long, IdClock)}. Registry calls block on etcd.
+   */
+  public static WorkerIdHolder acquire(
+      Etcd etcd,
+      ReserveConfig config,
+      TenureConfig tenure,
+      SnowflakeLayout layout,
+      String owner,
+      long incarnation,
+      long seed,
+      IdClock clock) {
+    Objects.requireNonNull(etcd, "etcd");
+    requireTerms(config, tenure, layout, clock);
+    return new WorkerIdHolder(
+        etcd.callLong(
+            e -> Etcd.nHolder(e, config.fields(), tenure.fields(), layout.fields(), owner, incarnation, seed, clock)));
+  }
+
+  private static void requireTerms(ReserveConfig config, TenureConfig tenure, SnowflakeLayout layout, IdClock clock) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(tenure, "tenure");
+    Objects.requireNonNull(layout, "layout");
+    Objects.requireNonNull(clock, "clock");
   }
 
   public int workerId() {
