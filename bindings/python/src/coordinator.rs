@@ -4,14 +4,15 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use shardline_bind::ops::machines;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
-use shardline_core::protocol::Envelope;
+use shardline_core::coordinator::{
+    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
+};
 
 use crate::busy::Guarded;
 use crate::errors::{OrRaise, Raised};
 use crate::state::parse_address;
 use crate::strategy::strategy_from;
-use crate::{ops, values};
+use crate::{envelope, ops, values};
 
 pub fn build(
     strategy: Option<&Bound<'_, PyAny>>,
@@ -22,6 +23,13 @@ pub fn build(
     let strategy = strategy_from(strategy, raised)?;
     let config = CoordinatorConfig::from_json(&values::config(config, None)?).or_raise()?;
     Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
+}
+
+fn output<'py>(py: Python<'py>, o: &CoordinatorOutput) -> PyResult<Bound<'py, PyAny>> {
+    match o {
+        CoordinatorOutput::Send(e) => envelope::send(py, e),
+        o => values::to_py(py, o),
+    }
 }
 
 #[pyclass(name = "Coordinator", module = "shardline._native", frozen, subclass)]
@@ -63,7 +71,7 @@ impl PyCoordinator {
     }
 
     fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = values::from_py(envelope, "envelope")?;
+        let env = envelope::from_py(envelope)?;
         self.input(py, now_ms, CoordinatorInput::Receive(env))
     }
 
@@ -86,13 +94,13 @@ impl PyCoordinator {
     /// The next output (a dict with a "type"), or None. Carry them out in order.
     fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let o = self.inner.call(py, |c| Ok(c.poll_output()))?;
-        o.map(|o| values::to_py(py, &o)).transpose()
+        o.map(|o| output(py, &o)).transpose()
     }
 
     /// Every queued output, in order.
     fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let all = self.inner.call(py, |c| Ok(c.drain_outputs()))?;
-        values::to_py_list(py, &all)
+        all.iter().map(|o| output(py, o)).collect()
     }
 
     /// The read-only queries (`shardline_bind::ops::machines::coordinator`); the

@@ -3,17 +3,16 @@
 
 use pyo3::prelude::*;
 use shardline_core::host::{CoordinatorDriver, RegionDriver};
-use shardline_core::protocol::Envelope;
 use shardline_core::region::Region;
 
 use crate::busy::Guarded;
-use crate::coordinator;
 use crate::errors::{guard, OrRaise, Raised};
 use crate::host;
 use crate::ops;
 use crate::region::{self, rejected, Extractor};
 use crate::state::member;
 use crate::values;
+use crate::{coordinator, envelope};
 use pyo3::types::PyTuple;
 use shardline_bind::ops::machines;
 
@@ -60,7 +59,7 @@ impl PyCoordinatorDriver {
     }
 
     fn receive(&self, py: Python<'_>, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = values::from_py(envelope, "envelope")?;
+        let env = envelope::from_py(envelope)?;
         self.inner.call(py, |d| d.receive(env))
     }
 
@@ -205,11 +204,7 @@ impl PyRegionDriver {
     ) -> PyResult<()> {
         guard(|| {
             let mut side = self.inner.enter(py)?;
-            let shard = match shard {
-                Some(s) => Some(s.to_owned()),
-                None => side.extractor.python_shard(py, entity)?,
-            };
-            let r = match shard {
+            let r = match side.extractor.python_shard(py, entity, shard)? {
                 Some(s) => side.driver.route_to_shard(&s, entity, payload.to_vec()),
                 None => match side.driver.try_route(entity, payload.to_vec()) {
                     Ok(r) => r,
@@ -226,7 +221,7 @@ impl PyRegionDriver {
     }
 
     fn receive(&self, py: Python<'_>, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = values::from_py(envelope, "envelope")?;
+        let env = envelope::from_py(envelope)?;
         self.call(py, |d| d.receive(env))
     }
 
@@ -281,10 +276,7 @@ impl PyRegionDriver {
 
     fn shard_of(&self, py: Python<'_>, entity: &str) -> PyResult<String> {
         let side = self.inner.enter(py)?;
-        match side.extractor.python_shard(py, entity)? {
-            Some(s) => Ok(s),
-            None => side.driver.region().shard_of(entity).or_raise(),
-        }
+        side.extractor.shard_of(py, entity, side.driver.region())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -10,9 +10,7 @@ use pyo3::types::PyTuple;
 use shardline_bind::driver_host::{self as adapt, HostObject, Role, Spelling};
 use shardline_bind::tree::Tree;
 use shardline_bind::Failure;
-use shardline_core::host::Lease;
-use shardline_core::host::Store;
-use shardline_core::host::{Clock, EntityHost, Transport};
+use shardline_core::host::{Clock, EntityHost, Lease, Store, Transport};
 
 use crate::backends::{PyInMemoryLease, PyInMemoryStore, PyManualClock};
 use crate::errors::{failure_err, NullPointerError, Raised};
@@ -25,25 +23,23 @@ pub struct PyHost {
     callable: bool,
 }
 
-impl PyHost {
-    fn new(obj: &Bound<'_, PyAny>, role: &Role, raised: &Raised) -> PyResult<PyHost> {
-        let callable = role.required.len() == 1 && obj.is_callable();
-        let host = PyHost {
-            obj: obj.clone().unbind(),
-            raised: raised.clone(),
-            callable,
-        };
-        role.check(Spelling::Snake, |m| host.has(m))
-            .map_err(failure_err)?;
-        Ok(host)
-    }
+/// `obj` in `role`, once it is known to have the methods the role needs.
+pub fn object(obj: &Bound<'_, PyAny>, role: &Role, raised: &Raised) -> PyResult<PyHost> {
+    let callable = role.required.len() == 1 && obj.is_callable();
+    let host = PyHost {
+        obj: obj.clone().unbind(),
+        raised: raised.clone(),
+        callable,
+    };
+    role.check(Spelling::Snake, |m| host.has(m))
+        .map_err(failure_err)?;
+    Ok(host)
+}
 
+impl PyHost {
     fn method<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         let obj = self.obj.bind(py);
-        match obj.getattr_opt(name)? {
-            Some(m) => Ok(m),
-            None => Ok(obj.clone()),
-        }
+        Ok(obj.getattr_opt(name)?.unwrap_or_else(|| obj.clone()))
     }
 }
 
@@ -81,11 +77,6 @@ fn required<'a, 'py>(
 
 fn host(obj: Option<&Bound<'_, PyAny>>, role: &Role, raised: &Raised) -> PyResult<PyHost> {
     object(required(obj, role)?, role, raised)
-}
-
-/// `obj` in `role`, once it is known to have the methods the role needs.
-pub fn object(obj: &Bound<'_, PyAny>, role: &Role, raised: &Raised) -> PyResult<PyHost> {
-    PyHost::new(obj, role, raised)
 }
 
 /// A callable `send(envelope)`, or an object with a `send` method.

@@ -9,6 +9,7 @@ mod backends;
 mod busy;
 mod coordinator;
 mod driver;
+mod envelope;
 mod errors;
 #[cfg(feature = "etcd")]
 mod etcd;

@@ -91,7 +91,8 @@ impl PyCoordinatorPipeline {
         else {
             return Ok(None);
         };
-        let args = values::to_py_list(py, &call.args)?;
+        let args = call.args.iter().map(|a| values::to_py(py, a));
+        let args = args.collect::<PyResult<_>>()?;
         Ok(Some((ticket.0, call.role.name, call.method, args)))
     }
 
@@ -129,7 +130,7 @@ impl PyCoordinatorPipeline {
     /// Notices since the last call, as dicts with a "type".
     fn take_notices<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let notices = self.inner.call(py, |p| Ok(p.take_notices()))?;
-        values::to_py_list(py, &notices)
+        notices.iter().map(|n| values::to_py(py, n)).collect()
     }
 
     /// The coordinator's queries, as `Coordinator._op`.

@@ -3,16 +3,16 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString, PyTuple};
 use shardline_bind::ops::machines;
-use shardline_core::protocol::Envelope;
 use shardline_core::region::{
-    ExtractorDoc, Region, RegionConfig, RegionInput, RejectReason, Rejected, ShardExtractor,
+    ExtractorDoc, Region, RegionConfig, RegionInput, RegionOutput, RejectReason, Rejected,
+    ShardExtractor,
 };
 
 use crate::busy::Enter;
 use crate::errors::{
     callback_failed, failure_err, guard, invalid_argument, InvalidStateError, OrRaise,
 };
-use crate::{ops, values};
+use crate::{envelope, ops, values};
 use shardline_bind::HandleCell;
 
 /// A Python extractor, run before the core sees the message (so its exceptions reach the
@@ -41,10 +41,16 @@ pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)
 }
 
 impl Extractor {
-    /// The shard of `entity`, or None to let the core's extractor decide.
-    pub fn python_shard(&self, py: Python<'_>, entity: &str) -> PyResult<Option<String>> {
-        let Some(f) = &self.python else {
-            return Ok(None);
+    /// The shard of `entity`: `given`, else the Python extractor's, else None to let the
+    /// core's extractor decide.
+    pub fn python_shard(
+        &self,
+        py: Python<'_>,
+        entity: &str,
+        given: Option<&str>,
+    ) -> PyResult<Option<String>> {
+        let (None, Some(f)) = (given, &self.python) else {
+            return Ok(given.map(str::to_owned));
         };
         let r = { f.bind(py).call1((entity,))? };
         if let Ok(s) = r.cast::<PyString>() {
@@ -57,6 +63,13 @@ impl Extractor {
             "the shard extractor returned {} for entity {entity:?}; expected a shard id (str or int)",
             r.get_type().name()?
         )))
+    }
+
+    pub fn shard_of(&self, py: Python<'_>, entity: &str, region: &Region) -> PyResult<String> {
+        match self.python_shard(py, entity, None)? {
+            Some(s) => Ok(s),
+            None => region.shard_of(entity).or_raise(),
+        }
     }
 }
 
@@ -79,6 +92,13 @@ pub fn rejected(py: Python<'_>, r: Rejected) -> PyErr {
     let _ = v.setattr("shard", &r.shard);
     let _ = v.setattr("entity", &r.entity);
     err
+}
+
+fn output<'py>(py: Python<'py>, o: &RegionOutput) -> PyResult<Bound<'py, PyAny>> {
+    match o {
+        RegionOutput::Send(e) => envelope::send(py, e),
+        o => values::to_py(py, o),
+    }
 }
 
 pub struct RegionCore {
@@ -147,11 +167,7 @@ impl PyRegion {
         shard: Option<&str>,
     ) -> PyResult<()> {
         self.with(py, |r| {
-            let shard = match shard {
-                Some(s) => Some(s.to_owned()),
-                None => r.extractor.python_shard(py, entity)?,
-            };
-            let result = match shard {
+            let result = match r.extractor.python_shard(py, entity, shard)? {
                 Some(s) => r
                     .region
                     .route_to_shard(now_ms, &s, entity, payload.to_vec()),
@@ -162,7 +178,7 @@ impl PyRegion {
     }
 
     fn receive(&self, py: Python<'_>, now_ms: u64, envelope: &Bound<'_, PyAny>) -> PyResult<()> {
-        let env: Envelope = values::from_py(envelope, "envelope")?;
+        let env = envelope::from_py(envelope)?;
         self.input(py, now_ms, RegionInput::Receive(env))
     }
 
@@ -186,12 +202,12 @@ impl PyRegion {
 
     fn poll_output<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let o = self.with(py, |r| Ok(r.region.poll_output()))?;
-        o.map(|o| values::to_py(py, &o)).transpose()
+        o.map(|o| output(py, &o)).transpose()
     }
 
     fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let all = self.with(py, |r| Ok(r.region.drain_outputs()))?;
-        values::to_py_list(py, &all)
+        all.iter().map(|o| output(py, o)).collect()
     }
 
     /// The queries (`shardline_bind::ops::machines::region`); the `shardline` package names
@@ -209,10 +225,7 @@ impl PyRegion {
     }
 
     fn shard_of(&self, py: Python<'_>, entity: &str) -> PyResult<String> {
-        self.with(py, |r| match r.extractor.python_shard(py, entity)? {
-            Some(s) => Ok(s),
-            None => r.region.shard_of(entity).or_raise(),
-        })
+        self.with(py, |r| r.extractor.shard_of(py, entity, &r.region))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -78,7 +78,7 @@ impl StrategyHost for PyHost {
             }
             match r.cast::<PyString>() {
                 Ok(s) => Ok(Some(s.to_str().map_err(|e| self.raised.threw(e))?.into())),
-                Err(_) => Err(wrong_allocation(&type_name(&r))),
+                Err(_) => Err(wrong_allocation(&values::type_name(&r))),
             }
         })
     }
@@ -115,12 +115,6 @@ impl StrategyHost for PyHost {
     fn keep(&mut self, failure: Failure) -> shardline_core::Error {
         self.raised.keep_failure(failure)
     }
-}
-
-fn type_name(v: &Bound<'_, PyAny>) -> String {
-    v.get_type()
-        .name()
-        .map_or_else(|_| "an object".into(), |n| n.to_string())
 }
 
 fn build(spec: &Spec, raised: &Raised) -> PyResult<Box<dyn AllocationStrategy>> {

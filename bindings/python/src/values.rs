@@ -1,15 +1,15 @@
 //! The core's serde values straight to and from Python objects: one serde `Serializer` that
 //! builds dicts, lists, strings, ints and `bytes`, and one `Deserializer` that reads them.
 //!
-//! Direct, with no JSON value or tree in between: a coordinator step converts an envelope in
-//! and an output out, and the intermediate trees cost most of a step's time. Both sides are
+//! Direct, with no JSON value or tree in between, since steps convert their outputs and inputs
+//! here (the envelopes most of them carry take the shorter way of `envelope`). Both sides are
 //! not human-readable, so a payload (the one `bytes` value of the protocol,
 //! [`shardline_core::protocol::payload`]) is `bytes` in Python by its type, never by the name
 //! of its key; a `str` payload going in is still read as the base64 text JSON carries.
 //!
-//! Hand-written rather than `pythonize`, the crate made for this: its releases are built on an
-//! older pyo3 than this binding, and it is human-readable, which would make payloads base64
-//! text. Struct field names are `&'static str`, so each is made a Python string once, interned
+//! Hand-written rather than `pythonize`, the crate made for this: its newest release (0.29)
+//! is built on pyo3 0.29, which cannot link beside this binding's 0.30, and it is
+//! human-readable, which would make payloads base64 text. Struct field names are `&'static str`, so each is made a Python string once, interned
 //! (a dict insert then reuses its hash), and kept for the life of the thread.
 
 use std::cell::RefCell;
@@ -95,14 +95,6 @@ type Result<T, E = Error> = std::result::Result<T, E>;
 pub fn to_py<'py, T: Serialize + ?Sized>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyAny>> {
     KEYS.with(|keys| v.serialize(Writer { py, keys }))
         .map_err(|e| e.into_py("serializing", ""))
-}
-
-/// Every item as Python objects, in order.
-pub fn to_py_list<'py, T: Serialize>(
-    py: Python<'py>,
-    items: &[T],
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    items.iter().map(|o| to_py(py, o)).collect()
 }
 
 /// Interned Python strings by the address of the `&'static str` they were made from.
@@ -449,7 +441,7 @@ pub fn camel_case(key: &str) -> String {
 
 struct Reader<'py>(Bound<'py, PyAny>);
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())

@@ -14,8 +14,10 @@ SHARDS = {"kind": "pekko", "numberOfShards": 12}
 class StepCluster:
     """One step coordinator and step regions; the test plays the host for all of them."""
 
-    def __init__(self, strategy="least-shard"):
+    def __init__(self, strategy="least-shard", via="receive"):
         self.now = 0
+        self.via = via  # "handle": envelopes go in as step documents, read the general way
+        self.sent = []
         self.lease = shardline.InMemoryLease("c", 30_000)
         self.store = shardline.InMemoryStore()
         self.coordinator = shardline.Coordinator(strategy, NODE(0), {"rebalance_interval_ms": 1_000})
@@ -37,14 +39,21 @@ class StepCluster:
             moved = self._coordinator_outputs() | self._region_outputs()
             while self.wire:
                 env = self.wire.popleft()
+                self.sent.append(env)
                 moved = True
                 if env["to"] == "coordinator":
-                    self.coordinator.receive(self.now, env)
+                    self._receive(self.coordinator, env)
                 elif env["to"]["region"] in self.regions:
-                    self.regions[env["to"]["region"]].receive(self.now, env)
+                    self._receive(self.regions[env["to"]["region"]], env)
             if not moved:
                 return
         raise AssertionError("did not settle")
+
+    def _receive(self, machine, env):
+        if self.via == "handle":
+            machine.handle(self.now, {"type": "receive", "envelope": env})
+        else:
+            machine.receive(self.now, env)
 
     def _coordinator_outputs(self):
         c, now, moved = self.coordinator, self.now, False
@@ -161,6 +170,31 @@ def test_step_outputs_are_plain_dicts_and_envelopes_encode():
              "message": {"command": {"type": "getShardHome", "shard": "AP8="}}}
     assert shardline.decode_envelope(shardline.encode_envelope(named)) == named
     assert r.shard_of("user-1") == shardline.pekko_shard_id("user-1", 12)
+
+
+def test_envelopes_by_known_keys_match_the_general_conversion():
+    # `receive` and step outputs convert envelopes by their known keys; `handle` documents and
+    # encode/decode_envelope take serde's general way. Both must see the same messages.
+    runs = []
+    for via in ("receive", "handle"):
+        c = StepCluster(via=via)
+        c.add_region("a", 1)
+        c.add_region("b", 2)
+        c.settle()
+        for i in range(40):
+            c.regions["ab"[i % 2]].route(c.now, f"user-{i}", bytes([i, 255]))
+        c.settle()
+        c.add_region("n", 3)
+        c.advance(5_000)
+        runs.append((c.sent, c.delivered))
+    assert runs[0] == runs[1]
+    sent = runs[0][0]
+    for env in sent:
+        assert shardline.decode_envelope(shardline.encode_envelope(env)) == env
+    kinds = {body.get("type", kind) for e in sent for kind, body in e["message"].items()}
+    assert {"register", "getShardHome", "shardStarted", "beginHandOffAck", "shardStopped",
+            "registerAck", "shardHome", "hostShard", "beginHandOff", "handOff",
+            "forward"} <= kinds, kinds
 
 
 def test_handle_takes_the_step_documents_the_named_methods_build():
