@@ -127,10 +127,7 @@ fn refused(outs: &[RegionOutput]) -> usize {
 #[test]
 fn registration_backs_off_until_acked() {
     let mut t = T::new(RegionConfig::default());
-    assert_eq!(
-        cmds(&t.out()),
-        vec![Command::Register { node: NODE.into() }]
-    );
+    assert_eq!(cmds(&t.out()), vec![Command::register(NODE)]);
     let mut sends = Vec::new();
     for _ in 0..40 {
         t.advance(50);
@@ -315,20 +312,14 @@ fn a_newer_coordinator_gets_a_registration() {
         entities: vec![],
     });
     let c = cmds(&t.out());
-    assert!(
-        c.contains(&Command::Register { node: NODE.into() }),
-        "{c:?}"
-    );
+    assert!(c.contains(&Command::register(NODE)), "{c:?}");
     assert!(c.contains(&Command::ShardStarted {
         shard: "s1".into(),
         stamp: Stamp::new(6, 1)
     }));
     assert!(!t.r.is_registered());
     t.r.handle(0, RegionInput::CoordinatorChanged);
-    assert_eq!(
-        cmds(&t.out()),
-        vec![Command::Register { node: NODE.into() }]
-    );
+    assert_eq!(cmds(&t.out()), vec![Command::register(NODE)]);
 }
 
 #[test]
