@@ -105,6 +105,12 @@ pub fn input(
         11 => CoordinatorInput::StoreFailed { fenced: x != 0 },
         12 => CoordinatorInput::PreparingForShutdown,
         13 => CoordinatorInput::Stop,
+        14 => CoordinatorInput::Drain {
+            region: string(env, a, "region")?,
+        },
+        15 => CoordinatorInput::Undrain {
+            region: string(env, a, "region")?,
+        },
         other => {
             return Err(Failure::invalid_argument(format!(
                 "unknown input kind {other}"

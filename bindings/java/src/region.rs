@@ -10,7 +10,9 @@ use shardline_core::host::RegionDriver;
 use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{bytes, envelope, opt_from_json, opt_long, opt_string, string, unsigned};
+use crate::convert::{
+    bytes, envelope, from_utf8_json, opt_from_json, opt_long, opt_string, string, unsigned,
+};
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
@@ -131,6 +133,8 @@ pub fn region_input(
             entity: string(env, b, "entityId")?,
         },
         5 => RegionInput::GracefulShutdown,
+        // The inputs that carry maps (reportLoads, updateOffer), as a step document in `c`.
+        6 => from_utf8_json(env, c, "input")?,
         other => {
             return Err(Failure::invalid_argument(format!(
                 "unknown input kind {other}"
