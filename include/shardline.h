@@ -262,7 +262,8 @@ enum shardline_message_kind
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
   /**
-   * Command; `node`.
+   * Command; `node`, and `payload`: the region's offer as a JSON object (`capacity`,
+   * `tags`, `maxShards`), empty for the default offer.
    */
   SHARDLINE_MESSAGE_KIND_REGISTER = 1,
   /**
@@ -329,6 +330,15 @@ enum shardline_message_kind
    * Region to region; `shard`, `entity`, `payload`.
    */
   SHARDLINE_MESSAGE_KIND_FORWARD = 17,
+  /**
+   * Command; `payload`: the loads as a JSON object, shard id to a number or to a number
+   * per dimension.
+   */
+  SHARDLINE_MESSAGE_KIND_REPORT_LOADS = 18,
+  /**
+   * Command; `payload`: the new offer as a JSON object, as for REGISTER.
+   */
+  SHARDLINE_MESSAGE_KIND_UPDATE_OFFER = 19,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -98,7 +98,7 @@ fn coordinator(r: usize, s: usize) -> Coordinator {
         let address = Address::parse(&node(i)).expect("address");
         co.handle(0, CoordinatorInput::Member(Member::new(address)))
             .expect("member");
-        let register = Command::Register { node: node(i) };
+        let register = Command::register(node(i));
         co.handle(0, from_region(&format!("r{i}"), register))
             .expect("register");
     }

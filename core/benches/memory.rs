@@ -142,7 +142,7 @@ fn coordinator(s: usize) -> Coordinator {
         let address = Address::parse(&node(i)).expect("address");
         co.handle(0, CoordinatorInput::Member(Member::new(address)))
             .expect("member");
-        let register = Command::Register { node: node(i) };
+        let register = Command::register(node(i));
         co.handle(0, from_region(&format!("r{i}"), register))
             .expect("register");
     }

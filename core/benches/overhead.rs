@@ -89,7 +89,7 @@ fn coordinator_step(c: &mut Criterion) {
     .expect("member");
     co.handle(
         0,
-        CoordinatorInput::Receive(envelope(Command::Register { node: node(1) })),
+        CoordinatorInput::Receive(envelope(Command::register(node(1)))),
     )
     .expect("register");
     co.handle(

@@ -8,6 +8,7 @@
 //! the fields of the variant named by `type` (see `crate::protocol::json`).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -18,8 +19,9 @@ use crate::coordinator::{
 };
 use crate::host::{Completion, Operation, WriteOutcome};
 use crate::metrics::Metric;
+use crate::model::Amount;
 use crate::model::MemberStatus;
-use crate::protocol::{EntityId, Envelope, FencingToken, RegionId, ShardId};
+use crate::protocol::{EntityId, Envelope, FencingToken, RegionId, RegionOffer, ShardId};
 use crate::region::{RegionConfig, RegionInput, RegionOutput};
 
 /// The schema document: `$defs` holds every wire form by name.
@@ -125,6 +127,15 @@ enum CoordinatorInputForm {
     PreparingForShutdown,
     /// Stop coordinating and release the lease.
     Stop,
+    /// A planned shutdown of the region is coming: least-load moves its shards away within
+    /// its movement budget and places none there.
+    Drain {
+        region: RegionId,
+    },
+    /// Ends a drain: the region takes shards again.
+    Undrain {
+        region: RegionId,
+    },
 }
 
 impl JsonSchema for CoordinatorInput {
@@ -164,6 +175,15 @@ enum RegionInputForm {
     },
     /// Hand every shard off, then stop.
     GracefulShutdown,
+    /// The host measured its shards' loads: each a number, or a number per dimension (all
+    /// the same way), finite and >= 0.
+    ReportLoads {
+        loads: BTreeMap<ShardId, Amount>,
+    },
+    /// The region's capacity, tags or shard cap changed; replaces the whole offer.
+    UpdateOffer {
+        offer: RegionOffer,
+    },
 }
 
 impl JsonSchema for RegionInput {

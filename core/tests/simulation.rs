@@ -146,8 +146,32 @@ fn coordinator_failover_restores_from_the_store_and_carries_on() {
 
 #[test]
 fn every_scenario_is_tested() {
-    // The macro above lists them by hand; a new scenario must be added there.
-    assert_eq!(Scenario::ALL.len(), 15);
+    // The macro above lists them by hand, and load-shift has its own test below; a new
+    // scenario must be added there.
+    assert_eq!(Scenario::ALL.len(), 16);
+}
+
+/// Load reports with every strategy (least-shard and the others ignore them; the drain falls
+/// back to a graceful leave), and with least-load, which reads them and drains: no invariant
+/// breaks, and a successor restored from the store decides as its predecessor would have.
+#[test]
+fn load_shift_with_every_strategy_and_least_load() {
+    let reports = every_strategy_policy_and_seed(Scenario::LoadShift);
+    assert!(reports.iter().all(|r| r.coordinator.restores_checked >= 1));
+    let mut failures = Vec::new();
+    for policy in POLICIES {
+        for seed in 1..=SEEDS {
+            let c = case(Scenario::LoadShift, "least-load", policy, seed);
+            let r = run(&c.config).unwrap();
+            if let Some(p) = problems(&r) {
+                failures.push(format!("{}\n    {p}", c.replay));
+            }
+            if r.coordinator.restores_checked == 0 {
+                failures.push(format!("{}\n    no restore was checked", c.replay));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -898,6 +898,8 @@ pub unsafe extern "C" fn shardline_coordinator_driver_feed(
                     d.call(CoordinatorDriver::preparing_for_shutdown)
                 }
                 CoordinatorInput::Stop => d.call(CoordinatorDriver::stop),
+                CoordinatorInput::Drain { region } => d.call(|c| c.drain(&region)),
+                CoordinatorInput::Undrain { region } => d.call(|c| c.undrain(&region)),
                 CoordinatorInput::LeaseGranted(_)
                 | CoordinatorInput::LeaseDenied
                 | CoordinatorInput::LeaseRenewed { .. }
@@ -1157,6 +1159,8 @@ pub unsafe extern "C" fn shardline_region_driver_feed(
                     d.call(|r| r.entity_passivated(&shard, &entity))
                 }
                 RegionInput::GracefulShutdown => d.call(RegionDriver::graceful_shutdown),
+                RegionInput::ReportLoads { loads } => d.call(|r| r.report_loads(loads)),
+                RegionInput::UpdateOffer { offer } => d.call(|r| r.update_offer(offer)),
             })
         }
     })

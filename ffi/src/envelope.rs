@@ -6,7 +6,8 @@ use std::ffi::c_char;
 use std::ptr;
 
 use shardline_core::protocol::{
-    Command, Directive, Endpoint, Envelope, FencingToken, Forward, Message, ShardHome, Stamp,
+    check_loads, json, Command, Directive, Endpoint, Envelope, FencingToken, Forward, Message,
+    RegionOffer, ShardHome, Stamp,
 };
 
 use crate::boundary::{Failure, Result};
@@ -41,7 +42,8 @@ pub type shardline_message_kind_code = u32;
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum shardline_message_kind {
-    /// Command; `node`.
+    /// Command; `node`, and `payload`: the region's offer as a JSON object (`capacity`,
+    /// `tags`, `maxShards`), empty for the default offer.
     Register = 1,
     /// Command; `node`.
     RegisterProxy = 2,
@@ -75,6 +77,11 @@ pub enum shardline_message_kind {
     HandOff = 16,
     /// Region to region; `shard`, `entity`, `payload`.
     Forward = 17,
+    /// Command; `payload`: the loads as a JSON object, shard id to a number or to a number
+    /// per dimension.
+    ReportLoads = 18,
+    /// Command; `payload`: the new offer as a JSON object, as for REGISTER.
+    UpdateOffer = 19,
 }
 
 /// The kind a host named by `code`. Kind enums number their values 1, 2, ... in `all` order
@@ -99,7 +106,7 @@ pub fn kind_of<K: Copy>(
 }
 
 impl shardline_message_kind {
-    const ALL: [shardline_message_kind; 17] = [
+    const ALL: [shardline_message_kind; 19] = [
         Self::Register,
         Self::RegisterProxy,
         Self::GetShardHome,
@@ -117,6 +124,8 @@ impl shardline_message_kind {
         Self::BeginHandOff,
         Self::HandOff,
         Self::Forward,
+        Self::ReportLoads,
+        Self::UpdateOffer,
     ];
 
     /// Every kind, in value order (values are 1, 2, ...); cbindgen does not export functions
@@ -250,9 +259,17 @@ pub unsafe fn array<'a, T>(
 pub struct Lists {
     strs: Vec<shardline_str>,
     homes: Vec<shardline_shard_home>,
+    doc: Vec<u8>,
 }
 
 impl Lists {
+    /// `value` as JSON bytes, valid until the next call.
+    fn doc(&mut self, value: &impl serde::Serialize) -> shardline_bytes {
+        self.doc.clear();
+        serde_json::to_writer(&mut self.doc, value).expect("protocol types serialize");
+        shardline_bytes::of(&self.doc)
+    }
+
     /// `items` as an array of views, valid until the next call (and while `items` lives).
     pub fn strs<'a>(
         &mut self,
@@ -336,14 +353,27 @@ impl shardline_envelope {
         };
         match &e.message {
             Message::Command(c) => match c {
-                Command::Register { node } | Command::RegisterProxy { node } => {
-                    let kind = if matches!(c, Command::Register { .. }) {
-                        K::Register
-                    } else {
-                        K::RegisterProxy
-                    };
-                    let mut v = Self::blank(e, kind);
+                Command::Register { node, offer } => {
+                    let mut v = Self::blank(e, K::Register);
                     v.node = shardline_str::of(node);
+                    if !offer.is_default() {
+                        v.payload = lists.doc(offer);
+                    }
+                    v
+                }
+                Command::RegisterProxy { node } => {
+                    let mut v = Self::blank(e, K::RegisterProxy);
+                    v.node = shardline_str::of(node);
+                    v
+                }
+                Command::ReportLoads { loads } => {
+                    let mut v = Self::blank(e, K::ReportLoads);
+                    v.payload = lists.doc(loads);
+                    v
+                }
+                Command::UpdateOffer { offer } => {
+                    let mut v = Self::blank(e, K::UpdateOffer);
+                    v.payload = lists.doc(offer);
                     v
                 }
                 Command::GetShardHome { shard } => with_shard(K::GetShardHome, shard, None),
@@ -436,10 +466,39 @@ impl shardline_envelope {
         let entity = || text(&self.entity, "entity");
         let stamp = Stamp::new(self.token, self.version);
         let token = FencingToken(self.token);
+        // The payload of the kinds that carry a JSON document in it.
+        let doc = || {
+            let bytes = unsafe {
+                array(self.payload.data, self.payload.len, || {
+                    format!("{param}.payload.data")
+                })
+            }?;
+            std::str::from_utf8(bytes).map_err(|e| {
+                Failure::invalid_argument(format!("{param}.payload is not UTF-8 text: {e}"))
+            })
+        };
+        let offer = || -> Result<RegionOffer> {
+            let offer: RegionOffer = json::from_str(doc()?, &format!("{param}.payload"))?;
+            offer
+                .check()
+                .map_err(|e| e.context(format!("{param}.payload")))?;
+            Ok(offer)
+        };
         let message = match kind {
             K::Register => Message::Command(Command::Register {
                 node: text(&self.node, "node")?,
+                offer: if self.payload.len == 0 {
+                    RegionOffer::default()
+                } else {
+                    offer()?
+                },
             }),
+            K::ReportLoads => {
+                let loads = json::from_str(doc()?, &format!("{param}.payload"))?;
+                check_loads(&loads).map_err(|e| e.context(format!("{param}.payload")))?;
+                Message::Command(Command::ReportLoads { loads })
+            }
+            K::UpdateOffer => Message::Command(Command::UpdateOffer { offer: offer()? }),
             K::RegisterProxy => Message::Command(Command::RegisterProxy {
                 node: text(&self.node, "node")?,
             }),

@@ -87,9 +87,7 @@ fn standard() -> *mut shardline_coordinator {
             "member",
         )
         .unwrap(),
-        from_r1(Command::Register {
-            node: "pekko://sys@10.0.0.1:2552".into(),
-        }),
+        from_r1(Command::register("pekko://sys@10.0.0.1:2552")),
         from_r1(Command::GetShardHome { shard: "7".into() }),
     ] {
         assert_eq!(handle(co, 0, &input), S::Ok, "{}", last_error());
@@ -182,9 +180,7 @@ fn a_region_registers_and_routes() {
     // The node address was written in canonical form.
     assert_eq!(
         e.message,
-        Message::Command(Command::Register {
-            node: "pekko://sys@10.0.0.1:2552".into()
-        })
+        Message::Command(Command::register("pekko://sys@10.0.0.1:2552"))
     );
     let entity = c("user-1");
     assert_eq!(

@@ -14,9 +14,11 @@ use shardline::status::shardline_status as S;
 use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
 use shardline_core::coordinator::{CoordinatorOutput, LeaseRequest};
+use shardline_core::model::Amount;
 use shardline_core::protocol::json;
 use shardline_core::protocol::{
-    Command, Directive, Endpoint, Envelope, FencingToken, Forward, Message, ShardHome, Stamp,
+    Command, Directive, Endpoint, Envelope, FencingToken, Forward, Message, RegionOffer, ShardHome,
+    Stamp,
 };
 
 fn last_error() -> String {
@@ -51,9 +53,7 @@ fn one_of_each() -> Vec<Envelope> {
     };
     let s = || "shard-ü".to_string();
     vec![
-        to_c(Command::Register {
-            node: "pekko://sys@h:1".into(),
-        }),
+        to_c(Command::register("pekko://sys@h:1")),
         to_c(Command::RegisterProxy {
             node: "pekko://sys@h:2".into(),
         }),
@@ -125,7 +125,55 @@ fn one_of_each() -> Vec<Envelope> {
                 payload: vec![0, 255, 7],
             }),
         },
+        to_c(Command::ReportLoads {
+            loads: [
+                (s(), Amount::Uniform(2.5)),
+                ("9".into(), Amount::Uniform(0.0)),
+            ]
+            .into(),
+        }),
+        to_c(Command::UpdateOffer {
+            offer: RegionOffer {
+                capacity: Some(Amount::PerDimension([("cpu".into(), 4.0)].into())),
+                tags: vec!["ssd".into()],
+                max_shards: Some(7),
+            },
+        }),
     ]
+}
+
+#[test]
+fn a_registration_carries_its_offer_in_the_payload() {
+    let e = Envelope {
+        from: Endpoint::Region("r1".into()),
+        to: Endpoint::Coordinator,
+        message: Message::Command(Command::Register {
+            node: "pekko://sys@h:1".into(),
+            offer: RegionOffer {
+                capacity: Some(Amount::Uniform(2.0)),
+                ..RegionOffer::default()
+            },
+        }),
+    };
+    let mut lists = Lists::default();
+    let view = shardline_envelope::view(&e, &mut lists);
+    let payload = unsafe { std::slice::from_raw_parts(view.payload.data, view.payload.len) };
+    assert_eq!(payload, br#"{"capacity":2.0}"#);
+    assert_eq!(unsafe { view.read("envelope") }.unwrap(), e);
+    // Bad documents are named.
+    let mut view = view;
+    let bad = br#"{"capacity":-1}"#;
+    view.payload = shardline_bytes {
+        data: bad.as_ptr(),
+        len: bad.len(),
+    };
+    let err = unsafe { view.read("envelope") }.unwrap_err();
+    assert!(
+        err.message
+            .contains("envelope.payload: capacity: expected a finite number > 0"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]

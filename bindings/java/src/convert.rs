@@ -262,6 +262,17 @@ pub fn fill(env: &JNIEnv, array: &JByteArray, bytes: &[u8]) -> bool {
 }
 
 /// A JSON `String` argument read as `T`; `what` names it in errors.
+/// A document Java hands over as UTF-8 JSON bytes (no `String` is decoded); errors name `what`.
+pub fn utf8_json<T: serde::de::DeserializeOwned>(
+    env: &mut JNIEnv,
+    bytes: &JByteArray,
+    what: &str,
+) -> Result<T> {
+    with_bytes(env, bytes, what, |b| {
+        serde_json::from_slice(b).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
+    })
+}
+
 pub fn from_json<T: serde::de::DeserializeOwned>(
     env: &mut JNIEnv,
     s: &JString,

@@ -13,7 +13,7 @@ use shardline_core::model::Address;
 use shardline_core::protocol::FencingToken;
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{member, opt_from_json, opt_long, string, unsigned, with_bytes};
+use crate::convert::{member, opt_from_json, opt_long, string, unsigned, utf8_json, with_bytes};
 use crate::envelope;
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
@@ -99,14 +99,17 @@ pub fn input(
         7 => CoordinatorInput::LeaseRenewFailed { token: token(x)? },
         8 => CoordinatorInput::LeaseLost { token: token(x)? },
         // Stored state crosses as UTF-8, the form hosts store, so no `String` is decoded.
-        9 => CoordinatorInput::StateLoaded(with_bytes(env, c, "stored state", |b| {
-            serde_json::from_slice(b)
-                .map_err(|e| Failure::invalid_argument(format!("stored state: {e}")))
-        })?),
+        9 => CoordinatorInput::StateLoaded(utf8_json(env, c, "stored state")?),
         10 => CoordinatorInput::StateLoadFailed { fenced: x != 0 },
         11 => CoordinatorInput::StoreFailed { fenced: x != 0 },
         12 => CoordinatorInput::PreparingForShutdown,
         13 => CoordinatorInput::Stop,
+        14 => CoordinatorInput::Drain {
+            region: string(env, a, "region")?,
+        },
+        15 => CoordinatorInput::Undrain {
+            region: string(env, a, "region")?,
+        },
         other => {
             return Err(Failure::invalid_argument(format!(
                 "unknown input kind {other}"

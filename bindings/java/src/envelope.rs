@@ -7,7 +7,8 @@
 //! [`KINDS`](shardline_bind::flat_envelope::KINDS)); texts from, to (empty for the coordinator;
 //! `Envelope.java` reads these two), shard, entity, region, node; token and version (i64); the
 //! payload; the entities (an i32 count and its texts); the homes as JSON. A text, payload or
-//! JSON document is an i32 length and its bytes.
+//! JSON document is an i32 length and its bytes. A message with no flat form has kind 255, its
+//! from and to, and then only its JSON.
 
 use jni::objects::{JByteArray, JString};
 use jni::sys::{jbyteArray, jstring};
@@ -20,9 +21,32 @@ use crate::convert::{from_json, new_string, opt_string, to_json, with_bytes};
 use crate::native::native;
 use crate::outputs::Rows;
 
+/// The kind byte of an envelope whose message has no flat form (load reports, offers, a
+/// registration with an offer): from and to as usual, then the message as JSON.
+const DOCUMENT: u8 = u8::MAX;
+
+fn region_id(e: &Endpoint) -> &str {
+    match e {
+        Endpoint::Coordinator => "",
+        Endpoint::Region(r) => r,
+    }
+}
+
+fn endpoint(id: &str) -> Endpoint {
+    match id {
+        "" => Endpoint::Coordinator,
+        r => Endpoint::Region(r.to_owned()),
+    }
+}
+
 impl Rows {
     pub fn envelope(&mut self, e: &Envelope) -> &mut Self {
-        let f = FlatEnvelope::of(e);
+        let Some(f) = FlatEnvelope::of(e) else {
+            self.0.push(DOCUMENT);
+            self.bytes(region_id(&e.from).as_bytes());
+            self.bytes(region_id(&e.to).as_bytes());
+            return self.json(&e.message);
+        };
         self.0.push(f.kind as u8);
         for text in [f.from, f.to, f.shard, f.entity, f.region, f.node] {
             self.bytes(text.as_bytes());
@@ -97,9 +121,17 @@ impl<'a> Reader<'a> {
 pub fn read(bytes: &[u8]) -> Result<Envelope> {
     let mut r = Reader(bytes);
     let malformed = || Failure::invalid_argument("envelope: malformed");
+    let kind = r.take::<1>().ok_or_else(malformed)?[0];
+    if kind == DOCUMENT {
+        let from = endpoint(r.text().ok_or_else(malformed)?);
+        let to = endpoint(r.text().ok_or_else(malformed)?);
+        let message = serde_json::from_slice(r.bytes().ok_or_else(malformed)?)
+            .map_err(|e| Failure::invalid_argument(format!("envelope: {e}")))?;
+        return Ok(Envelope { from, to, message });
+    }
     // Fields in the order they were written.
     let flat = FlatEnvelope {
-        kind: r.take::<1>().ok_or_else(malformed)?[0] as usize,
+        kind: kind as usize,
         from: r.text().ok_or_else(malformed)?,
         to: r.text().ok_or_else(malformed)?,
         shard: r.text().ok_or_else(malformed)?,
@@ -121,8 +153,8 @@ native! {
 fn Java_org_shardline_Shardline_nFlatten(
     env, from: JString<'l>, to: JString<'l>, message: JString<'l>,
 ) -> jbyteArray {
-    let endpoint = |id: Option<String>| id.map_or(Endpoint::Coordinator, Endpoint::Region);
-    let (from, to) = (endpoint(opt_string(env, &from)?), endpoint(opt_string(env, &to)?));
+    let id = |id: Option<String>| id.map_or(Endpoint::Coordinator, Endpoint::Region);
+    let (from, to) = (id(opt_string(env, &from)?), id(opt_string(env, &to)?));
     let message = from_json(env, &message, "message")?;
     to_java(env, &Envelope { from, to, message })
 }}

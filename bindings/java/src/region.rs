@@ -10,7 +10,9 @@ use shardline_core::host::RegionDriver;
 use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{bytes, opt_from_json, opt_long, opt_string, string, unsigned, with_bytes};
+use crate::convert::{
+    bytes, opt_from_json, opt_long, opt_string, string, unsigned, utf8_json, with_bytes,
+};
 use crate::envelope;
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
@@ -112,6 +114,8 @@ pub fn region_input(
             entity: string(env, b, "entityId")?,
         },
         5 => RegionInput::GracefulShutdown,
+        // The inputs that carry maps (reportLoads, updateOffer), as a step document in `c`.
+        6 => utf8_json(env, c, "input")?,
         other => {
             return Err(Failure::invalid_argument(format!(
                 "unknown input kind {other}"

@@ -96,7 +96,8 @@ function flat (e) {
   let version = 0
   switch (kind) {
     case 0: case 1:
-      if (!isText(b.node)) return null
+      // A registration with an offer (capacity, tags, maxShards) goes as an object.
+      if (!isText(b.node) || Object.keys(b).length !== 2) return null
       node = b.node
       break
     case 2:

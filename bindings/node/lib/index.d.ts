@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, RegionOffer, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 import { EventEmitter } from 'node:events'
 
@@ -204,6 +204,9 @@ export declare class AsyncCoordinatorDriver extends EventEmitter {
   leaseLost(): void
   preparingForShutdown(): void
   stop(): void
+  /** A planned shutdown of `region`: least-load moves its shards away within its budget. */
+  drain(region: string): void
+  undrain(region: string): void
   /** Resolves once no host call is in flight. */
   settled(): Promise<void>
   nextDeadline(): number | null
@@ -298,6 +301,9 @@ declare module '../index' {
     preparingForShutdown(): void
     /** Stops coordinating and releases the lease. */
     stop(): void
+    /** A planned shutdown of `region`: least-load moves its shards away within its budget. */
+    drain(region: string): void
+    undrain(region: string): void
   }
   interface RegionDriver extends RegionQueries, NamedOperations {
     /** Frees the region and forgets every callback; idempotent. */
@@ -313,6 +319,10 @@ declare module '../index' {
     regionTerminated(region: string): void
     /** Hands every shard off, then calls the host's `stopped`. */
     gracefulShutdown(): void
+    /** What the host measured: shard id to a number, or to a number per dimension. */
+    reportLoads(loads: Record<ShardId, Amount>): void
+    /** The region's capacity, tags or shard cap changed (the whole offer). */
+    updateOffer(offer: RegionOffer): void
   }
   // The operations of ./ids.cjs.
   interface Snowflake extends NamedOperations {

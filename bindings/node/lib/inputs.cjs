@@ -16,6 +16,9 @@ const coordinatorInputs = {
   preparingForShutdown () { this.handle({ type: 'preparingForShutdown' }) },
   /** Stops coordinating and releases the lease. */
   stop () { this.handle({ type: 'stop' }) },
+  /** A planned shutdown of `region`: least-load moves its shards away within its budget. */
+  drain (region) { this.handle({ type: 'drain', region }) },
+  undrain (region) { this.handle({ type: 'undrain', region }) },
 }
 Object.assign(native.CoordinatorDriver.prototype, coordinatorInputs)
 
@@ -29,6 +32,10 @@ Object.assign(native.RegionDriver.prototype, {
   regionTerminated (region) { this.handle({ type: 'regionTerminated', region }) },
   /** Hands every shard off, then calls the host's `stopped`. */
   gracefulShutdown () { this.handle({ type: 'gracefulShutdown' }) },
+  /** What the host measured: shard id to a number, or to a number per dimension. */
+  reportLoads (loads) { this.handle({ type: 'reportLoads', loads }) },
+  /** The region's capacity, tags or shard cap changed (the whole offer). */
+  updateOffer (offer) { this.handle({ type: 'updateOffer', offer }) },
 })
 
 module.exports = { coordinatorInputs }

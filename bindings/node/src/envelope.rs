@@ -50,7 +50,14 @@ pub fn send_js(js: Js, e: &Envelope, into: Option<V>) -> R<V> {
         Some((env, r)) if env == js.env => js.deref_object(r)?,
         _ => return Err(Fail::state("lib/envelope.cjs did not register its builder")),
     };
-    let f = FlatEnvelope::of(e);
+    let Some(f) = FlatEnvelope::of(e) else {
+        // Load reports and offers have no flat form; they are rare, so serde builds them.
+        let o = conv::ser(js, &CoordinatorOutput::Send(e.clone()))?;
+        if let Some(into) = into {
+            js.set_index(into, js.array_len(into)?, o)?;
+        }
+        return Ok(o);
+    };
     let text = |t: &str| {
         if t.is_empty() {
             js.undefined()

@@ -41,9 +41,6 @@ export interface RegionInfo {
   appVersion: string | null
 }
 
-/** A load, capacity or budget: a number, or a number per dimension (e.g. `{cpu: 2, memory: 4}`). */
-export type Amount = number | Record<string, number>
-
 /** Where a shard may live (least-load): tags its region must have, the one region it may live on. */
 export interface ShardRule {
   tags?: string[]
@@ -157,6 +154,14 @@ export interface Replayed {
 
 // ---- wire forms: generated from schema/shardline.schema.json (BLESS=1 cargo test -p shardline-schema); do not edit ----
 
+/**
+ * A load, capacity or budget as given: one number for every dimension, or a number per
+ * named dimension.
+ *
+ * In a load map a missing dimension is 0; in a capacity or budget map it is unbounded.
+ */
+export type Amount = number | Record<string, number>
+
 export interface Candidate {
   region: string
   address: string
@@ -171,9 +176,9 @@ export interface Candidate {
 export type Command =
   /**
    * `node` is the region's cluster address; only Up members (or the coordinator's own
-   * node) are accepted.
+   * node) are accepted. The offer (capacity, tags, shard cap) is absent when default.
    */
-  | { type: 'register'; node: string }
+  | { type: 'register'; node: string; capacity?: Amount | null; maxShards?: number | null; tags?: string[] }
   | { type: 'registerProxy'; node: string }
   | { type: 'getShardHome'; shard: string }
   | { type: 'shardStarted'; shard: string; stamp: Stamp }
@@ -185,6 +190,13 @@ export type Command =
   | { type: 'entityStarted'; shard: string; entity: string }
   /** Remember-entities: the entity was passivated on purpose and must not be restarted. */
   | { type: 'entityPassivated'; shard: string; entity: string }
+  /**
+   * The host's latest measurement of the sender's shards (see `check_loads`); the
+   * coordinator smooths it and keeps it for shards the sender hosts.
+   */
+  | { type: 'reportLoads'; loads: Record<string, Amount> }
+  /** The sender's offer changed; it replaces the whole offer (absent fields: defaults). */
+  | { type: 'updateOffer'; capacity?: Amount | null; maxShards?: number | null; tags?: string[] }
 
 /**
  * How an operation ended. `failed` means the host's call itself failed (the host keeps and
@@ -265,6 +277,18 @@ export type CoordinatorEvent =
   | { type: 'entityRemembered'; shard: string; entity: string }
   /** Precondition: the entity is remembered in that shard. */
   | { type: 'entityForgotten'; shard: string; entity: string }
+  /**
+   * The region's offer (capacity, tags, shard cap) is now `offer`. Precondition: `region`
+   * is registered.
+   */
+  | { type: 'shardRegionOfferChanged'; region: string; offer: RegionOffer }
+  /** The region is (no longer) draining. Precondition: `region` is registered. */
+  | { type: 'shardRegionDrainingChanged'; region: string; draining: boolean }
+  /**
+   * These shards' smoothed loads are now as given (see `coordinator::loads`). Precondition:
+   * every load is finite and >= 0.
+   */
+  | { type: 'shardLoadsSmoothed'; loads: Record<string, Amount> }
 
 /** What a coordinator is fed: one input per step. */
 export type CoordinatorInput =
@@ -290,6 +314,13 @@ export type CoordinatorInput =
   | { type: 'preparingForShutdown' }
   /** Stop coordinating and release the lease. */
   | { type: 'stop' }
+  /**
+   * A planned shutdown of the region is coming: least-load moves its shards away within
+   * its movement budget and places none there.
+   */
+  | { type: 'drain'; region: string }
+  /** Ends a drain: the region takes shards again. */
+  | { type: 'undrain'; region: string }
 
 /** Things worth logging or asserting on; carrying them out is optional. */
 export type CoordinatorNotice =
@@ -307,6 +338,11 @@ export type CoordinatorNotice =
    * `decisionEvents`.
    */
   | { type: 'rebalanceRound'; shards: string[]; explanation: Explanation }
+  /**
+   * A region's command was malformed and ignored as a whole (`reportLoads`,
+   * `updateOffer`).
+   */
+  | { type: 'commandRefused'; region: string; command: string; reason: string }
 
 export type CoordinatorOutput =
   | { type: 'send'; envelope: Envelope }
@@ -494,6 +530,11 @@ export type Operation =
 export interface RegionConfig {
   /** Messages held for all shards together before callers get theirs back. */
   bufferCapacity?: number
+  /**
+   * Capacity, tags and shard cap, sent with every registration (least-load reads them);
+   * absent: what every Pekko region offers.
+   */
+  offer?: RegionOffer
   /** A proxy routes but never hosts shards. */
   proxy?: boolean
   /** Tell the coordinator which entities start and which are passivated. */
@@ -515,11 +556,31 @@ export type RegionInput =
   | { type: 'entityPassivated'; shard: string; entity: string }
   /** Hand every shard off, then stop. */
   | { type: 'gracefulShutdown' }
+  /**
+   * The host measured its shards' loads: each a number, or a number per dimension (all
+   * the same way), finite and >= 0.
+   */
+  | { type: 'reportLoads'; loads: Record<string, Amount> }
+  /** The region's capacity, tags or shard cap changed; replaces the whole offer. */
+  | { type: 'updateOffer'; offer: RegionOffer }
 
 export type RegionNotice =
   | { type: 'registered'; token: FencingToken }
   /** A directive older than what the region has seen was ignored. */
   | { type: 'directiveRefused'; directive: string; token: FencingToken; seen?: Stamp | null; shard?: string | null }
+  /** An input was malformed and ignored (`reportLoads`, `updateOffer`). */
+  | { type: 'inputRefused'; input: string; reason: string }
+
+/**
+ * What a region offers beyond its shard count, for `least-load`: its capacity (a number, or
+ * a number per load dimension; 1 when absent), its tags, and at most how many shards it
+ * takes. The default offer is what every Pekko region has, and is left out of messages.
+ */
+export interface RegionOffer {
+  capacity?: Amount | null
+  maxShards?: number | null
+  tags?: string[]
+}
 
 export type RegionOutput =
   | { type: 'send'; envelope: Envelope }
@@ -592,6 +653,8 @@ export interface Snapshot {
   unallocated: string[]
   remembered: Record<string, string[]>
   versions: Record<string, number>
+  /** Smoothed shard loads; absent when no region has reported any. */
+  loads?: Record<string, Amount>
 }
 
 export interface SnapshotProxy {
@@ -599,11 +662,20 @@ export interface SnapshotProxy {
   node: string
 }
 
+/**
+ * What a region offers beyond its shard count, for `least-load`: its capacity (a number, or
+ * a number per load dimension; 1 when absent), its tags, and at most how many shards it
+ * takes. The default offer is what every Pekko region has, and is left out of messages.
+ */
 export interface SnapshotRegion {
   region: string
   node: string
   /** In allocation order, oldest first. */
   shards: string[]
+  capacity?: Amount | null
+  draining?: boolean
+  maxShards?: number | null
+  tags?: string[]
 }
 
 /**

@@ -184,8 +184,10 @@ mod read {
 
     fn command(d: &Bound<'_, PyDict>) -> Option<Command> {
         Some(match name!(get!(d, "type" as PyString)?) {
-            "register" => Command::Register {
+            // A registration with an offer goes the general way.
+            "register" if d.len() == 2 => Command::Register {
                 node: text!(d, "node"),
+                offer: Default::default(),
             },
             "registerProxy" => Command::RegisterProxy {
                 node: text!(d, "node"),

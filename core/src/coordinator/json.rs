@@ -64,6 +64,8 @@ pub(crate) enum InputKind {
     StoreFailed,
     PreparingForShutdown,
     Stop,
+    Drain,
+    Undrain,
 }
 
 /// Every field of every coordinator input; `type` says which belong. The big, rare ones are
@@ -127,6 +129,12 @@ impl InputDoc {
             },
             K::PreparingForShutdown => CoordinatorInput::PreparingForShutdown,
             K::Stop => CoordinatorInput::Stop,
+            K::Drain => CoordinatorInput::Drain {
+                region: need(&mut self.region, "region", k)?,
+            },
+            K::Undrain => CoordinatorInput::Undrain {
+                region: need(&mut self.region, "region", k)?,
+            },
         };
         no_more(
             &[
@@ -163,6 +171,8 @@ pub(crate) const COORDINATOR_KINDS: &[&str] = &[
     "storeFailed",
     "preparingForShutdown",
     "stop",
+    "drain",
+    "undrain",
 ];
 
 impl<'de> Deserialize<'de> for CoordinatorInput {
@@ -277,6 +287,16 @@ impl Serialize for CoordinatorInput {
             },
             CoordinatorInput::Stop => InputOut {
                 kind: kind(InputKind::Stop),
+                ..InputOut::default()
+            },
+            CoordinatorInput::Drain { region } => InputOut {
+                kind: kind(InputKind::Drain),
+                region: Some(region),
+                ..InputOut::default()
+            },
+            CoordinatorInput::Undrain { region } => InputOut {
+                kind: kind(InputKind::Undrain),
+                region: Some(region),
                 ..InputOut::default()
             },
         };

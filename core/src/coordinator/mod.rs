@@ -24,9 +24,10 @@ mod fork;
 mod handoff;
 pub(crate) mod json;
 mod lease;
+pub mod loads;
 mod state;
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -34,11 +35,12 @@ use serde::{Deserialize, Serialize};
 use crate::metrics::Metric;
 use crate::model::Address;
 use crate::model::AllocationState;
+use crate::model::Amount;
 use crate::model::Timers;
 use crate::model::{ClusterView, Member, MemberStatus};
 use crate::protocol::{
-    Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId, ShardHome,
-    ShardId, Stamp,
+    check_loads, Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId,
+    RegionOffer, ShardHome, ShardId, Stamp,
 };
 use crate::strategy::{Allocation, AllocationStrategy, Explanation, InProgress};
 use crate::{Error, Result};
@@ -95,6 +97,18 @@ pub enum CoordinatorInput {
     PreparingForShutdown,
     /// Stop coordinating and release the lease.
     Stop,
+    /// A planned shutdown of `region` is coming: it takes no new shards, and rebalance rounds
+    /// move its shards away within the movement budget. Stored, so a successor keeps
+    /// draining. Only strategies that read region profiles (`least-load`) drain; with any
+    /// other the input is an error (the region's graceful shutdown hands everything off at
+    /// once instead).
+    Drain {
+        region: RegionId,
+    },
+    /// Ends a [`CoordinatorInput::Drain`]: the region takes shards again.
+    Undrain {
+        region: RegionId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,6 +210,13 @@ pub enum CoordinatorNotice {
         shards: Vec<ShardId>,
         explanation: Explanation,
     },
+    /// A region's command was malformed and ignored as a whole (`reportLoads`,
+    /// `updateOffer`).
+    CommandRefused {
+        region: RegionId,
+        command: String,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,6 +272,8 @@ pub struct Coordinator {
     preparing_for_shutdown: bool,
     /// Terminations reported while not coordinating; applied on the next restore.
     terminated_while_inactive: BTreeSet<RegionId>,
+    /// The load `alloc` gives shards without a smoothed load (derived from `state`).
+    prior: Option<Amount>,
     timers: Timers<Timer>,
     out: VecDeque<CoordinatorOutput>,
     now: u64,
@@ -308,6 +331,7 @@ impl Coordinator {
             unacked: HashMap::new(),
             preparing_for_shutdown: false,
             terminated_while_inactive: BTreeSet::new(),
+            prior: None,
             timers: Timers::default(),
             out: VecDeque::new(),
             now: 0,
@@ -567,6 +591,8 @@ impl Coordinator {
                 self.phase = Phase::Stopped;
                 Ok(())
             }
+            CoordinatorInput::Drain { region } => self.set_draining(&region, true),
+            CoordinatorInput::Undrain { region } => self.set_draining(&region, false),
         }
     }
 
@@ -754,16 +780,27 @@ impl Coordinator {
         // later directive for those shards (found by the simulator).
         st.raise_versions(&self.state);
         let mut alloc = AllocationState::new(self.alloc.cluster().clone());
+        // Loads before shards, so each region sums them as its shards arrive.
+        let prior = loads::prior(st.loads());
+        for (s, l) in st.loads() {
+            alloc.set_shard_load(s, l)?;
+        }
         for (region, node, shards) in st.regions() {
             let address = Address::parse(node).map_err(|e| e.context("stored region"))?;
             let local = address == self.self_address;
             alloc.add_region(region, address, local)?;
+            apply_offer(&mut alloc, region, st.region_offer(region).expect("listed"))?;
+            alloc.set_region_draining(region, st.is_draining(region))?;
             for s in shards {
+                if let (Some(p), false) = (&prior, st.loads().contains_key(s)) {
+                    alloc.set_shard_load(s, p)?;
+                }
                 alloc.add_shard(region, s)?;
             }
         }
         self.state = st;
         self.alloc = alloc;
+        self.prior = prior;
         self.reset_volatile();
         self.phase = Phase::Active;
         let token = self.lease.token().expect("loading requires the lease");
@@ -819,8 +856,19 @@ impl Coordinator {
             return Ok(());
         };
         match cmd {
-            Command::Register { node } => self.register(&from, &node, false),
-            Command::RegisterProxy { node } => self.register(&from, &node, true),
+            Command::Register { node, offer } => self.register(&from, &node, Some(offer)),
+            Command::RegisterProxy { node } => self.register(&from, &node, None),
+            Command::ReportLoads { loads } => self.report_loads(&from, loads),
+            Command::UpdateOffer { offer } => {
+                if !self.state.has_region(&from) {
+                    return Ok(());
+                }
+                if let Err(e) = offer.check() {
+                    self.refuse_command(&from, "updateOffer", e.to_string());
+                    return Ok(());
+                }
+                self.set_offer(&from, offer)
+            }
             Command::GetShardHome { shard } => self.get_shard_home_request(shard, from),
             Command::ShardStarted { shard, stamp } => {
                 if let Some((r, sent)) = self.unacked.get(&shard) {
@@ -869,7 +917,9 @@ impl Coordinator {
                 .is_some_and(|m| m.status == MemberStatus::Up)
     }
 
-    fn register(&mut self, region: &str, node: &str, proxy: bool) -> Result<()> {
+    /// `offer` is `None` for a proxy.
+    fn register(&mut self, region: &str, node: &str, offer: Option<RegionOffer>) -> Result<()> {
+        let proxy = offer.is_none();
         let refuse = |s: &mut Self, why: String| {
             s.out.push_back(CoordinatorOutput::Notice(
                 CoordinatorNotice::RegisterRefused {
@@ -905,6 +955,9 @@ impl Coordinator {
         if clash {
             return refuse(self, format!("{region} is registered in the other role"));
         }
+        if let Some(Err(e)) = offer.as_ref().map(RegionOffer::check) {
+            return refuse(self, format!("offer: {e}"));
+        }
         let token = self.lease.token().expect("active");
         if proxy {
             self.send_shard_homes(region);
@@ -922,6 +975,8 @@ impl Coordinator {
             self.all_regions_registered = true;
         }
         if known_node.is_some() {
+            // A region that re-registers may come with a new offer.
+            self.set_offer(region, offer.unwrap_or_default())?;
             self.send(region, Directive::RegisterAck { token });
             self.send_shard_homes(region);
             let own: Vec<ShardId> = self.state.shards_of(region).to_vec();
@@ -937,9 +992,106 @@ impl Coordinator {
                 region: region.to_owned(),
                 node: address.as_str().to_owned(),
             })?;
+            self.set_offer(region, offer.unwrap_or_default())?;
             self.send(region, Directive::RegisterAck { token });
         }
         self.allocate_remembered()
+    }
+
+    /// Stores a registered region's offer when it differs from the one known.
+    fn set_offer(&mut self, region: &str, offer: RegionOffer) -> Result<()> {
+        if self.state.region_offer(region) == Some(&offer) {
+            return Ok(());
+        }
+        self.persist(Event::ShardRegionOfferChanged {
+            region: region.to_owned(),
+            offer,
+        })
+    }
+
+    fn refuse_command(&mut self, region: &str, command: &str, reason: String) {
+        self.out.push_back(CoordinatorOutput::Notice(
+            CoordinatorNotice::CommandRefused {
+                region: region.to_owned(),
+                command: command.to_owned(),
+                reason,
+            },
+        ));
+    }
+
+    /// Smooths a region's report (see [`loads`]) and stores what changed. Only loads of
+    /// shards the sender hosts count: a report may cross a hand-off. A malformed report is
+    /// refused whole, so what is taken is always a whole report.
+    fn report_loads(&mut self, from: &str, reported: BTreeMap<ShardId, Amount>) -> Result<()> {
+        if !self.state.has_region(from) {
+            return Ok(());
+        }
+        let checked = check_loads(&reported)
+            .and_then(|()| loads::check_dimensions(&reported, self.state.offers().map(|(_, o)| o)));
+        if let Err(e) = checked {
+            self.refuse_command(from, "reportLoads", e.to_string());
+            return Ok(());
+        }
+        let changed: BTreeMap<ShardId, Amount> = reported
+            .into_iter()
+            .filter(|(s, _)| self.state.home_of(s).map(String::as_str) == Some(from))
+            .filter_map(|(s, sample)| {
+                let old = self.state.loads().get(&s);
+                let new = loads::smooth(old, &sample);
+                (old != Some(&new)).then_some((s, new))
+            })
+            .collect();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        self.persist(Event::ShardLoadsSmoothed { loads: changed })
+    }
+
+    fn set_draining(&mut self, region: &str, draining: bool) -> Result<()> {
+        let what = if draining { "drain" } else { "undrain" };
+        if !self.strategy.drains() {
+            return Err(Error::invalid_state(format!(
+                "{what}: strategy {} does not drain regions (least-load does); a region's \
+                 graceful shutdown hands its shards off with any strategy",
+                self.strategy.name()
+            )));
+        }
+        if !self.is_active() {
+            return Err(Error::invalid_state(format!(
+                "{what}: this coordinator is {}, not active; send it to the active one",
+                phase_name(self.phase)
+            )));
+        }
+        if !self.state.has_region(region) {
+            return Err(Error::invalid_argument(format!(
+                "{what}: region {region:?} is not registered"
+            )));
+        }
+        if self.state.is_draining(region) == draining {
+            return Ok(());
+        }
+        self.persist(Event::ShardRegionDrainingChanged {
+            region: region.to_owned(),
+            draining,
+        })
+    }
+
+    /// Gives every allocated shard without a smoothed load the prior, when it has changed.
+    fn refresh_prior(&mut self) -> Result<()> {
+        let prior = loads::prior(self.state.loads());
+        if prior == self.prior {
+            return Ok(());
+        }
+        let unit = Amount::Uniform(1.0);
+        let load = prior.as_ref().unwrap_or(&unit);
+        let loads = self.state.loads();
+        for (_, _, shards) in self.state.regions() {
+            for s in shards.iter().filter(|s| !loads.contains_key(*s)) {
+                self.alloc.set_shard_load(s, load)?;
+            }
+        }
+        self.prior = prior;
+        Ok(())
     }
 
     /// Pekko batches of `ShardHomes`, skipping shards in hand-off, shards of terminating
@@ -1524,7 +1676,22 @@ impl Coordinator {
                 self.alloc.remove_region(region)?;
             }
             Event::ShardHomeAllocated { shard, region, .. } => {
+                if let (Some(p), false) = (&self.prior, self.state.loads().contains_key(shard)) {
+                    self.alloc.set_shard_load(shard, p)?;
+                }
                 self.alloc.add_shard(region, shard)?;
+            }
+            Event::ShardRegionOfferChanged { region, offer } => {
+                apply_offer(&mut self.alloc, region, offer)?;
+            }
+            Event::ShardRegionDrainingChanged { region, draining } => {
+                self.alloc.set_region_draining(region, *draining)?;
+            }
+            Event::ShardLoadsSmoothed { loads } => {
+                for (s, l) in loads {
+                    self.alloc.set_shard_load(s, l)?;
+                }
+                self.refresh_prior()?;
             }
             Event::ShardHomeDeallocated { shard, .. } => {
                 self.alloc.remove_shard(shard)?;
@@ -1547,6 +1714,17 @@ impl Coordinator {
         }
         Ok(())
     }
+}
+
+/// Puts a region's offer where the strategy reads it.
+fn apply_offer(alloc: &mut AllocationState, region: &str, offer: &RegionOffer) -> Result<()> {
+    let unit = Amount::Uniform(1.0);
+    alloc.set_region_capacity(region, offer.capacity.as_ref().unwrap_or(&unit))?;
+    alloc.set_region_tags(region, offer.tags.iter().map(String::as_str))?;
+    let max = offer
+        .max_shards
+        .map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+    alloc.set_region_max_shards(region, max)
 }
 
 #[cfg(test)]

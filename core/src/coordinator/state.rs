@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::IdKey;
-use crate::protocol::{EntityId, RegionId, ShardId};
+use crate::model::{Amount, IdKey};
+use crate::protocol::{EntityId, RegionId, RegionOffer, ShardId};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +43,17 @@ pub enum Event {
     EntityRemembered { shard: ShardId, entity: EntityId },
     /// Precondition: the entity is remembered in that shard.
     EntityForgotten { shard: ShardId, entity: EntityId },
+    /// The region's offer (capacity, tags, shard cap) is now `offer`. Precondition: `region`
+    /// is registered.
+    ShardRegionOfferChanged {
+        region: RegionId,
+        offer: RegionOffer,
+    },
+    /// The region is (no longer) draining. Precondition: `region` is registered.
+    ShardRegionDrainingChanged { region: RegionId, draining: bool },
+    /// These shards' smoothed loads are now as given (see `coordinator::loads`). Precondition:
+    /// every load is finite and >= 0.
+    ShardLoadsSmoothed { loads: BTreeMap<ShardId, Amount> },
 }
 
 /// One stored event; `seq` counts from 1 without gaps across the coordinator's lifetime.
@@ -68,6 +79,11 @@ pub struct SnapshotRegion {
     pub node: String,
     /// In allocation order, oldest first.
     pub shards: Vec<ShardId>,
+    /// Capacity, tags and shard cap; absent when default.
+    #[serde(flatten)]
+    pub offer: RegionOffer,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub draining: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -92,6 +108,9 @@ pub struct Snapshot {
     pub unallocated: Vec<ShardId>,
     pub remembered: BTreeMap<ShardId, Vec<EntityId>>,
     pub versions: BTreeMap<ShardId, u64>,
+    /// Smoothed shard loads; absent when no region has reported any.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub loads: BTreeMap<ShardId, Amount>,
 }
 
 /// What a coordinator restores from: the latest snapshot, then the events after it.
@@ -108,6 +127,8 @@ struct RegionRecord {
     node: String,
     pos: u64,
     shards: Vec<ShardId>,
+    offer: RegionOffer,
+    draining: bool,
 }
 
 /// What the state knows of one shard. Home and version share one entry so that answering
@@ -131,6 +152,8 @@ pub struct PersistentState {
     allocated: usize,
     unallocated: BTreeSet<ShardId>,
     remembered: BTreeMap<ShardId, BTreeSet<EntityId>>,
+    /// Smoothed loads by shard, kept across moves (the load follows the shard).
+    loads: BTreeMap<ShardId, Amount>,
     seq: u64,
 }
 
@@ -172,6 +195,27 @@ impl PersistentState {
             let r = &self.regions[id];
             (id, r.node.as_str(), r.shards.as_slice())
         })
+    }
+
+    /// The region's offer (default when unknown).
+    pub fn region_offer(&self, region: &str) -> Option<&RegionOffer> {
+        self.regions.get(region).map(|r| &r.offer)
+    }
+
+    /// Offers of every region, in map order.
+    pub fn offers(&self) -> impl Iterator<Item = (&RegionId, &RegionOffer)> + '_ {
+        self.order
+            .values()
+            .map(move |id| (id, &self.regions[id].offer))
+    }
+
+    pub fn is_draining(&self, region: &str) -> bool {
+        self.regions.get(region).is_some_and(|r| r.draining)
+    }
+
+    /// Smoothed loads by shard id.
+    pub fn loads(&self) -> &BTreeMap<ShardId, Amount> {
+        &self.loads
     }
 
     pub fn proxies(&self) -> impl Iterator<Item = (&RegionId, &str)> + '_ {
@@ -288,6 +332,8 @@ impl PersistentState {
                         node: node.clone(),
                         pos: self.next_pos,
                         shards: Vec::new(),
+                        offer: RegionOffer::default(),
+                        draining: false,
                     },
                 );
                 self.order.insert(self.next_pos, region.clone());
@@ -390,6 +436,27 @@ impl PersistentState {
                     self.remembered.remove(shard);
                 }
             }
+            Event::ShardRegionOfferChanged { region, offer } => {
+                offer
+                    .check()
+                    .map_err(|e| e.context(format!("offer of region {region:?}")))?;
+                let Some(r) = self.regions.get_mut(region) else {
+                    return fail(format!("region {region:?} is not registered"));
+                };
+                r.offer = offer.clone();
+            }
+            Event::ShardRegionDrainingChanged { region, draining } => {
+                let Some(r) = self.regions.get_mut(region) else {
+                    return fail(format!("region {region:?} is not registered"));
+                };
+                r.draining = *draining;
+            }
+            Event::ShardLoadsSmoothed { loads } => {
+                crate::protocol::check_loads(loads)?;
+                for (s, l) in loads {
+                    self.loads.insert(s.clone(), l.clone());
+                }
+            }
         }
         Ok(())
     }
@@ -421,6 +488,8 @@ impl PersistentState {
                     region: id.clone(),
                     node: node.to_owned(),
                     shards: shards.to_vec(),
+                    offer: self.regions[id].offer.clone(),
+                    draining: self.regions[id].draining,
                 })
                 .collect(),
             proxies: self
@@ -437,6 +506,7 @@ impl PersistentState {
                 .map(|(s, e)| (s.clone(), e.iter().cloned().collect()))
                 .collect(),
             versions,
+            loads: self.loads.clone(),
         }
     }
 
@@ -451,6 +521,14 @@ impl PersistentState {
                 },
                 false,
             )?;
+            st.apply_inner(
+                &Event::ShardRegionOfferChanged {
+                    region: r.region.clone(),
+                    offer: r.offer.clone(),
+                },
+                false,
+            )?;
+            st.regions.get_mut(&r.region).expect("just added").draining = r.draining;
             for s in &r.shards {
                 if st.home_of(s).is_some() {
                     return Err(Error::invalid_state(format!(
@@ -488,6 +566,12 @@ impl PersistentState {
         for (s, v) in &snapshot.versions {
             st.entry_mut(s).version = Some(*v);
         }
+        st.apply_inner(
+            &Event::ShardLoadsSmoothed {
+                loads: snapshot.loads.clone(),
+            },
+            false,
+        )?;
         st.seq = snapshot.seq;
         Ok(st)
     }

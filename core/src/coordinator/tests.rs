@@ -32,8 +32,15 @@ struct H {
 
 impl H {
     fn new(config: CoordinatorConfig, store: InMemoryStore) -> H {
-        let mut c =
-            Coordinator::new(config, least_shard(), Address::parse(&node(0)).unwrap()).unwrap();
+        H::new_with(config, store, least_shard())
+    }
+
+    fn new_with(
+        config: CoordinatorConfig,
+        store: InMemoryStore,
+        strategy: Box<dyn AllocationStrategy>,
+    ) -> H {
+        let mut c = Coordinator::new(config, strategy, Address::parse(&node(0)).unwrap()).unwrap();
         for i in 0..=6 {
             c.handle(
                 0,
@@ -116,7 +123,7 @@ impl H {
     }
 
     fn register(&mut self, region: &str, n: u32) {
-        self.from(region, Command::Register { node: node(n) });
+        self.from(region, Command::register(node(n)));
     }
 
     fn ask(&mut self, region: &str, shard: &str) {
@@ -408,18 +415,8 @@ fn only_up_members_and_the_own_node_may_register() {
     joining.status = MemberStatus::Joining;
     h.input(CoordinatorInput::Member(joining));
     h.register("j", 9);
-    h.from(
-        "x",
-        Command::Register {
-            node: "pekko://sys@nowhere:1".into(),
-        },
-    );
-    h.from(
-        "bad",
-        Command::Register {
-            node: "not an address".into(),
-        },
-    );
+    h.from("x", Command::register("pekko://sys@nowhere:1"));
+    h.from("bad", Command::register("not an address"));
     let outs = h.take();
     assert_eq!(notices(&outs).len(), 3, "{outs:?}");
     assert!(h.events().is_empty());
@@ -1609,4 +1606,416 @@ fn metrics_count_what_the_coordinator_did_and_show_shards_per_region() {
     );
     let kinds: Vec<MetricKind> = h.c.metrics().iter().map(|m| m.kind).collect();
     assert!(kinds.contains(&MetricKind::Counter) && kinds.contains(&MetricKind::Gauge));
+}
+
+// ---- loads, offers and drains (least-load) -----------------------------------------------
+
+fn least_load(limit: i32) -> Box<dyn AllocationStrategy> {
+    strategy(serde_json::json!({"kind": "least-load", "absoluteLimit": limit}))
+}
+
+/// Active under `token`, least-load with at most `limit` moves a round.
+fn least_load_active(store: InMemoryStore, token: u64, limit: i32) -> H {
+    let mut h = H::new_with(CoordinatorConfig::default(), store, least_load(limit));
+    h.c.start(h.now);
+    h.grant(token, FAR);
+    assert!(h.c.is_active(), "{:?}", h.outs);
+    h.outs.clear();
+    h
+}
+
+fn uniform(loads: &[(&str, f64)]) -> BTreeMap<ShardId, Amount> {
+    loads
+        .iter()
+        .map(|(s, v)| (s.to_string(), Amount::Uniform(*v)))
+        .collect()
+}
+
+impl H {
+    /// a (node 1) hosts shards 0-3 and b (node 2) shards 4-7, every HostShard acked.
+    fn four_and_four(&mut self) {
+        for s in 0..8 {
+            let (r, shard) = (if s < 4 { "a" } else { "b" }, s.to_string());
+            if s % 4 == 0 {
+                // b registers once a holds four, so counting puts the next four on b.
+                self.register(r, if s < 4 { 1 } else { 2 });
+            }
+            self.ask(r, &shard);
+            assert_eq!(self.home(&shard).as_deref(), Some(r), "{shard}");
+            let stamp = self.stamp_of(&shard);
+            self.from(r, Command::ShardStarted { shard, stamp });
+        }
+        self.take();
+    }
+
+    fn report(&mut self, region: &str, loads: BTreeMap<ShardId, Amount>) {
+        self.from(region, Command::ReportLoads { loads });
+    }
+
+    /// The shards the next rebalance round hands off, in decision order.
+    fn rebalance_round(&mut self) -> Vec<ShardId> {
+        self.take();
+        self.advance(10_000);
+        self.take()
+            .into_iter()
+            .filter_map(|o| match o {
+                CoordinatorOutput::Notice(CoordinatorNotice::HandOffStarted {
+                    shard,
+                    rebalance: true,
+                    ..
+                }) => Some(shard),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn refused(&mut self) -> Vec<String> {
+        self.take()
+            .into_iter()
+            .filter_map(|o| match o {
+                CoordinatorOutput::Notice(CoordinatorNotice::CommandRefused { reason, .. }) => {
+                    Some(reason)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn without_reports_least_load_places_as_least_shard() {
+    let mut ll = least_load_active(InMemoryStore::new(), 7, 20);
+    let mut ls = H::active(CoordinatorConfig::default());
+    for h in [&mut ll, &mut ls] {
+        h.register("a", 1);
+        h.register("b", 2);
+        h.register("c", 3);
+        for s in 0..30 {
+            let asker = ["a", "b", "c"][s % 3];
+            h.ask(asker, &s.to_string());
+        }
+    }
+    for s in 0..30 {
+        assert_eq!(ll.home(&s.to_string()), ls.home(&s.to_string()), "{s}");
+    }
+    assert!(ll.c.state().loads().is_empty());
+}
+
+#[test]
+fn a_load_report_changes_where_a_new_shard_goes() {
+    for reported in [false, true] {
+        let mut h = least_load_active(InMemoryStore::new(), 7, 20);
+        h.four_and_four();
+        if reported {
+            h.report(
+                "a",
+                uniform(&[("0", 5.0), ("1", 5.0), ("2", 5.0), ("3", 5.0)]),
+            );
+            h.report(
+                "b",
+                uniform(&[("4", 1.0), ("5", 1.0), ("6", 1.0), ("7", 1.0)]),
+            );
+        }
+        h.ask("a", "8");
+        // Equal counts: map order picks a; a's reported load sends the shard to b.
+        let expected = if reported { "b" } else { "a" };
+        assert_eq!(
+            h.home("8").as_deref(),
+            Some(expected),
+            "reported: {reported}"
+        );
+    }
+}
+
+#[test]
+fn loads_rise_at_once_decay_slowly_and_are_stored() {
+    let mut h = least_load_active(InMemoryStore::new(), 7, 20);
+    h.four_and_four();
+    h.report("a", uniform(&[("0", 10.0)]));
+    h.report("a", uniform(&[("0", 0.0)]));
+    assert_eq!(h.c.state().loads()["0"], Amount::Uniform(8.0));
+    h.report("a", uniform(&[("0", 20.0)]));
+    assert_eq!(h.c.state().loads()["0"], Amount::Uniform(20.0));
+    // The same sample twice changes nothing, so nothing is written.
+    let before = h.events().len();
+    h.report("a", uniform(&[("0", 20.0)]));
+    assert_eq!(h.events().len(), before);
+    let smoothed: Vec<Event> = h
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, Event::ShardLoadsSmoothed { .. }))
+        .collect();
+    assert_eq!(
+        smoothed.last(),
+        Some(&Event::ShardLoadsSmoothed {
+            loads: uniform(&[("0", 20.0)])
+        })
+    );
+    // Shards nobody reported weigh the mean of those reported (the prior).
+    assert_eq!(h.c.allocation().shard_load("5").get(0), 20.0);
+    // A region's report about a shard it does not host is not taken.
+    h.report("b", uniform(&[("0", 99.0), ("4", 2.0)]));
+    assert_eq!(h.c.state().loads()["0"], Amount::Uniform(20.0));
+    assert_eq!(h.c.state().loads()["4"], Amount::Uniform(2.0));
+    assert_eq!(h.c.allocation().shard_load("5").get(0), 11.0);
+}
+
+#[test]
+fn malformed_reports_are_refused_whole() {
+    let mut h = least_load_active(InMemoryStore::new(), 7, 20);
+    h.register("a", 1);
+    let offer = RegionOffer {
+        capacity: Some(Amount::PerDimension(
+            [("cpu".to_string(), 4.0), ("mem".to_string(), 8.0)].into(),
+        )),
+        ..RegionOffer::default()
+    };
+    h.from("a", Command::UpdateOffer { offer });
+    h.ask("a", "0");
+    h.ask("a", "1");
+    h.take();
+    let events = h.events().len();
+    let mut bad = BTreeMap::new();
+    bad.insert(
+        "0".to_string(),
+        Amount::PerDimension([("cpu".to_string(), 1.0)].into()),
+    );
+    bad.insert(
+        "1".to_string(),
+        Amount::PerDimension([("cpux".to_string(), 1.0)].into()),
+    );
+    h.report("a", bad.clone());
+    assert_eq!(
+        h.refused(),
+        vec![
+            "loads.1: dimension \"cpux\" is not one a region's capacity names (cpu, mem)"
+                .to_string()
+        ]
+    );
+    bad.insert("1".to_string(), Amount::Uniform(-1.0));
+    h.report("a", bad);
+    let reasons = h.refused();
+    assert_eq!(reasons.len(), 1);
+    assert!(reasons[0].contains("loads.1"), "{reasons:?}");
+    assert_eq!(
+        h.events().len(),
+        events,
+        "nothing of a refused report is taken"
+    );
+    assert!(h.c.state().loads().is_empty());
+}
+
+#[test]
+fn offers_come_with_registration_and_can_change() {
+    let mut h = least_load_active(InMemoryStore::new(), 7, 20);
+    let offer = RegionOffer {
+        capacity: Some(Amount::Uniform(3.0)),
+        tags: vec!["ssd".into()],
+        max_shards: Some(5),
+    };
+    h.from(
+        "a",
+        Command::Register {
+            node: node(1),
+            offer: offer.clone(),
+        },
+    );
+    assert_eq!(
+        h.events(),
+        vec![
+            Event::ShardRegionRegistered {
+                region: "a".into(),
+                node: node(1)
+            },
+            Event::ShardRegionOfferChanged {
+                region: "a".into(),
+                offer: offer.clone()
+            },
+        ]
+    );
+    let p = h.c.allocation().region("a").unwrap().profile();
+    assert_eq!((p.capacity.get(0), p.max_shards), (3.0, Some(5)));
+    assert_eq!(p.tags.iter().map(|t| &**t).collect::<Vec<_>>(), ["ssd"]);
+    // The same offer again writes nothing; a new one replaces it whole.
+    h.from(
+        "a",
+        Command::Register {
+            node: node(1),
+            offer,
+        },
+    );
+    assert_eq!(h.events().len(), 2);
+    h.from(
+        "a",
+        Command::UpdateOffer {
+            offer: RegionOffer::default(),
+        },
+    );
+    assert!(h.c.allocation().region("a").unwrap().profile().is_default());
+    // A bad offer is refused with the registration.
+    h.from(
+        "b",
+        Command::Register {
+            node: node(2),
+            offer: RegionOffer {
+                capacity: Some(Amount::Uniform(0.0)),
+                ..RegionOffer::default()
+            },
+        },
+    );
+    assert!(!h.c.state().has_region("b"));
+    let refusals: Vec<String> = h
+        .take()
+        .into_iter()
+        .filter_map(|o| match o {
+            CoordinatorOutput::Notice(CoordinatorNotice::RegisterRefused { reason, .. }) => {
+                Some(reason)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        refusals,
+        ["offer: capacity: expected a finite number > 0, got 0"]
+    );
+}
+
+#[test]
+fn a_successor_makes_the_same_rebalance_decision_after_failover() {
+    let store = InMemoryStore::new();
+    let mut old = least_load_active(store.clone(), 7, 2);
+    old.four_and_four();
+    old.report(
+        "a",
+        uniform(&[("0", 9.0), ("1", 6.0), ("2", 3.0), ("3", 1.0)]),
+    );
+    old.report("b", uniform(&[("4", 1.0), ("5", 1.0)]));
+    old.report(
+        "a",
+        uniform(&[("0", 1.0), ("1", 6.0), ("2", 3.0), ("3", 1.0)]),
+    );
+    // What the store holds now is what a successor starts from.
+    let copy = InMemoryStore::from_state(store.contents());
+    let decided = old.rebalance_round();
+    assert!(!decided.is_empty(), "a is far above b: something moves");
+    assert!(
+        decided
+            .iter()
+            .all(|s| old.c.state().home_of(s).map(String::as_str) == Some("a")),
+        "{decided:?}"
+    );
+
+    let mut new = least_load_active(copy, 8, 2);
+    assert_eq!(new.c.state().loads(), old.c.state().loads());
+    new.register("a", 1);
+    new.register("b", 2);
+    assert_eq!(new.rebalance_round(), decided);
+
+    // Counted by shards the two regions are even: without the stored loads the successor
+    // would not move anything, so the decision above came from them.
+    let mut blind = H::new_with(
+        CoordinatorConfig::default(),
+        InMemoryStore::new(),
+        least_load(2),
+    );
+    blind.c.start(blind.now);
+    blind.grant(9, FAR);
+    blind.four_and_four();
+    assert!(blind.rebalance_round().is_empty());
+}
+
+#[test]
+fn a_drained_region_gives_its_shards_away_within_the_budget() {
+    let store = InMemoryStore::new();
+    let mut h = least_load_active(store.clone(), 7, 1);
+    h.four_and_four();
+    h.register("c", 3);
+    h.input(CoordinatorInput::Drain { region: "a".into() });
+    assert!(h.c.state().is_draining("a"));
+    assert!(h.c.allocation().region("a").unwrap().profile().draining);
+    assert_eq!(
+        h.events().last(),
+        Some(&Event::ShardRegionDrainingChanged {
+            region: "a".into(),
+            draining: true
+        })
+    );
+    // One move a round (absoluteLimit 1), each off the draining region.
+    let first = h.rebalance_round();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(h.home(&first[0]).as_deref(), Some("a"));
+    // A successor keeps draining.
+    let mut next = least_load_active(InMemoryStore::from_state(store.contents()), 8, 1);
+    assert!(next.c.allocation().region("a").unwrap().profile().draining);
+    // Undrain: a takes shards again, and draining it twice or undraining it twice is quiet.
+    h.input(CoordinatorInput::Undrain { region: "a".into() });
+    h.input(CoordinatorInput::Undrain { region: "a".into() });
+    assert!(!h.c.state().is_draining("a"));
+    let e =
+        h.c.handle(
+            h.now,
+            CoordinatorInput::Drain {
+                region: "zz".into(),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.message(), "drain: region \"zz\" is not registered");
+    let e = next
+        .c
+        .handle(next.now, CoordinatorInput::Stop)
+        .and_then(|()| {
+            next.c
+                .handle(next.now, CoordinatorInput::Drain { region: "a".into() })
+        })
+        .unwrap_err();
+    assert!(e.message().contains("not active"), "{}", e.message());
+}
+
+#[test]
+fn draining_needs_a_strategy_that_drains() {
+    let mut h = H::active(CoordinatorConfig::default());
+    h.register("a", 1);
+    let e =
+        h.c.handle(h.now, CoordinatorInput::Drain { region: "a".into() })
+            .unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::InvalidState);
+    assert!(
+        e.message()
+            .starts_with("drain: strategy least-shard does not drain regions"),
+        "{}",
+        e.message()
+    );
+    assert!(!h.c.state().is_draining("a"));
+}
+
+#[test]
+fn loads_offers_and_drains_survive_a_snapshot() {
+    let mut h = least_load_active(InMemoryStore::new(), 7, 20);
+    h.four_and_four();
+    h.from(
+        "b",
+        Command::UpdateOffer {
+            offer: RegionOffer {
+                capacity: Some(Amount::Uniform(2.0)),
+                ..RegionOffer::default()
+            },
+        },
+    );
+    h.report("a", uniform(&[("0", 4.0)]));
+    h.input(CoordinatorInput::Drain { region: "a".into() });
+    let snap = h.c.state().snapshot();
+    let text = serde_json::to_string(&snap).unwrap();
+    assert!(text.contains(r#""capacity":2.0"#), "{text}");
+    assert!(text.contains(r#""draining":true"#), "{text}");
+    assert!(text.contains(r#""loads":{"0":4.0}"#), "{text}");
+    let back =
+        PersistentState::from_snapshot(&serde_json::from_str(&text).unwrap(), false).unwrap();
+    assert_eq!(back.snapshot(), snap);
+    // A state with nothing of this writes the snapshot it always wrote.
+    let plain = H::active(CoordinatorConfig::default()).c.state().snapshot();
+    let text = serde_json::to_string(&plain).unwrap();
+    assert!(
+        !text.contains("loads") && !text.contains("draining"),
+        "{text}"
+    );
 }

@@ -13,14 +13,15 @@
 //! back from store and lease answers) and every output it takes, in order: enough to record a
 //! replayable trace of a driven machine, which is how the simulator records its runs.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::coordinator::{Coordinator, CoordinatorInput, CoordinatorNotice, CoordinatorOutput};
 use crate::host::{Completion, CoordinatorPipeline, Operation};
 use crate::host::{Lease, Store};
-use crate::model::Member;
-use crate::protocol::{EntityId, Envelope, Payload, RegionId, ShardId};
+use crate::model::{Amount, Member};
+use crate::protocol::{EntityId, Envelope, Payload, RegionId, RegionOffer, ShardId};
 use crate::region::{Region, RegionInput, RegionNotice, RegionOutput, Rejected};
 use crate::replay::{CoordinatorStep, RegionStep};
 use crate::Result;
@@ -198,6 +199,19 @@ impl CoordinatorDriver {
 
     pub fn preparing_for_shutdown(&mut self) -> Result<()> {
         self.input(CoordinatorInput::PreparingForShutdown)
+    }
+
+    /// See [`CoordinatorInput::Drain`].
+    pub fn drain(&mut self, region: &str) -> Result<()> {
+        self.input(CoordinatorInput::Drain {
+            region: region.to_owned(),
+        })
+    }
+
+    pub fn undrain(&mut self, region: &str) -> Result<()> {
+        self.input(CoordinatorInput::Undrain {
+            region: region.to_owned(),
+        })
     }
 
     pub fn stop(&mut self) -> Result<()> {
@@ -388,6 +402,15 @@ impl RegionDriver {
 
     pub fn graceful_shutdown(&mut self) -> Result<()> {
         self.input(RegionInput::GracefulShutdown)
+    }
+
+    /// See [`RegionInput::ReportLoads`].
+    pub fn report_loads(&mut self, loads: BTreeMap<ShardId, Amount>) -> Result<()> {
+        self.input(RegionInput::ReportLoads { loads })
+    }
+
+    pub fn update_offer(&mut self, offer: RegionOffer) -> Result<()> {
+        self.input(RegionInput::UpdateOffer { offer })
     }
 
     pub fn poll(&mut self) -> Result<Option<u64>> {

@@ -419,8 +419,7 @@ mod tests {
             .unwrap();
         settle(&mut p, 0, &mut store);
         assert!(p.coordinator().is_active());
-        p.step(1, command(Command::Register { node: NODE.into() }))
-            .unwrap();
+        p.step(1, command(Command::register(NODE))).unwrap();
         p
     }
 

@@ -24,13 +24,44 @@ use crate::{Error, Result};
 ///
 /// In a load map a missing dimension is 0; in a capacity or budget map it is unbounded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Amount {
     Uniform(f64),
     PerDimension(BTreeMap<String, f64>),
 }
 
+// Amounts travel in protocol messages and stored events, which compare and (for the model
+// checker) hash. Every amount that gets there has passed `check`, so no NaN breaks `Eq`.
+impl Eq for Amount {}
+
+impl std::hash::Hash for Amount {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // `+ 0.0` makes -0.0 hash as 0.0, which it equals.
+        let bits = |v: f64| (v + 0.0).to_bits();
+        match self {
+            Amount::Uniform(v) => bits(*v).hash(h),
+            Amount::PerDimension(m) => {
+                for (k, v) in m {
+                    k.hash(h);
+                    bits(*v).hash(h);
+                }
+            }
+        }
+    }
+}
+
 impl Amount {
+    /// Checks a load: finite and >= 0 in every dimension, dimension names not empty.
+    pub fn check_load(&self, what: &str) -> Result<()> {
+        self.check(what, false)
+    }
+
+    /// Checks a capacity: finite and > 0 in every dimension, dimension names not empty.
+    pub fn check_capacity(&self, what: &str) -> Result<()> {
+        self.check(what, true)
+    }
+
     fn check(&self, what: &str, positive: bool) -> Result<()> {
         let bad = |v: f64| !v.is_finite() || v < 0.0 || (positive && v == 0.0);
         let expected = if positive {

@@ -5,9 +5,12 @@
 //! transport authenticates [`Envelope::from`]; the state machines trust it.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use crate::model::Amount;
 
 pub mod json;
 
@@ -122,9 +125,11 @@ pub enum Message {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Command {
     /// `node` is the region's cluster address; only Up members (or the coordinator's own
-    /// node) are accepted.
+    /// node) are accepted. The offer (capacity, tags, shard cap) is absent when default.
     Register {
         node: String,
+        #[serde(flatten)]
+        offer: RegionOffer,
     },
     RegisterProxy {
         node: String,
@@ -156,6 +161,88 @@ pub enum Command {
         shard: ShardId,
         entity: EntityId,
     },
+    /// The host's latest measurement of the sender's shards (see [`check_loads`]); the
+    /// coordinator smooths it and keeps it for shards the sender hosts.
+    ReportLoads {
+        loads: BTreeMap<ShardId, Amount>,
+    },
+    /// The sender's offer changed; it replaces the whole offer (absent fields: defaults).
+    UpdateOffer {
+        #[serde(flatten)]
+        offer: RegionOffer,
+    },
+}
+
+impl Command {
+    /// A region's registration with the default offer (a Pekko region's).
+    pub fn register(node: impl Into<String>) -> Command {
+        Command::Register {
+            node: node.into(),
+            offer: RegionOffer::default(),
+        }
+    }
+}
+
+/// What a region offers beyond its shard count, for `least-load`: its capacity (a number, or
+/// a number per load dimension; 1 when absent), its tags, and at most how many shards it
+/// takes. The default offer is what every Pekko region has, and is left out of messages.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RegionOffer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Amount>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_shards: Option<u64>,
+}
+
+impl RegionOffer {
+    pub fn is_default(&self) -> bool {
+        *self == RegionOffer::default()
+    }
+
+    /// Capacity finite and > 0 in every dimension, tags not empty.
+    pub fn check(&self) -> crate::Result<()> {
+        if let Some(c) = &self.capacity {
+            c.check_capacity("capacity")?;
+        }
+        if self.tags.iter().any(String::is_empty) {
+            return Err(crate::Error::invalid_argument("tags: a tag is empty"));
+        }
+        Ok(())
+    }
+}
+
+/// Checks a load report: shard ids not empty, every load finite and >= 0 in every dimension,
+/// and either every load one number or every load a dimension map (a report that mixes them
+/// is ambiguous about what the plain numbers measure). The error names the shard.
+pub fn check_loads(loads: &BTreeMap<ShardId, Amount>) -> crate::Result<()> {
+    let mut first: Option<(&str, bool)> = None;
+    for (shard, load) in loads {
+        if shard.is_empty() {
+            return Err(crate::Error::invalid_argument("loads: a shard id is empty"));
+        }
+        load.check_load(&format!("loads.{shard}"))?;
+        let plain = matches!(load, Amount::Uniform(_));
+        match first {
+            None => first = Some((shard, plain)),
+            Some((other, was)) if was != plain => {
+                let (n, m) = if plain {
+                    (shard.as_str(), other)
+                } else {
+                    (other, shard.as_str())
+                };
+                return Err(crate::Error::invalid_argument(format!(
+                    "loads: shard {n:?} has a plain number and shard {m:?} a dimension map; \
+                     report every load the same way"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Coordinator -> region or proxy. Each carries the coordinator's fencing token, and each

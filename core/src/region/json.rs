@@ -5,7 +5,10 @@ use serde_json::Value;
 
 use super::RegionInput;
 use crate::protocol::json::{from_str, from_value, need, no_more, object_text, object_value};
-use crate::protocol::{EntityId, Envelope, RegionId, ShardId};
+use std::collections::BTreeMap;
+
+use crate::model::Amount;
+use crate::protocol::{check_loads, EntityId, Envelope, RegionId, RegionOffer, ShardId};
 use crate::Result;
 
 /// Serde adapter for the notice output (see `crate::protocol::nested_field`).
@@ -34,6 +37,8 @@ pub(crate) const REGION_KINDS: &[&str] = &[
     "shardStopped",
     "entityPassivated",
     "gracefulShutdown",
+    "reportLoads",
+    "updateOffer",
 ];
 
 // ---- region inputs --------------------------------------------------------------------------
@@ -47,6 +52,8 @@ pub(crate) enum RegionKind {
     ShardStopped,
     EntityPassivated,
     GracefulShutdown,
+    ReportLoads,
+    UpdateOffer,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +65,8 @@ struct RegionInputDoc {
     region: Option<RegionId>,
     shard: Option<ShardId>,
     entity: Option<EntityId>,
+    loads: Option<BTreeMap<ShardId, Amount>>,
+    offer: Option<RegionOffer>,
 }
 
 impl RegionInputDoc {
@@ -78,6 +87,17 @@ impl RegionInputDoc {
                 entity: need(&mut self.entity, "entity", k)?,
             },
             K::GracefulShutdown => RegionInput::GracefulShutdown,
+            // Checked here too, so a host hears what is wrong from the call that fed it.
+            K::ReportLoads => {
+                let loads = need(&mut self.loads, "loads", k)?;
+                check_loads(&loads).map_err(E::custom)?;
+                RegionInput::ReportLoads { loads }
+            }
+            K::UpdateOffer => {
+                let offer = need(&mut self.offer, "offer", k)?;
+                offer.check().map_err(|e| E::custom(e.context("offer")))?;
+                RegionInput::UpdateOffer { offer }
+            }
         };
         no_more(
             &[
@@ -85,6 +105,8 @@ impl RegionInputDoc {
                 ("region", self.region.is_some()),
                 ("shard", self.shard.is_some()),
                 ("entity", self.entity.is_some()),
+                ("loads", self.loads.is_some()),
+                ("offer", self.offer.is_some()),
             ],
             k,
         )?;
@@ -110,6 +132,10 @@ struct RegionInputOut<'a> {
     shard: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     entity: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loads: Option<&'a BTreeMap<ShardId, Amount>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offer: Option<&'a RegionOffer>,
 }
 
 impl Serialize for RegionInput {
@@ -143,6 +169,16 @@ impl Serialize for RegionInput {
             },
             RegionInput::GracefulShutdown => RegionInputOut {
                 kind: kind(RegionKind::GracefulShutdown),
+                ..RegionInputOut::default()
+            },
+            RegionInput::ReportLoads { loads } => RegionInputOut {
+                kind: kind(RegionKind::ReportLoads),
+                loads: Some(loads),
+                ..RegionInputOut::default()
+            },
+            RegionInput::UpdateOffer { offer } => RegionInputOut {
+                kind: kind(RegionKind::UpdateOffer),
+                offer: Some(offer),
                 ..RegionInputOut::default()
             },
         };

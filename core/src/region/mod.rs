@@ -16,18 +16,19 @@ mod extractor;
 mod fork;
 pub(crate) mod json;
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metric;
+use crate::model::Amount;
 use crate::model::IdKey;
 use crate::model::Timers;
 use crate::protocol::{
-    Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message, Payload,
-    RegionId, ShardHome, ShardId, Stamp,
+    check_loads, Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message,
+    Payload, RegionId, RegionOffer, ShardHome, ShardId, Stamp,
 };
 use crate::{Error, Result};
 
@@ -46,6 +47,10 @@ pub struct RegionConfig {
     pub proxy: bool,
     /// Tell the coordinator which entities start and which are passivated.
     pub remember_entities: bool,
+    /// Capacity, tags and shard cap, sent with every registration (least-load reads them);
+    /// absent: what every Pekko region offers.
+    #[serde(skip_serializing_if = "RegionOffer::is_default")]
+    pub offer: RegionOffer,
 }
 
 impl Default for RegionConfig {
@@ -55,6 +60,7 @@ impl Default for RegionConfig {
             retry_interval_ms: 2_000,
             proxy: false,
             remember_entities: false,
+            offer: RegionOffer::default(),
         }
     }
 }
@@ -73,6 +79,9 @@ impl RegionConfig {
                 "region config: bufferCapacity and retryIntervalMs must be > 0",
             ));
         }
+        self.offer
+            .check()
+            .map_err(|e| e.context("region config: offer"))?;
         Ok(())
     }
 }
@@ -97,6 +106,15 @@ pub enum RegionInput {
     },
     /// Hand every shard off, then stop.
     GracefulShutdown,
+    /// The host measured its shards' loads (see [`check_loads`]); they go to the
+    /// coordinator, which smooths them. Malformed loads are refused whole, with a notice.
+    ReportLoads {
+        loads: BTreeMap<ShardId, Amount>,
+    },
+    /// The region's offer changed: kept for later registrations and sent now.
+    UpdateOffer {
+        offer: RegionOffer,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +185,11 @@ pub enum RegionNotice {
         shard: Option<ShardId>,
         token: FencingToken,
         seen: Option<Stamp>,
+    },
+    /// An input was malformed and ignored (`reportLoads`, `updateOffer`).
+    InputRefused {
+        input: String,
+        reason: String,
     },
 }
 
@@ -577,7 +600,34 @@ impl Region {
                     self.check_shutdown_done();
                 }
             }
+            RegionInput::ReportLoads { loads } => {
+                if let Err(e) = check_loads(&loads) {
+                    return self.refuse_input("reportLoads", e.to_string());
+                }
+                if !self.config.proxy && self.shutdown != Shutdown::Done {
+                    self.tell_coordinator(Command::ReportLoads { loads });
+                }
+            }
+            RegionInput::UpdateOffer { offer } => {
+                if let Err(e) = offer.check() {
+                    return self.refuse_input("updateOffer", e.to_string());
+                }
+                if offer != self.config.offer {
+                    self.config.offer = offer.clone();
+                    if self.registered.is_some() && !self.config.proxy {
+                        self.tell_coordinator(Command::UpdateOffer { offer });
+                    }
+                }
+            }
         }
+    }
+
+    fn refuse_input(&mut self, input: &str, reason: String) {
+        self.out
+            .push_back(RegionOutput::Notice(RegionNotice::InputRefused {
+                input: input.to_owned(),
+                reason,
+            }));
     }
 
     fn tick(&mut self, now_ms: u64) {
@@ -600,7 +650,10 @@ impl Region {
         self.tell_coordinator(if self.config.proxy {
             Command::RegisterProxy { node }
         } else {
-            Command::Register { node }
+            Command::Register {
+                node,
+                offer: self.config.offer.clone(),
+            }
         });
     }
 

@@ -127,10 +127,7 @@ fn refused(outs: &[RegionOutput]) -> usize {
 #[test]
 fn registration_backs_off_until_acked() {
     let mut t = T::new(RegionConfig::default());
-    assert_eq!(
-        cmds(&t.out()),
-        vec![Command::Register { node: NODE.into() }]
-    );
+    assert_eq!(cmds(&t.out()), vec![Command::register(NODE)]);
     let mut sends = Vec::new();
     for _ in 0..40 {
         t.advance(50);
@@ -315,20 +312,14 @@ fn a_newer_coordinator_gets_a_registration() {
         entities: vec![],
     });
     let c = cmds(&t.out());
-    assert!(
-        c.contains(&Command::Register { node: NODE.into() }),
-        "{c:?}"
-    );
+    assert!(c.contains(&Command::register(NODE)), "{c:?}");
     assert!(c.contains(&Command::ShardStarted {
         shard: "s1".into(),
         stamp: Stamp::new(6, 1)
     }));
     assert!(!t.r.is_registered());
     t.r.handle(0, RegionInput::CoordinatorChanged);
-    assert_eq!(
-        cmds(&t.out()),
-        vec![Command::Register { node: NODE.into() }]
-    );
+    assert_eq!(cmds(&t.out()), vec![Command::register(NODE)]);
 }
 
 #[test]
@@ -755,4 +746,106 @@ fn cached_homes_share_region_ids_and_forget_unused_ones() {
     t.r.handle(t.now, RegionInput::RegionTerminated { region: "b".into() });
     assert_eq!(t.r.home_of("k7"), None);
     assert!(!t.r.names.contains("b"));
+}
+
+#[test]
+fn loads_go_to_the_coordinator_and_offers_with_every_registration() {
+    let offer = RegionOffer {
+        capacity: Some(Amount::Uniform(4.0)),
+        tags: vec!["ssd".into()],
+        max_shards: None,
+    };
+    let config = RegionConfig {
+        offer: offer.clone(),
+        ..RegionConfig::default()
+    };
+    let mut t = T::new(config);
+    assert_eq!(
+        cmds(&t.out()),
+        vec![Command::Register {
+            node: NODE.into(),
+            offer: offer.clone()
+        }]
+    );
+    // Before the ack a new offer waits for the next registration.
+    let bigger = RegionOffer {
+        capacity: Some(Amount::Uniform(8.0)),
+        ..offer
+    };
+    t.r.handle(
+        t.now,
+        RegionInput::UpdateOffer {
+            offer: bigger.clone(),
+        },
+    );
+    assert!(cmds(&t.out()).is_empty());
+    t.advance(250);
+    assert_eq!(
+        cmds(&t.out()),
+        vec![Command::Register {
+            node: NODE.into(),
+            offer: bigger
+        }]
+    );
+    t.dir(Directive::RegisterAck {
+        token: FencingToken(5),
+    });
+    t.out();
+    t.r.handle(
+        t.now,
+        RegionInput::UpdateOffer {
+            offer: RegionOffer::default(),
+        },
+    );
+    assert_eq!(
+        cmds(&t.out()),
+        vec![Command::UpdateOffer {
+            offer: RegionOffer::default()
+        }]
+    );
+    let loads: BTreeMap<ShardId, Amount> = [("1".to_string(), Amount::Uniform(3.0))].into();
+    t.r.handle(
+        t.now,
+        RegionInput::ReportLoads {
+            loads: loads.clone(),
+        },
+    );
+    assert_eq!(cmds(&t.out()), vec![Command::ReportLoads { loads }]);
+}
+
+#[test]
+fn malformed_loads_and_offers_are_refused_with_a_notice() {
+    let mut t = T::registered(RegionConfig::default());
+    let bad: BTreeMap<ShardId, Amount> = [("1".to_string(), Amount::Uniform(f64::INFINITY))].into();
+    t.r.handle(t.now, RegionInput::ReportLoads { loads: bad });
+    t.r.handle(
+        t.now,
+        RegionInput::UpdateOffer {
+            offer: RegionOffer {
+                tags: vec![String::new()],
+                ..RegionOffer::default()
+            },
+        },
+    );
+    let outs = t.out();
+    assert!(cmds(&outs).is_empty(), "{outs:?}");
+    assert_eq!(
+        outs,
+        vec![
+            RegionOutput::Notice(RegionNotice::InputRefused {
+                input: "reportLoads".into(),
+                reason: "loads.1: expected a finite number >= 0, got inf".into(),
+            }),
+            RegionOutput::Notice(RegionNotice::InputRefused {
+                input: "updateOffer".into(),
+                reason: "tags: a tag is empty".into(),
+            }),
+        ]
+    );
+    let e = RegionConfig::from_json(&serde_json::json!({"offer": {"capacity": {"cpu": 0}}}))
+        .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "region config: offer: capacity.cpu: expected a finite number > 0, got 0"
+    );
 }

@@ -30,10 +30,11 @@ pub enum Scenario {
     LeaseExpiry,
     ClockJumps,
     Chaos,
+    LoadShift,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 15] = [
+    pub const ALL: [Scenario; 16] = [
         Scenario::ColdStart,
         Scenario::SteadyState,
         Scenario::ScaleOut,
@@ -49,6 +50,7 @@ impl Scenario {
         Scenario::LeaseExpiry,
         Scenario::ClockJumps,
         Scenario::Chaos,
+        Scenario::LoadShift,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +70,7 @@ impl Scenario {
             Scenario::LeaseExpiry => "lease-expiry",
             Scenario::ClockJumps => "clock-jumps",
             Scenario::Chaos => "chaos",
+            Scenario::LoadShift => "load-shift",
         }
     }
 
@@ -88,6 +91,7 @@ impl Scenario {
             Scenario::LeaseExpiry => "the lease backend forgets its holder repeatedly while hand-offs run (split-brain windows fenced by tokens)",
             Scenario::ClockJumps => "process clocks jump forward and back while a node joins",
             Scenario::Chaos => "random clock jumps, lease expiries, coordinator and node crashes, store failures and flaps",
+            Scenario::LoadShift => "regions report lognormal shard loads; a hot spot moves between shards, the coordinator fails over, then one node is drained (least-load) and leaves",
         }
     }
 
@@ -275,6 +279,37 @@ pub(crate) fn play(s: Scenario, w: &mut World, pace: &Pace) {
                 w.jump_clock(p, delta);
                 w.run_for(5_000);
             }
+        }
+        Scenario::LoadShift => {
+            w.mark("loads reported");
+            w.start_load_reports();
+            w.run_for(2 * i);
+            for _ in 0..3 {
+                let hot = w.random_shard();
+                w.mark(&format!("shard {hot} runs hot"));
+                w.set_hot_spot(Some(hot));
+                w.run_for(i + i / 2);
+            }
+            // The successor must decide as its predecessor would have, loads included.
+            if let Some(k) = w.active_coordinator() {
+                w.mark(&format!("c{k} crashes"));
+                w.crash_coordinator(k, 2 * pace.lease_ttl);
+                w.run_until(4 * pace.lease_ttl, 500, |w| w.restores_checked() > 0);
+            }
+            w.set_hot_spot(None);
+            // A planned shutdown: drained first where the strategy drains, then it leaves.
+            if let Some(&n) = w.up_nodes().first() {
+                if w.drain(n) {
+                    w.mark(&format!("n{n} drains"));
+                    w.run_until(pace.leave_max, 500, |w| w.drained(n));
+                }
+                w.mark(&format!("n{n} leaves"));
+                w.leave(n);
+                w.run_until(pace.leave_max, 500, |w| w.node_gone(n));
+            }
+            // Smoothed loads decay by a fifth a report: let them settle, then stop reporting.
+            w.run_for(40 * super::world::REPORT_EVERY_MS);
+            w.stop_load_reports();
         }
         Scenario::Chaos => {
             w.mark("chaos");

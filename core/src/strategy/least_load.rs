@@ -227,6 +227,10 @@ impl AllocationStrategy for LeastLoad {
         "least-load"
     }
 
+    fn drains(&self) -> bool {
+        true
+    }
+
     fn allocate(
         &mut self,
         state: &AllocationState,

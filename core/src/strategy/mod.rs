@@ -52,6 +52,13 @@ pub trait AllocationStrategy: Send {
     /// Short name used in explanations, e.g. `least-shard`.
     fn name(&self) -> &str;
 
+    /// Whether it moves shards off a draining region and places none there (see
+    /// [`AllocationState::set_region_draining`]). The coordinator refuses to drain with a
+    /// strategy that does not, rather than pretend.
+    fn drains(&self) -> bool {
+        false
+    }
+
     /// Chooses a home for `shard`. `requester` is the region that asked, or `None` for
     /// allocations the coordinator triggers itself. `explain`, when given, is filled in.
     fn allocate(

@@ -7,9 +7,12 @@ ABI and Node take. ``receive``, the step loop's hot path, goes to the native met
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from . import _native
+
+# A load or capacity: one number, or a number per dimension ({"cpu": 2.0, "mem": 0.5}).
+Amount = Union[float, Mapping[str, float]]
 
 
 def member_input(
@@ -25,6 +28,21 @@ def member_input(
     if up_number is not None:
         member["upNumber"] = up_number
     return {"type": "member", "member": member}
+
+
+def offer_document(
+    capacity: Optional[Amount], tags: Iterable[str], max_shards: Optional[int]
+) -> dict[str, Any]:
+    """A region's offer as the wire carries it; defaults are left out."""
+    offer: dict[str, Any] = {}
+    if capacity is not None:
+        offer["capacity"] = capacity
+    tags = list(tags)
+    if tags:
+        offer["tags"] = tags
+    if max_shards is not None:
+        offer["maxShards"] = max_shards
+    return offer
 
 
 class CoordinatorQueries:
@@ -202,6 +220,14 @@ class Coordinator(_native.Coordinator, CoordinatorQueries):
     def stop(self, now_ms: int) -> None:
         self.handle(now_ms, {"type": "stop"})
 
+    def drain(self, now_ms: int, region: str) -> None:
+        """A planned shutdown of ``region`` is coming: least-load moves its shards away
+        within its movement budget; other strategies raise ``InvalidStateError``."""
+        self.handle(now_ms, {"type": "drain", "region": region})
+
+    def undrain(self, now_ms: int, region: str) -> None:
+        self.handle(now_ms, {"type": "undrain", "region": region})
+
 
 class Region(_native.Region, RegionQueries):
     """Feed inputs with the host's monotonic time, carry out ``poll_output()`` in order, call
@@ -224,3 +250,20 @@ class Region(_native.Region, RegionQueries):
 
     def graceful_shutdown(self, now_ms: int) -> None:
         self.handle(now_ms, {"type": "gracefulShutdown"})
+
+    def report_loads(self, now_ms: int, loads: Mapping[str, Amount]) -> None:
+        """What the host measured of its shards, shard id to a number or to a number per
+        dimension (all the same way), each finite and >= 0; the coordinator smooths them."""
+        self.handle(now_ms, {"type": "reportLoads", "loads": dict(loads)})
+
+    def update_offer(
+        self,
+        now_ms: int,
+        capacity: Optional[Amount] = None,
+        tags: Iterable[str] = (),
+        max_shards: Optional[int] = None,
+    ) -> None:
+        """The region's capacity, tags or shard cap changed (the whole offer; omitted parts
+        take their defaults)."""
+        offer = offer_document(capacity, tags, max_shards)
+        self.handle(now_ms, {"type": "updateOffer", "offer": offer})

@@ -5,6 +5,16 @@
 from typing import Literal, TypedDict, Union
 
 
+# A load, capacity or budget as given: one number for every dimension, or a number per
+# named dimension.
+#
+# In a load map a missing dimension is 0; in a capacity or budget map it is unbounded.
+Amount = Union[
+    float,
+    dict[str, float],
+]
+
+
 _CandidateRequired = TypedDict(
     "_CandidateRequired",
     {
@@ -42,14 +52,20 @@ Stamp = TypedDict(
 
 
 # `node` is the region's cluster address; only Up members (or the coordinator's own
-# node) are accepted.
-CommandRegister = TypedDict(
-    "CommandRegister",
+# node) are accepted. The offer (capacity, tags, shard cap) is absent when default.
+_CommandRegisterRequired = TypedDict(
+    "_CommandRegisterRequired",
     {
         "type": Literal["register"],
         "node": str,
     },
 )
+
+
+class CommandRegister(_CommandRegisterRequired, total=False):
+    capacity: Union[Amount, None]
+    maxShards: Union[int, None]
+    tags: list[str]
 
 CommandRegisterProxy = TypedDict(
     "CommandRegisterProxy",
@@ -128,6 +144,30 @@ CommandEntityPassivated = TypedDict(
     },
 )
 
+# The host's latest measurement of the sender's shards (see `check_loads`); the
+# coordinator smooths it and keeps it for shards the sender hosts.
+CommandReportLoads = TypedDict(
+    "CommandReportLoads",
+    {
+        "type": Literal["reportLoads"],
+        "loads": dict[str, Amount],
+    },
+)
+
+# The sender's offer changed; it replaces the whole offer (absent fields: defaults).
+_CommandUpdateOfferRequired = TypedDict(
+    "_CommandUpdateOfferRequired",
+    {
+        "type": Literal["updateOffer"],
+    },
+)
+
+
+class CommandUpdateOffer(_CommandUpdateOfferRequired, total=False):
+    capacity: Union[Amount, None]
+    maxShards: Union[int, None]
+    tags: list[str]
+
 # Region or proxy -> coordinator. The sender is `Envelope::from`.
 Command = Union[
     CommandRegister,
@@ -140,7 +180,23 @@ Command = Union[
     CommandRegionStopped,
     CommandEntityStarted,
     CommandEntityPassivated,
+    CommandReportLoads,
+    CommandUpdateOffer,
 ]
+
+
+# What a region offers beyond its shard count, for `least-load`: its capacity (a number, or
+# a number per load dimension; 1 when absent), its tags, and at most how many shards it
+# takes. The default offer is what every Pekko region has, and is left out of messages.
+RegionOffer = TypedDict(
+    "RegionOffer",
+    {
+        "capacity": Union[Amount, None],
+        "maxShards": Union[int, None],
+        "tags": list[str],
+    },
+    total=False,
+)
 
 
 # Precondition: `region` is not registered.
@@ -223,6 +279,37 @@ CoordinatorEventEntityForgotten = TypedDict(
     },
 )
 
+# The region's offer (capacity, tags, shard cap) is now `offer`. Precondition: `region`
+# is registered.
+CoordinatorEventShardRegionOfferChanged = TypedDict(
+    "CoordinatorEventShardRegionOfferChanged",
+    {
+        "type": Literal["shardRegionOfferChanged"],
+        "region": str,
+        "offer": RegionOffer,
+    },
+)
+
+# The region is (no longer) draining. Precondition: `region` is registered.
+CoordinatorEventShardRegionDrainingChanged = TypedDict(
+    "CoordinatorEventShardRegionDrainingChanged",
+    {
+        "type": Literal["shardRegionDrainingChanged"],
+        "region": str,
+        "draining": bool,
+    },
+)
+
+# These shards' smoothed loads are now as given (see `coordinator::loads`). Precondition:
+# every load is finite and >= 0.
+CoordinatorEventShardLoadsSmoothed = TypedDict(
+    "CoordinatorEventShardLoadsSmoothed",
+    {
+        "type": Literal["shardLoadsSmoothed"],
+        "loads": dict[str, Amount],
+    },
+)
+
 CoordinatorEvent = Union[
     CoordinatorEventShardRegionRegistered,
     CoordinatorEventShardRegionProxyRegistered,
@@ -232,6 +319,9 @@ CoordinatorEvent = Union[
     CoordinatorEventShardHomeDeallocated,
     CoordinatorEventEntityRemembered,
     CoordinatorEventEntityForgotten,
+    CoordinatorEventShardRegionOfferChanged,
+    CoordinatorEventShardRegionDrainingChanged,
+    CoordinatorEventShardLoadsSmoothed,
 ]
 
 
@@ -245,14 +335,24 @@ StoredRecord = TypedDict(
 )
 
 
-SnapshotRegion = TypedDict(
-    "SnapshotRegion",
+# What a region offers beyond its shard count, for `least-load`: its capacity (a number, or
+# a number per load dimension; 1 when absent), its tags, and at most how many shards it
+# takes. The default offer is what every Pekko region has, and is left out of messages.
+_SnapshotRegionRequired = TypedDict(
+    "_SnapshotRegionRequired",
     {
         "region": str,
         "node": str,
         "shards": list[str],
     },
 )
+
+
+class SnapshotRegion(_SnapshotRegionRequired, total=False):
+    capacity: Union[Amount, None]
+    draining: bool
+    maxShards: Union[int, None]
+    tags: list[str]
 
 
 SnapshotProxy = TypedDict(
@@ -265,8 +365,8 @@ SnapshotProxy = TypedDict(
 
 
 # The whole state after event `seq`.
-Snapshot = TypedDict(
-    "Snapshot",
+_SnapshotRequired = TypedDict(
+    "_SnapshotRequired",
     {
         "seq": int,
         "regions": list[SnapshotRegion],
@@ -276,6 +376,10 @@ Snapshot = TypedDict(
         "versions": dict[str, int],
     },
 )
+
+
+class Snapshot(_SnapshotRequired, total=False):
+    loads: dict[str, Amount]
 
 
 # What a coordinator restores from: the latest snapshot, then the events after it.
@@ -717,6 +821,25 @@ CoordinatorInputStop = TypedDict(
     },
 )
 
+# A planned shutdown of the region is coming: least-load moves its shards away within
+# its movement budget and places none there.
+CoordinatorInputDrain = TypedDict(
+    "CoordinatorInputDrain",
+    {
+        "type": Literal["drain"],
+        "region": str,
+    },
+)
+
+# Ends a drain: the region takes shards again.
+CoordinatorInputUndrain = TypedDict(
+    "CoordinatorInputUndrain",
+    {
+        "type": Literal["undrain"],
+        "region": str,
+    },
+)
+
 # What a coordinator is fed: one input per step.
 CoordinatorInput = Union[
     CoordinatorInputReceive,
@@ -734,6 +857,8 @@ CoordinatorInput = Union[
     CoordinatorInputStoreFailed,
     CoordinatorInputPreparingForShutdown,
     CoordinatorInputStop,
+    CoordinatorInputDrain,
+    CoordinatorInputUndrain,
 ]
 
 
@@ -1001,6 +1126,18 @@ CoordinatorNoticeRebalanceRound = TypedDict(
     },
 )
 
+# A region's command was malformed and ignored as a whole (`reportLoads`,
+# `updateOffer`).
+CoordinatorNoticeCommandRefused = TypedDict(
+    "CoordinatorNoticeCommandRefused",
+    {
+        "type": Literal["commandRefused"],
+        "region": str,
+        "command": str,
+        "reason": str,
+    },
+)
+
 # Things worth logging or asserting on; carrying them out is optional.
 CoordinatorNotice = Union[
     CoordinatorNoticeActive,
@@ -1012,6 +1149,7 @@ CoordinatorNotice = Union[
     CoordinatorNoticeAllocationFailed,
     CoordinatorNoticeAllocated,
     CoordinatorNoticeRebalanceRound,
+    CoordinatorNoticeCommandRefused,
 ]
 
 
@@ -1230,6 +1368,7 @@ RegionConfig = TypedDict(
     "RegionConfig",
     {
         "bufferCapacity": int,
+        "offer": RegionOffer,
         "proxy": bool,
         "rememberEntities": bool,
         "retryIntervalMs": int,
@@ -1290,6 +1429,25 @@ RegionInputGracefulShutdown = TypedDict(
     },
 )
 
+# The host measured its shards' loads: each a number, or a number per dimension (all
+# the same way), finite and >= 0.
+RegionInputReportLoads = TypedDict(
+    "RegionInputReportLoads",
+    {
+        "type": Literal["reportLoads"],
+        "loads": dict[str, Amount],
+    },
+)
+
+# The region's capacity, tags or shard cap changed; replaces the whole offer.
+RegionInputUpdateOffer = TypedDict(
+    "RegionInputUpdateOffer",
+    {
+        "type": Literal["updateOffer"],
+        "offer": RegionOffer,
+    },
+)
+
 # What a region is fed: one input per step.
 RegionInput = Union[
     RegionInputReceive,
@@ -1298,6 +1456,8 @@ RegionInput = Union[
     RegionInputShardStopped,
     RegionInputEntityPassivated,
     RegionInputGracefulShutdown,
+    RegionInputReportLoads,
+    RegionInputUpdateOffer,
 ]
 
 
@@ -1324,9 +1484,20 @@ class RegionNoticeDirectiveRefused(_RegionNoticeDirectiveRefusedRequired, total=
     seen: Union[Stamp, None]
     shard: Union[str, None]
 
+# An input was malformed and ignored (`reportLoads`, `updateOffer`).
+RegionNoticeInputRefused = TypedDict(
+    "RegionNoticeInputRefused",
+    {
+        "type": Literal["inputRefused"],
+        "input": str,
+        "reason": str,
+    },
+)
+
 RegionNotice = Union[
     RegionNoticeRegistered,
     RegionNoticeDirectiveRefused,
+    RegionNoticeInputRefused,
 ]
 
 
@@ -1440,6 +1611,7 @@ WriteOutcome = Union[
 
 
 __all__ = [
+    "Amount",
     "Candidate",
     "Command",
     "CommandBeginHandOffAck",
@@ -1450,8 +1622,10 @@ __all__ = [
     "CommandRegionStopped",
     "CommandRegister",
     "CommandRegisterProxy",
+    "CommandReportLoads",
     "CommandShardStarted",
     "CommandShardStopped",
+    "CommandUpdateOffer",
     "Completion",
     "CompletionDenied",
     "CompletionFailed",
@@ -1469,11 +1643,15 @@ __all__ = [
     "CoordinatorEventEntityRemembered",
     "CoordinatorEventShardHomeAllocated",
     "CoordinatorEventShardHomeDeallocated",
+    "CoordinatorEventShardLoadsSmoothed",
+    "CoordinatorEventShardRegionDrainingChanged",
+    "CoordinatorEventShardRegionOfferChanged",
     "CoordinatorEventShardRegionProxyRegistered",
     "CoordinatorEventShardRegionProxyTerminated",
     "CoordinatorEventShardRegionRegistered",
     "CoordinatorEventShardRegionTerminated",
     "CoordinatorInput",
+    "CoordinatorInputDrain",
     "CoordinatorInputLeaseDenied",
     "CoordinatorInputLeaseGranted",
     "CoordinatorInputLeaseLost",
@@ -1489,10 +1667,12 @@ __all__ = [
     "CoordinatorInputStateLoaded",
     "CoordinatorInputStop",
     "CoordinatorInputStoreFailed",
+    "CoordinatorInputUndrain",
     "CoordinatorNotice",
     "CoordinatorNoticeActive",
     "CoordinatorNoticeAllocated",
     "CoordinatorNoticeAllocationFailed",
+    "CoordinatorNoticeCommandRefused",
     "CoordinatorNoticeHandOffCompleted",
     "CoordinatorNoticeHandOffStarted",
     "CoordinatorNoticeHandOffTimedOut",
@@ -1550,10 +1730,14 @@ __all__ = [
     "RegionInputGracefulShutdown",
     "RegionInputReceive",
     "RegionInputRegionTerminated",
+    "RegionInputReportLoads",
     "RegionInputShardStopped",
+    "RegionInputUpdateOffer",
     "RegionNotice",
     "RegionNoticeDirectiveRefused",
+    "RegionNoticeInputRefused",
     "RegionNoticeRegistered",
+    "RegionOffer",
     "RegionOutput",
     "RegionOutputDeliver",
     "RegionOutputNotice",

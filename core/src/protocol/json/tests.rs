@@ -5,8 +5,9 @@ use crate::coordinator::json::{InputKind, COORDINATOR_KINDS};
 use crate::coordinator::{
     CoordinatorInput, CoordinatorNotice, CoordinatorOutput, LeaseGrant, LeaseRequest, StoredState,
 };
+use crate::model::Amount;
 use crate::protocol::{
-    Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
+    Command, Directive, Endpoint, Envelope, FencingToken, Message, RegionOffer, ShardHome, Stamp,
 };
 use crate::region::json::{RegionKind, REGION_KINDS};
 use crate::region::RegionInput;
@@ -84,6 +85,12 @@ fn every_coordinator_input_round_trips() {
         CoordinatorInput::StoreFailed { fenced: false },
         CoordinatorInput::PreparingForShutdown,
         CoordinatorInput::Stop,
+        CoordinatorInput::Drain {
+            region: "r1".into(),
+        },
+        CoordinatorInput::Undrain {
+            region: "r1".into(),
+        },
     ];
     assert_eq!(all.len(), COORDINATOR_KINDS.len());
     for i in all {
@@ -112,6 +119,20 @@ fn every_region_input_round_trips() {
             entity: "e".into(),
         },
         RegionInput::GracefulShutdown,
+        RegionInput::ReportLoads {
+            loads: [
+                ("3".to_string(), Amount::Uniform(2.5)),
+                ("4".to_string(), Amount::Uniform(0.0)),
+            ]
+            .into(),
+        },
+        RegionInput::UpdateOffer {
+            offer: RegionOffer {
+                capacity: Some(Amount::PerDimension([("cpu".to_string(), 4.0)].into())),
+                tags: vec!["ssd".into()],
+                max_shards: Some(10),
+            },
+        },
     ];
     assert_eq!(all.len(), REGION_KINDS.len());
     for i in all {
@@ -308,4 +329,63 @@ fn outputs_nest_their_inner_values() {
         from_str::<Vec<RegionOutput>>(&text, "outputs").unwrap(),
         region
     );
+}
+
+#[test]
+fn bad_loads_and_offers_are_named_where_they_are_fed() {
+    let err = |text: &str| {
+        let e = RegionInput::from_json(text, "input").expect_err(text);
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{text}");
+        e.message().to_owned()
+    };
+    let e = err(r#"{"type":"reportLoads","loads":{"7":-1}}"#);
+    assert!(
+        e.contains("loads.7: expected a finite number >= 0, got -1"),
+        "{e}"
+    );
+    let e = err(r#"{"type":"reportLoads","loads":{"1":2,"2":{"cpu":1}}}"#);
+    assert!(
+        e.contains("shard \"1\" has a plain number and shard \"2\" a dimension map"),
+        "{e}"
+    );
+    let e = err(r#"{"type":"reportLoads","loads":{"1":{"":1}}}"#);
+    assert!(e.contains("loads.1: a dimension name is empty"), "{e}");
+    let e = err(r#"{"type":"reportLoads"}"#);
+    assert!(e.contains("needs field `loads`"), "{e}");
+    let e = err(r#"{"type":"updateOffer","offer":{"capacity":0}}"#);
+    assert!(
+        e.contains("offer: capacity: expected a finite number > 0"),
+        "{e}"
+    );
+    let e = err(r#"{"type":"updateOffer","offer":{"tags":[""]}}"#);
+    assert!(e.contains("a tag is empty"), "{e}");
+    // NaN cannot be written in JSON; a Rust host that builds one is refused by the region.
+    let loads = [("1".to_string(), Amount::Uniform(f64::NAN))].into();
+    assert!(crate::protocol::check_loads(&loads)
+        .unwrap_err()
+        .message()
+        .contains("loads.1: expected a finite number >= 0, got NaN"));
+}
+
+#[test]
+fn a_default_offer_keeps_the_register_form() {
+    let m = Message::Command(Command::register("pekko://s@h:1"));
+    assert_eq!(
+        to_string(&m).unwrap(),
+        r#"{"command":{"type":"register","node":"pekko://s@h:1"}}"#
+    );
+    let m = Message::Command(Command::Register {
+        node: "pekko://s@h:1".into(),
+        offer: RegionOffer {
+            capacity: Some(Amount::Uniform(2.0)),
+            tags: vec![],
+            max_shards: Some(3),
+        },
+    });
+    let text = to_string(&m).unwrap();
+    assert_eq!(
+        text,
+        r#"{"command":{"type":"register","node":"pekko://s@h:1","capacity":2.0,"maxShards":3}}"#
+    );
+    assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
 }

@@ -279,6 +279,12 @@ impl World {
                 self.last_change = self.now;
             }
             CoordinatorNotice::HandOffTimedOut { .. } => self.handoffs.timed_out += 1,
+            // The simulated hosts report well-formed loads and offers only.
+            CoordinatorNotice::CommandRefused { region, reason, .. } => self.checker.violate(
+                self.now,
+                "command-refused",
+                format!("c{k} refused a command of {region}: {reason}"),
+            ),
             CoordinatorNotice::RegisterRefused { .. }
             | CoordinatorNotice::AllocationFailed { .. }
             | CoordinatorNotice::Allocated { .. }

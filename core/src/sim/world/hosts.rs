@@ -400,6 +400,8 @@ pub(super) fn drive_coordinator(d: &mut CoordinatorDriver, step: CoordinatorStep
         CoordinatorStep::Input(CoordinatorInput::RegionTerminated { region }) => {
             d.region_terminated(&region)
         }
+        CoordinatorStep::Input(CoordinatorInput::Drain { region }) => d.drain(&region),
+        CoordinatorStep::Input(CoordinatorInput::Undrain { region }) => d.undrain(&region),
         CoordinatorStep::Input(other) => Err(Error::invalid_argument(format!(
             "the driver feeds {other:?} itself"
         ))),
@@ -423,6 +425,8 @@ pub(super) fn drive_region(d: &mut RegionDriver, step: RegionStep) -> Result<()>
             RegionInput::CoordinatorChanged => d.coordinator_changed(),
             RegionInput::RegionTerminated { region } => d.region_terminated(&region),
             RegionInput::GracefulShutdown => d.graceful_shutdown(),
+            RegionInput::ReportLoads { loads } => d.report_loads(loads),
+            RegionInput::UpdateOffer { offer } => d.update_offer(offer),
         },
     }
 }
@@ -469,6 +473,9 @@ impl World {
                     self.directives_refused += 1;
                 }
                 Effect::RegionNotice(RegionNotice::Registered { .. }) => {}
+                Effect::RegionNotice(RegionNotice::InputRefused { reason, .. }) => {
+                    self.checker.violate(self.now, "input-refused", reason);
+                }
             }
         }
     }

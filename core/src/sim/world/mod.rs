@@ -16,6 +16,7 @@ mod actions;
 mod coordinators;
 mod hosts;
 mod judge;
+mod loads;
 mod regions;
 mod wire;
 
@@ -44,6 +45,7 @@ use super::rng::Rng;
 use coordinators::Decisions;
 
 pub(crate) use judge::ReportHeader;
+pub(crate) use loads::REPORT_EVERY_MS;
 
 #[derive(Debug, Clone)]
 pub(crate) struct WorldConfig {
@@ -110,6 +112,8 @@ enum Event {
     },
     Chaos,
     Sample,
+    /// Every live region reports its shards' loads (load-shift scenario).
+    ReportLoads,
     /// Death watch: a region stopped; watchers hear of it reliably, a moment later.
     Terminated {
         region: String,
@@ -234,6 +238,7 @@ pub(crate) struct World {
     pub steady: bool,
     pub measuring: bool,
     pub slow_stop_fraction: f64,
+    loads: loads::LoadModel,
     failover_probe: Option<Decisions>,
     failover_pending: bool,
     membership_gen: u64,
@@ -310,6 +315,7 @@ impl World {
             steady: false,
             measuring: false,
             slow_stop_fraction: 0.0,
+            loads: loads::LoadModel::default(),
             failover_probe: None,
             failover_pending: false,
             membership_gen: 0,
@@ -643,6 +649,7 @@ impl World {
                 self.agenda
                     .push(self.now + self.cfg.sample_ms, Event::Sample);
             }
+            Event::ReportLoads => self.report_loads(),
         }
     }
 

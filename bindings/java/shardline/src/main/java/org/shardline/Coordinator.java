@@ -120,6 +120,19 @@ public final class Coordinator extends AbstractCoordinator {
     input(nowMs, 13, null, null, 0, 0);
   }
 
+  /**
+   * A planned shutdown of {@code region} is coming: least-load moves its shards away within its
+   * movement budget; with other strategies this throws ({@code INVALID_STATE}).
+   */
+  public void drain(long nowMs, String region) {
+    input(nowMs, 14, region, null, 0, 0);
+  }
+
+  /** Ends a drain: the region takes shards again. */
+  public void undrain(long nowMs, String region) {
+    input(nowMs, 15, region, null, 0, 0);
+  }
+
   private void input(long nowMs, int kind, String a, byte[] c, long x, long y) {
     run(h -> nInput(h, nowMs, kind, a, c, x, y));
   }

@@ -82,6 +82,15 @@ public final class CoordinatorDriver extends AbstractCoordinator {
     input(13, null, null, false);
   }
 
+  /** As {@link Coordinator#drain}. */
+  public void drain(String region) {
+    input(14, region, null, false);
+  }
+
+  public void undrain(String region) {
+    input(15, region, null, false);
+  }
+
   /** Runs every timer that is due; returns when to call again. */
   public OptionalLong poll() {
     long t = callLong(CoordinatorDriver::nPoll);

@@ -1,6 +1,9 @@
 package org.shardline;
 
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -84,6 +87,54 @@ public final class Region extends AbstractRegion {
   /** Hand every shard off, then stop ({@link RegionOutput.Stopped}). */
   public void gracefulShutdown(long nowMs) {
     input(nowMs, 5, null, null, null);
+  }
+
+  /**
+   * What the host measured of its shards, for the coordinator to smooth: shard id to a load, a
+   * {@link Number} or a {@code Map<String, Number>} per dimension (every load the same way),
+   * each finite and >= 0.
+   */
+  public void reportLoads(long nowMs, Map<String, ?> loads) {
+    input(nowMs, 6, null, null, loadsInput(loads));
+  }
+
+  /**
+   * The region's offer changed, replacing the whole of it: {@code capacity} a {@link Number} or
+   * a {@code Map<String, Number>} (null: 1), {@code tags}, {@code maxShards} (null: no cap).
+   */
+  public void updateOffer(long nowMs, Object capacity, List<String> tags, Long maxShards) {
+    input(nowMs, 6, null, null, offerInput(capacity, tags, maxShards));
+  }
+
+  /** The reportLoads step document. */
+  static byte[] loadsInput(Map<String, ?> loads) {
+    Objects.requireNonNull(loads, "loads");
+    for (Map.Entry<String, ?> e : loads.entrySet()) {
+      // JSON has no NaN or infinity, so they are named here rather than by the parser.
+      if (e.getValue() instanceof Number n) Json.number(n.doubleValue(), "loads." + e.getKey());
+      if (e.getValue() instanceof Map<?, ?> m) {
+        for (Map.Entry<?, ?> d : m.entrySet()) {
+          if (d.getValue() instanceof Number n) Json.number(n.doubleValue(), "loads." + e.getKey() + "." + d.getKey());
+        }
+      }
+    }
+    Map<String, Object> doc = new LinkedHashMap<>();
+    doc.put("type", "reportLoads");
+    doc.put("loads", loads);
+    return Json.write(doc).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The updateOffer step document; absent parts are left out. */
+  static byte[] offerInput(Object capacity, List<String> tags, Long maxShards) {
+    Map<String, Object> offer = new LinkedHashMap<>();
+    if (capacity instanceof Number n) Json.number(n.doubleValue(), "capacity");
+    if (capacity != null) offer.put("capacity", capacity);
+    if (tags != null && !tags.isEmpty()) offer.put("tags", tags);
+    if (maxShards != null) offer.put("maxShards", maxShards);
+    Map<String, Object> doc = new LinkedHashMap<>();
+    doc.put("type", "updateOffer");
+    doc.put("offer", offer);
+    return Json.write(doc).getBytes(StandardCharsets.UTF_8);
   }
 
   /** Everything queued so far, in order, in one native call (see {@link Coordinator#drainOutputs}). */

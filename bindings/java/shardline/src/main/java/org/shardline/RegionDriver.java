@@ -1,6 +1,7 @@
 package org.shardline;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 
@@ -64,6 +65,16 @@ public final class RegionDriver extends AbstractRegion {
 
   public void gracefulShutdown() {
     input(5, null, null, null);
+  }
+
+  /** As {@link Region#reportLoads}. */
+  public void reportLoads(Map<String, ?> loads) {
+    input(6, null, null, Region.loadsInput(loads));
+  }
+
+  /** As {@link Region#updateOffer}. */
+  public void updateOffer(Object capacity, List<String> tags, Long maxShards) {
+    input(6, null, null, Region.offerInput(capacity, tags, maxShards));
   }
 
   /** Runs every timer that is due; returns when to call again. */

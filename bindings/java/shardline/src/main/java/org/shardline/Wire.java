@@ -16,7 +16,7 @@ public final class Wire {
 
     /**
      * {@code node} is the region's cluster address; only Up members (or the coordinator's own
-     * node) are accepted.
+     * node) are accepted. The offer (capacity, tags, shard cap) is absent when default.
      */
     public static final String REGISTER = "register";
     public static final String REGISTER_PROXY = "registerProxy";
@@ -30,6 +30,13 @@ public final class Wire {
     public static final String ENTITY_STARTED = "entityStarted";
     /** Remember-entities: the entity was passivated on purpose and must not be restarted. */
     public static final String ENTITY_PASSIVATED = "entityPassivated";
+    /**
+     * The host's latest measurement of the sender's shards (see {@code check_loads}); the
+     * coordinator smooths it and keeps it for shards the sender hosts.
+     */
+    public static final String REPORT_LOADS = "reportLoads";
+    /** The sender's offer changed; it replaces the whole offer (absent fields: defaults). */
+    public static final String UPDATE_OFFER = "updateOffer";
   }
 
   /** The {@code type} values of {@code Completion}. */
@@ -77,6 +84,18 @@ public final class Wire {
     public static final String ENTITY_REMEMBERED = "entityRemembered";
     /** Precondition: the entity is remembered in that shard. */
     public static final String ENTITY_FORGOTTEN = "entityForgotten";
+    /**
+     * The region's offer (capacity, tags, shard cap) is now {@code offer}. Precondition: {@code region}
+     * is registered.
+     */
+    public static final String SHARD_REGION_OFFER_CHANGED = "shardRegionOfferChanged";
+    /** The region is (no longer) draining. Precondition: {@code region} is registered. */
+    public static final String SHARD_REGION_DRAINING_CHANGED = "shardRegionDrainingChanged";
+    /**
+     * These shards' smoothed loads are now as given (see {@code coordinator::loads}). Precondition:
+     * every load is finite and &gt;= 0.
+     */
+    public static final String SHARD_LOADS_SMOOTHED = "shardLoadsSmoothed";
   }
 
   /** The {@code type} values of {@code CoordinatorInput}. */
@@ -105,6 +124,13 @@ public final class Wire {
     public static final String PREPARING_FOR_SHUTDOWN = "preparingForShutdown";
     /** Stop coordinating and release the lease. */
     public static final String STOP = "stop";
+    /**
+     * A planned shutdown of the region is coming: least-load moves its shards away within
+     * its movement budget and places none there.
+     */
+    public static final String DRAIN = "drain";
+    /** Ends a drain: the region takes shards again. */
+    public static final String UNDRAIN = "undrain";
   }
 
   /** The {@code type} values of {@code CoordinatorNotice}. */
@@ -125,6 +151,11 @@ public final class Wire {
      * {@code decisionEvents}.
      */
     public static final String REBALANCE_ROUND = "rebalanceRound";
+    /**
+     * A region's command was malformed and ignored as a whole ({@code reportLoads},
+     * {@code updateOffer}).
+     */
+    public static final String COMMAND_REFUSED = "commandRefused";
   }
 
   /** The {@code type} values of {@code CoordinatorOutput}. */
@@ -255,6 +286,13 @@ public final class Wire {
     public static final String ENTITY_PASSIVATED = "entityPassivated";
     /** Hand every shard off, then stop. */
     public static final String GRACEFUL_SHUTDOWN = "gracefulShutdown";
+    /**
+     * The host measured its shards' loads: each a number, or a number per dimension (all
+     * the same way), finite and &gt;= 0.
+     */
+    public static final String REPORT_LOADS = "reportLoads";
+    /** The region's capacity, tags or shard cap changed; replaces the whole offer. */
+    public static final String UPDATE_OFFER = "updateOffer";
   }
 
   /** The {@code type} values of {@code RegionNotice}. */
@@ -264,6 +302,8 @@ public final class Wire {
     public static final String REGISTERED = "registered";
     /** A directive older than what the region has seen was ignored. */
     public static final String DIRECTIVE_REFUSED = "directiveRefused";
+    /** An input was malformed and ignored ({@code reportLoads}, {@code updateOffer}). */
+    public static final String INPUT_REFUSED = "inputRefused";
   }
 
   /** The {@code type} values of {@code RegionOutput}. */
