@@ -41,9 +41,6 @@ export interface RegionInfo {
   appVersion: string | null
 }
 
-/** A load, capacity or budget: a number, or a number per dimension (e.g. `{cpu: 2, memory: 4}`). */
-export type Amount = number | Record<string, number>
-
 /** Where a shard may live (least-load): tags its region must have, the one region it may live on. */
 export interface ShardRule {
   tags?: string[]
