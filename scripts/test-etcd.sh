@@ -23,9 +23,13 @@ echo "=== Node: Etcd, EtcdLease, EtcdStore (addon built with --features etcd)"
     npx napi build --platform --features etcd --js index.js --dts index.d.ts
     # The classes are the same with or without the feature, so the generated files are too.
     git diff --exit-code -- index.js index.d.ts
-    node --test test/etcd.test.mjs
+    report=${CARGO_TARGET_DIR:-../../target}/node-etcd-tests.xml
+    node --test --test-reporter=spec --test-reporter-destination=stdout \
+        --test-reporter=junit --test-reporter-destination="$report" test/etcd.test.mjs
+    python3 ../../scripts/junit-summary.py "node etcd" "" "$report"
 )
 
 echo "=== JVM: org.shardline.Etcd (library built with the etcd feature)"
 (cd bindings/java && mvn -B -ntp -Dstyle.color=never ${MVN_ARGS:-} -pl shardline \
     -Dshardline.cargo.features=bench,etcd -Dtest=EtcdTest -Dsurefire.failIfNoSpecifiedTests=false test)
+python3 scripts/junit-summary.py "java etcd" "" bindings/java/shardline/target/surefire-reports/TEST-org.shardline.EtcdTest.xml
