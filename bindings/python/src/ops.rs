@@ -20,7 +20,7 @@ pub fn call<'py>(
     let values = args
         .iter()
         .enumerate()
-        .map(|(i, a)| values::read::<Tree>(&a, &format!("{kind}.{op}: argument {}", i + 1)))
+        .map(|(i, a)| values::read_named::<Tree>(&a, || format!("{kind}.{op}: argument {}", i + 1)))
         .collect::<PyResult<Vec<_>>>()?;
     let answer = f(Args::new(kind, op, &values)).map_err(failure_err)?;
     values::to_py(py, &answer)

@@ -388,6 +388,15 @@ pub fn read<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult
     })
 }
 
+/// As [`read`], with the name made only when the value is wrong (a call's arguments are read
+/// on every call; formatting their names each time cost more than reading them).
+pub fn read_named<T: DeserializeOwned>(
+    obj: &Bound<'_, PyAny>,
+    what: impl FnOnce() -> String,
+) -> PyResult<T> {
+    T::deserialize(Reader(obj.clone())).or_else(|_| read(obj, &what()))
+}
+
 /// A document as a JSON value: a dict (or list) as is, a `str` parsed as JSON text.
 pub fn document(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     match obj.cast::<PyString>() {
