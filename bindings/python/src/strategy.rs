@@ -5,11 +5,12 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyString, PyTuple};
+use shardline_bind::objects::Shard;
 use shardline_bind::ops::strategy as ops_strategy;
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
 use shardline_bind::{CustomStrategy, Failure, HandleCell};
 use shardline_core::model::AllocationState;
-use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
+use shardline_core::strategy::{Allocation, AllocationStrategy, StrategyConfig};
 
 use crate::busy::Enter;
 use crate::errors::{failure_err, guard, NullPointerError, OrRaise, Raised};
@@ -256,23 +257,76 @@ impl PyStrategy {
             });
         }
         let first = args.get_item(0)?;
-        let state = first.cast::<PyAllocationState>().map_err(|_| {
-            PyTypeError::new_err(format!("Strategy.{op}: state must be an AllocationState"))
-        })?;
         let rest = args.get_slice(1, args.len());
-        guard(|| {
-            let mut strategy = self.inner.enter(py)?;
-            let mut unreadable = None;
-            let answer = ops::call(py, "Strategy", op, &rest, |a| {
+        self.deciding(py, op, &first, |strategy, state, unreadable| {
+            ops::call(py, "Strategy", op, &rest, |a| {
                 let read = state
                     .get()
                     .read(py, |s| ops_strategy::decide(&mut **strategy, s, a));
                 read.unwrap_or_else(|e| {
-                    unreadable = Some(e);
+                    *unreadable = Some(e);
                     Err(Failure::internal("the state could not be read"))
                 })
-            });
-            // A failed read (reentrancy, expired view) must not leave an old callback error.
+            })
+        })
+    }
+
+    /// Where `shard` goes: a region id, or None while the strategy decides later. Typed,
+    /// without `_op`'s conversions: it is the call hosts make per new shard.
+    #[pyo3(signature = (state, shard, requester = None))]
+    fn allocate<'py>(
+        &self,
+        py: Python<'py>,
+        state: &Bound<'py, PyAny>,
+        shard: &Bound<'py, PyAny>,
+        requester: Option<&str>,
+    ) -> PyResult<Option<String>> {
+        let shard = match shard.cast_exact::<PyString>() {
+            Ok(s) => s.to_str()?.to_owned(),
+            Err(_) => values::read_named::<Shard>(shard, || "Strategy.allocate: shard".into())?.0,
+        };
+        self.deciding(py, "allocate", state, |strategy, state, unreadable| {
+            let read = state
+                .get()
+                .read(py, |s| strategy.allocate(s, requester, &shard, None));
+            match read {
+                Ok(got) => match got.map_err(Failure::from).map_err(failure_err)? {
+                    Allocation::Region(r) => Ok(Some(r.to_string())),
+                    Allocation::Pending => Ok(None),
+                },
+                Err(e) => {
+                    *unreadable = Some(e);
+                    Err(failure_err(Failure::internal(
+                        "the state could not be read",
+                    )))
+                }
+            }
+        })
+    }
+}
+
+impl PyStrategy {
+    /// Runs decision `op` on `state` under the strategy's lock. An exception a callback
+    /// raised, or a state that could not be read (reentrancy, an expired view), wins over the
+    /// answer, and no old callback error is left behind.
+    fn deciding<'py, T>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        state: &Bound<'py, PyAny>,
+        decide: impl FnOnce(
+            &mut Box<dyn AllocationStrategy>,
+            &Bound<'py, PyAllocationState>,
+            &mut Option<PyErr>,
+        ) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let state = state.cast::<PyAllocationState>().map_err(|_| {
+            PyTypeError::new_err(format!("Strategy.{op}: state must be an AllocationState"))
+        })?;
+        guard(|| {
+            let mut strategy = self.inner.enter(py)?;
+            let mut unreadable = None;
+            let answer = decide(&mut strategy, state, &mut unreadable);
             let kept = self.raised.take();
             match unreadable.or(kept) {
                 Some(e) => Err(e),

@@ -48,6 +48,11 @@ class Strategy:
     """Operations named by ``shardline.Strategy``; a decision takes the state first."""
     def __init__(self, config: Union[str, Json, CustomStrategy, None] = None, /, **kwargs: Any) -> None: ...
     def _op(self, op: str, *args: Any) -> Any: ...
+    def allocate(
+        self, state: AllocationState, shard: str, requester: Optional[str] = None
+    ) -> Optional[str]:
+        """The region for ``shard``, or None when the strategy defers ("pending"). Raises
+        NoCandidatesError when no region can take it."""
 
 class Coordinator:
     def __init__(self, strategy: StrategyLike, self_address: str, config: Config = None) -> None: ...

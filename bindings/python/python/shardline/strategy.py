@@ -44,12 +44,7 @@ class Strategy(_native.Strategy):
         """The full configuration with defaults filled in; None for a custom strategy."""
         return self._op("config")
 
-    def allocate(
-        self, state: AllocationState, shard: str, requester: Optional[str] = None
-    ) -> Optional[str]:
-        """The region for ``shard``, or None when the strategy defers ("pending"). Raises
-        NoCandidatesError when no region can take it."""
-        return self._op("allocate", state, shard, requester)
+    # allocate(state, shard, requester=None) is the native class's own (typed, the hot path).
 
     def explain_allocate(
         self, state: AllocationState, shard: str, requester: Optional[str] = None
