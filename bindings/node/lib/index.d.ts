@@ -257,11 +257,6 @@ declare module '../index' {
     readonly name: string
     /** The configuration with every default filled in; null for a custom strategy. */
     readonly config: StrategyConfig | null
-    /**
-     * Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
-     * External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
-     */
-    allocate(state: AllocationState, shard: ShardId, requester?: string | null): string | null
     /** The shards to hand off, in decision order. */
     rebalance(state: AllocationState, inProgress?: Iterable<ShardId>): string[]
     /** `allocate` plus a structured explanation of the decision. */

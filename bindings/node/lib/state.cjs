@@ -47,7 +47,6 @@ const listed = (inProgress) => (inProgress == null ? null : [...inProgress])
 define(native.Strategy, {
   getters: { name: 'name', config: 'config' },
   methods: {
-    allocate (state, shard, requester) { return this.op('allocate', [state, shard, requester]) },
     rebalance (state, inProgress) { return this.op('rebalance', [state, listed(inProgress)]) },
     explainAllocate (state, shard, requester) {
       return this.op('explain_allocate', [state, shard, requester])

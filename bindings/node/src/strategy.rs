@@ -10,7 +10,7 @@ use shardline_bind::ops::strategy as ops_strategy;
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
 use shardline_bind::{CustomStrategy, Failure, HandleCell};
 use shardline_core::model::AllocationState as CoreState;
-use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
+use shardline_core::strategy::{Allocation, AllocationStrategy, StrategyConfig};
 
 use crate::backends::checked;
 use crate::conv;
@@ -234,6 +234,34 @@ impl Strategy {
                 config,
                 name,
                 inner: HandleCell::new("Strategy", inner),
+            })
+        })
+    }
+
+    /// Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
+    /// External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
+    /// Typed, without `op`'s conversions: it is the call a host makes per new shard.
+    #[napi(
+        ts_args_type = "state: AllocationState, shard: ShardId, requester?: string | null",
+        ts_return_type = "string | null"
+    )]
+    pub fn allocate(
+        &self,
+        env: &Env,
+        this: This,
+        state: Unknown,
+        shard: Unknown,
+        requester: Unknown,
+    ) -> Result<Option<String>> {
+        self.decide(env, this.object.raw(), |js, s| {
+            let st = state_arg(js, state.raw())?;
+            let shard = conv::shard(js, shard.raw(), "shard")?;
+            let requester = conv::opt_string(js, requester.raw(), "requester")?;
+            st.read(|cs| {
+                Ok(match s.allocate(cs, requester.as_deref(), &shard, None)? {
+                    Allocation::Region(r) => Some(r.to_string()),
+                    Allocation::Pending => None,
+                })
             })
         })
     }
