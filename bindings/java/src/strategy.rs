@@ -14,7 +14,7 @@ use shardline_bind::{CustomStrategy, Failure as BindFailure};
 use shardline_core::model::Address;
 use shardline_core::model::AllocationState;
 use shardline_core::strategy::{
-    AllocationStrategy, External, Lookup, ShardLocations, StrategyConfig,
+    Allocation, AllocationStrategy, External, Lookup, ShardLocations, StrategyConfig,
 };
 
 use crate::boundary::Result;
@@ -213,6 +213,23 @@ pub unsafe fn decide<R>(
     // SAFETY: forwarded contract.
     unsafe { handle::with::<Strategy, _>(h, |s| crate::state::read(state, |st| f(s, st))) }
 }
+
+native! {
+/// `Strategy.allocate`, typed: the call a host makes per new shard. Null: decide later.
+fn Java_org_shardline_Strategy_nAllocate(
+    env, h: jlong, state: jlong, shard: JString<'l>, requester: JString<'l>,
+) -> jstring {
+    let shard = string(env, &shard, "shard")?;
+    let requester = opt_string(env, &requester)?;
+    // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
+    let got = unsafe {
+        decide(h, state, |s, st| Ok(s.allocate(st, requester.as_deref(), &shard, None)?))
+    }?;
+    match got {
+        Allocation::Region(r) => new_string(env, &r),
+        Allocation::Pending => Ok(std::ptr::null_mut()),
+    }
+}}
 
 native! {
 /// The decisions of `shardline_bind::ops::strategy`; the first argument is the handle of the

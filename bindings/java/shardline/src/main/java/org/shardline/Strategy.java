@@ -97,7 +97,8 @@ public final class Strategy extends NativeHandle {
    */
   public Allocation allocate(AllocationState state, String requester, String shard) {
     Objects.requireNonNull(state, "state");
-    String r = decide(state, "allocate", shard, requester);
+    // Typed rather than an operation by name: it is the call a host makes per new shard.
+    String r = call(h -> state.call(s -> nAllocate(h, s, shard, requester)));
     return r == null ? Allocation.pending() : Allocation.to(r);
   }
 
@@ -144,6 +145,8 @@ public final class Strategy extends NativeHandle {
   private static native long nExternalSource(ShardLocations source);
 
   private static native void nFree(long h);
+
+  private static native String nAllocate(long h, long state, String shard, String requester);
 
   private static native String nName(long h);
 
