@@ -18,8 +18,14 @@
 //!   taken as an operation with a ticket, and its completion. Beside `get-shard-home/R10_S1000`
 //!   it is the pipeline's cost per output.
 //!
+//! * `coordinator/hash-map-lookup/S100000` and `S1000`: the physical limit the two above are
+//!   held to (issue 18 allows 3x): one lookup of the same shard ids, asked in the same order,
+//!   in a plain `HashMap<String, String>` (std's hasher) of the same size, the key
+//!   dropped inside the timed section as the coordinator drops its input's.
+//!
 //! Throughput is in elements, so criterion also reports ops/s.
 
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -164,6 +170,24 @@ fn get_shard_home(c: &mut Criterion) {
                 BatchSize::NumIterations(4096),
             )
         });
+    }
+    for shards in [SHARDS, 1000] {
+        let map: HashMap<String, String> = (0..shards)
+            .map(|k| (k.to_string(), format!("r{}", k % REGIONS)))
+            .collect();
+        let mut i = 0usize;
+        g.bench_function(
+            BenchmarkId::new("hash-map-lookup", format!("S{shards}")),
+            |b| {
+                b.iter_batched(
+                    || next(&mut i, shards).to_string(),
+                    |key| {
+                        black_box(map.get(key.as_str()));
+                    },
+                    BatchSize::NumIterations(4096),
+                )
+            },
+        );
     }
     let (regions, shards) = (10, 1000);
     let mut p = CoordinatorPipeline::new(coordinator(regions, shards));

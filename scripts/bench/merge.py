@@ -63,6 +63,19 @@ def overhead_figures(figures: dict) -> list[dict]:
     return out
 
 
+def lookup_limit_figures(figures: dict) -> list[dict]:
+    """The hot paths against one lookup of the same ids in a plain hash map of the same size,
+    measured in the same criterion run (issue 18 allows 3x): absolute numbers on shared machines
+    move 2-3x between runs, this ratio does not."""
+    out = []
+    limit = lookup(figures, "core.coordinator.hash-map-lookup.S100000")
+    for path in ("coordinator.get-shard-home.R100_S100000", "region.route-remote.S100000", "region.route-local.S100000"):
+        v = lookup(figures, f"core.{path}")
+        if limit and v is not None:
+            out.append({"name": f"core.{path}.vs-hash-map", "value": round(v / limit, 2), "unit": "x"})
+    return out
+
+
 # (what, figure or ratio name, goal, comparison). A missing value is reported as not measured.
 TARGETS = [
     ("allocate R=1000 S=100k vs Pekko least-shard (in-process)", "ratio", "allocate least-shard R1000 S100000 (inprocess)", 100, ">="),
@@ -74,6 +87,9 @@ TARGETS = [
     ("rebalance R=1000 S=100k vs Pekko least-shard (drop-in adapter)", "ratio", "rebalance least-shard R1000 S100000 (adapter)", 10, ">="),
     ("rebalance R=1000 S=100k vs Pekko least-shard (drop-in adapter, map changed since the last call)", "ratio", "rebalance least-shard R1000 S100000 (adapter-changed)", 10, ">="),
     ("GetShardHome for an allocated shard, ops/s", "figure", "core.coordinator.get-shard-home.R100_S100000.per_s", 10_000_000, ">="),
+    ("GetShardHome step / one plain hash map lookup of the same ids, S=100k", "figure", "core.coordinator.get-shard-home.R100_S100000.vs-hash-map", 3, "<="),
+    ("region routing step (remote shard) / one plain hash map lookup, S=100k", "figure", "core.region.route-remote.S100000.vs-hash-map", 3, "<="),
+    ("region routing step (local shard) / one plain hash map lookup, S=100k", "figure", "core.region.route-local.S100000.vs-hash-map", 3, "<="),
     ("Snowflake ids/s (layout limit 4096/ms = 4.096M/s)", "figure", "core.snowflake.next.same-ms.per_s", 4_096_000, ">="),
     ("C call overhead (allocate), ns", "figure", "overhead.c.allocate.extra", 50, "<"),
     ("C call overhead (coordinator step, typed API), ns", "figure", "overhead.c.coordinator-step-typed.extra", 150, "<="),
@@ -166,6 +182,7 @@ def main() -> int:
             return 1
     by_name = {f["name"]: f for f in figures}
     figures += overhead_figures(by_name)
+    figures += lookup_limit_figures(by_name)
     by_name = {f["name"]: f for f in figures}
     doc = {
         "figures": figures,

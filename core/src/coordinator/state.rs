@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Amount, IdKey};
+use crate::model::{Amount, IdKey, IdMap};
 use crate::protocol::{EntityId, RegionId, RegionOffer, ShardId};
 use crate::{Error, Result};
 
@@ -147,7 +147,7 @@ pub struct PersistentState {
     order: BTreeMap<u64, RegionId>,
     next_pos: u64,
     proxies: BTreeMap<RegionId, String>,
-    shards: HashMap<IdKey, ShardEntry>,
+    shards: IdMap<ShardEntry>,
     /// Entries with a home.
     allocated: usize,
     unallocated: BTreeSet<ShardId>,

@@ -1,10 +1,15 @@
 //! Compact map keys for ids on hot paths.
 
 use std::borrow::Borrow;
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
 const INLINE: usize = 23;
+
+/// A map keyed by ids on a hot path (`GetShardHome`, routing). Hashed with foldhash, seeded
+/// per map, rather than SipHash, which costs more than the rest of the lookup for short ids.
+pub(crate) type IdMap<V> = HashMap<IdKey, V, foldhash::fast::RandomState>;
 
 /// An id (a shard id, usually) as a hash map key. Ids of up to 23 bytes, i.e. decimal numbers
 /// and most names, are held inline: a lookup compares the key without following a pointer to

@@ -16,7 +16,7 @@ pub use allocation::{AllocationState, RebalanceBlocker, Region, RegionId, ShardI
 pub use cluster::{ClusterView, Member, MemberStatus};
 #[cfg(feature = "model-check")]
 pub(crate) use fingerprint::hash_sorted;
-pub(crate) use key::IdKey;
+pub(crate) use key::{IdKey, IdMap};
 pub use load::{
     check_budget, utilisation, Amount, CapVec, Dimensions, LoadVec, Ordered, RegionProfile,
     ShardRule,

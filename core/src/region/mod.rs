@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metric;
 use crate::model::Amount;
-use crate::model::IdKey;
 use crate::model::Timers;
+use crate::model::{IdKey, IdMap};
 use crate::protocol::{
     check_loads, Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message,
     Payload, RegionId, RegionOffer, ShardHome, ShardId, Stamp,
@@ -285,12 +285,12 @@ pub struct Region {
     register_delay: u64,
     /// Remote homes. Shard ids inline and region ids shared (see [`Region::intern`]), so
     /// routing to a cached home touches little memory and a cached home costs a few words.
-    homes: HashMap<IdKey, Arc<str>>,
+    homes: IdMap<Arc<str>>,
     /// The region ids `homes` refers to, one copy each.
     names: HashSet<Arc<str>>,
     /// `names` is pruned of ids no home refers to when it grows past this.
     names_limit: usize,
-    local: HashMap<IdKey, LocalShard>,
+    local: IdMap<LocalShard>,
     latest: HashMap<ShardId, Stamp>,
     asked: HashSet<ShardId>,
     /// Regions reported terminated, most recent last: a late `ShardHome` naming one must not
@@ -348,10 +348,10 @@ impl Region {
             extractor,
             seen_token: FencingToken(0),
             registered: None,
-            homes: HashMap::new(),
+            homes: IdMap::default(),
             names: HashSet::new(),
             names_limit: MIN_NAMES_LIMIT,
-            local: HashMap::new(),
+            local: IdMap::default(),
             latest: HashMap::new(),
             asked: HashSet::new(),
             dead: HashSet::new(),
