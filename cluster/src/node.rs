@@ -515,8 +515,8 @@ fn spawn_worker_ids(cfg: &NodeConfig, me: &str, history: Arc<History>) -> Result
                         Ok(id) => history.record("id", json!({"w": w, "id": id})),
                         Err(e) => {
                             history.record("worker-lost", json!({"w": w, "why": e.to_string()}));
-                            // A clock behind the id's fence loses the next reservation of the
-                            // same id at once too; do not churn the registry meanwhile.
+                            // Whatever the cause, back off before reserving again rather
+                            // than churn the registry.
                             std::thread::sleep(Duration::from_secs(1));
                             break;
                         }

@@ -212,7 +212,7 @@ fn starters(server: &InMemoryRegistry, n: usize, cfg: &ReserveConfig) -> Vec<Sta
     (0..n)
         .map(|i| {
             let mut reserver = Reserver::new(cfg.clone(), me(i), 0xC0FFEE + i as u64).unwrap();
-            let step = reserver.start();
+            let step = reserver.start(WALL0);
             Starter {
                 reserver,
                 reg: Faulty::new(server.session(TTL)),
@@ -366,7 +366,7 @@ fn exhaustion_is_typed_and_a_freed_id_goes_to_the_waiting_instance() {
     }
     let mut late = Faulty::new(server.session(TTL));
     let mut r = Reserver::new(config(10, Policy::Lowest), me(5000), 1).unwrap();
-    let step = r.start();
+    let step = r.start(WALL0);
     let Step::Send(req) = step else { panic!() };
     let step = r.on_reply(req.perform(&mut late), 0);
     assert_eq!(step, Step::Failed(ReserveError::Exhausted { total: 1024 }));
@@ -495,7 +495,7 @@ impl SimHolder {
         let mut reg = Faulty::new(server.session(TTL));
         let mono = clocks.mono(t);
         let mut r = Reserver::new(config(bits, Policy::Lowest), who, t).unwrap();
-        let mut step = r.start();
+        let mut step = r.start(clocks.wall(t));
         let res = loop {
             step = match step {
                 Step::Send(req) => r.on_reply(req.perform(&mut reg), mono),
@@ -522,6 +522,19 @@ impl SimHolder {
             lost_at: None,
             paused: false,
         })
+    }
+
+    /// Stops issuing and hands the id back with what was used of the budget.
+    fn release(&mut self, t: u64) {
+        self.gen.revoke();
+        self.tenure.release(self.gen.last_timestamp_ms());
+        loop {
+            let (m, w) = (self.clocks.mono(t), self.clocks.wall(t));
+            match self.tenure.poll(m, w) {
+                TenureStep::Send(req) => self.tenure.perform(&req, &mut self.reg, m),
+                _ => break,
+            }
+        }
     }
 
     fn upkeep(&mut self, t: u64) {
@@ -750,15 +763,7 @@ fn restart(rollback_ms: i64, graceful: bool) -> (SimHolder, SimHolder, Option<Sn
         c.upkeep(t);
     }
     if graceful {
-        a.gen.revoke();
-        a.tenure.release(a.gen.last_timestamp_ms());
-        loop {
-            let (m, w) = (a.clocks.mono(1_000), a.clocks.wall(1_000));
-            match a.tenure.poll(m, w) {
-                TenureStep::Send(req) => a.tenure.perform(&req, &mut a.reg, m),
-                _ => break,
-            }
-        }
+        a.release(1_000);
     } else {
         // A crash: the session is neither closed nor kept alive, and ends by expiry.
         let dead = std::mem::replace(&mut a.reg, Faulty::new(server.session(TTL)));
@@ -820,6 +825,44 @@ fn clock_rollback_at_restart_repeats_no_id() {
     );
     assert!(b.ids.is_empty());
     assert!(!a.ids.is_empty());
+}
+
+/// The cluster campaign's finding: a holder whose clock ran 60 s ahead used id 0 and let it
+/// go; a lowest-free reserver on a true clock took id 0 back and could issue nothing for a
+/// minute. Ids fenced behind the reserver's clock now come first; once its clock passes the
+/// fence, id 0 is the lowest usable again.
+#[test]
+fn a_free_id_fenced_ahead_of_the_clock_is_tried_after_the_usable_ones() {
+    let server = InMemoryRegistry::new();
+    let ahead = Clocks {
+        wall_offset_ms: 60_000,
+        ..Clocks::TRUE
+    };
+    let mut a = SimHolder::try_acquire(&server, me(1), ahead, 0, 2).unwrap();
+    assert_eq!(a.tenure.id(), 0);
+    for t in 0..100 {
+        server.advance_to(t);
+        a.upkeep(t);
+        a.generate(t, 1);
+    }
+    a.release(100);
+    let b = SimHolder::try_acquire(&server, me(2), Clocks::TRUE, 100, 2).unwrap();
+    assert_eq!(
+        b.tenure.id(),
+        1,
+        "id 0's fence is a minute ahead of B's clock"
+    );
+    let later = Clocks {
+        wall_offset_ms: 61_000,
+        ..Clocks::TRUE
+    };
+    let c = SimHolder::try_acquire(&server, me(3), later, 100, 2).unwrap();
+    assert_eq!(
+        c.tenure.id(),
+        0,
+        "C's clock is past the fence: lowest free again"
+    );
+    assert_unique(&[&a, &b, &c]);
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub fn reserve(
     reserver: &mut Reserver,
     clock: &mut dyn Clock,
 ) -> Result<Reservation, ReserveError> {
-    let mut step = reserver.start();
+    let mut step = reserver.start(clock.wall_ms());
     loop {
         step = match step {
             Step::Send(request) => {

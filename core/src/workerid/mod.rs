@@ -6,7 +6,7 @@
 //! * [`Registry`]: what a backend provides (exclusive create, compare-and-set, delete, list,
 //!   keep-alive), one value per session; [`InMemoryRegistry`] is the embedded default, and
 //!   `shardline-etcd` has the etcd one.
-//! * [`Reserver`]: sans-IO reservation (lowest free id, conflict handling, jittered backoff,
+//! * [`Reserver`]: sans-IO reservation (lowest free id whose fence is behind the clock, conflict handling, jittered backoff,
 //!   ambiguity resolution, exhaustion).
 //! * [`Tenure`]: sans-IO holding (keep-alive, local deadline, timestamp budget, release).
 //! * [`WorkerIdHolder`]: the two driven against a registry and a [`snowflake::Clock`].

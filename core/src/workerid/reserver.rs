@@ -205,6 +205,8 @@ pub struct Reserver {
     candidates: VecDeque<u32>,
     /// The listing the candidates came from, for their fences.
     listing: Listing,
+    /// The host's id clock when the reservation started.
+    wall_ms: u64,
     rounds: u32,
     failures: u32,
     ambiguous_create: bool,
@@ -223,6 +225,7 @@ impl Reserver {
             state: State::Idle,
             candidates: VecDeque::new(),
             listing: Listing::default(),
+            wall_ms: 0,
             rounds: 0,
             failures: 0,
             ambiguous_create: false,
@@ -239,8 +242,14 @@ impl Reserver {
         self.stats
     }
 
-    /// Starts (or, after a result, restarts) a reservation.
-    pub fn start(&mut self) -> Step {
+    /// Starts (or, after a result, restarts) a reservation. `wall_ms`: the host's id clock
+    /// (the one its Snowflake ids are stamped with). Free ids whose fence is behind it are
+    /// tried first, in the policy's order: an id fenced ahead of the clock (its last holder's
+    /// clock ran ahead, or ours jumped back) issues nothing until the clock passes the fence,
+    /// so taking it would strand the holder. With clocks in step every freed fence is behind
+    /// them, because a claim outlives its holder's budget, and the order is the policy's.
+    pub fn start(&mut self, wall_ms: u64) -> Step {
+        self.wall_ms = wall_ms;
         self.rounds = 1;
         self.failures = 0;
         self.list()
@@ -353,8 +362,15 @@ impl Reserver {
         if free.is_empty() {
             return self.fail(ReserveError::Exhausted { total });
         }
-        self.candidates = self.config.policy.order(free, &mut self.rng);
         self.listing = listing;
+        let (usable, ahead): (VecDeque<u32>, VecDeque<u32>) = self
+            .config
+            .policy
+            .order(free, &mut self.rng)
+            .into_iter()
+            .partition(|id| self.fence_for(*id).1.hwm_ms < self.wall_ms);
+        self.candidates = usable;
+        self.candidates.extend(ahead);
         self.try_next(now_ms)
     }
 
