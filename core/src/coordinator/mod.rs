@@ -290,6 +290,50 @@ struct Counters {
     handoffs_started: u64,
     handoffs_completed: u64,
     handoffs_timed_out: u64,
+    /// When each shard without a home was first asked for, until it gets one (volatile).
+    asked_at: HashMap<ShardId, u64>,
+    allocation_latency: Latency,
+    /// When each hand-off in progress started (volatile, as the hand-offs).
+    handoff_started_at: HashMap<ShardId, u64>,
+    handoff_duration: Latency,
+}
+
+/// Durations in host milliseconds, exported as Prometheus-summary-style `.sum`, `.count`
+/// and `.max`: a step decides synchronously, so what an operator waits on is the time
+/// between a request and its answer, which only host time measures.
+#[derive(Debug, Clone, Copy, Default)]
+struct Latency {
+    sum_ms: u64,
+    count: u64,
+    max_ms: u64,
+}
+
+impl Latency {
+    fn record(&mut self, ms: u64) {
+        self.sum_ms = self.sum_ms.saturating_add(ms);
+        self.count += 1;
+        self.max_ms = self.max_ms.max(ms);
+    }
+
+    fn metrics(&self, name: &str, what: &str) -> [Metric; 3] {
+        [
+            Metric::counter(
+                &format!("{name}.sum"),
+                self.sum_ms,
+                &format!("{what}, summed"),
+            ),
+            Metric::counter(
+                &format!("{name}.count"),
+                self.count,
+                &format!("{what}: how many"),
+            ),
+            Metric::gauge(
+                &format!("{name}.max"),
+                self.max_ms,
+                &format!("{what}: the longest"),
+            ),
+        ]
+    }
 }
 
 impl std::fmt::Debug for Coordinator {
@@ -433,6 +477,14 @@ impl Coordinator {
                 "hand-offs rebalance rounds started",
             ),
         ];
+        m.extend(c.allocation_latency.metrics(
+            "shardline.coordinator.allocation.latency_ms",
+            "ms from the first GetShardHome for a shard without a home to its allocation",
+        ));
+        m.extend(c.handoff_duration.metrics(
+            "shardline.coordinator.handoffs.duration_ms",
+            "ms from BeginHandOff to the hand-off's end (completed or timed out)",
+        ));
         m.extend(self.state.regions().map(|(region, _, shards)| {
             Metric::gauge(
                 "shardline.coordinator.shards",
@@ -748,6 +800,8 @@ impl Coordinator {
     }
 
     fn reset_volatile(&mut self) {
+        self.counters.asked_at.clear();
+        self.counters.handoff_started_at.clear();
         self.alive.clear();
         self.all_regions_registered = false;
         self.handoffs.clear();
@@ -1161,6 +1215,10 @@ impl Coordinator {
     }
 
     fn get_shard_home(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {
+        let unanswered = self.state.home_of(shard).is_none() || self.handoffs.contains_key(shard);
+        if requester.is_some() && unanswered && !self.counters.asked_at.contains_key(shard) {
+            self.counters.asked_at.insert(shard.to_owned(), self.now);
+        }
         if let Some(h) = self.handoffs.get_mut(shard) {
             if let Some(r) = requester {
                 h.defer(r);
@@ -1217,6 +1275,11 @@ impl Coordinator {
         })?;
         self.host_shard(shard, &chosen);
         self.counters.allocations += 1;
+        if let Some(asked) = self.counters.asked_at.remove(shard) {
+            self.counters
+                .allocation_latency
+                .record(self.now.saturating_sub(asked));
+        }
         if let Some(explanation) = explanation {
             self.out
                 .push_back(CoordinatorOutput::Notice(CoordinatorNotice::Allocated {
@@ -1344,6 +1407,9 @@ impl Coordinator {
             self.send(t, h.begin());
         }
         self.counters.handoffs_started += 1;
+        self.counters
+            .handoff_started_at
+            .insert(shard.to_owned(), self.now);
         self.out.push_back(CoordinatorOutput::Notice(
             CoordinatorNotice::HandOffStarted {
                 shard: shard.to_owned(),
@@ -1380,6 +1446,11 @@ impl Coordinator {
     fn end_handoff(&mut self, shard: &str) -> Option<HandOff> {
         self.timers.cancel(&Timer::HandOffTimeout(shard.to_owned()));
         self.timers.cancel(&Timer::HandOffResend(shard.to_owned()));
+        if let Some(started) = self.counters.handoff_started_at.remove(shard) {
+            self.counters
+                .handoff_duration
+                .record(self.now.saturating_sub(started));
+        }
         self.handoffs.remove(shard)
     }
 

@@ -1608,6 +1608,69 @@ fn metrics_count_what_the_coordinator_did_and_show_shards_per_region() {
     assert!(kinds.contains(&MetricKind::Counter) && kinds.contains(&MetricKind::Gauge));
 }
 
+/// The waits operators see: a shard asked for before enough regions registered gets its home
+/// 300 ms later; a shard allocated at once waited 0 ms; a hand-off ends 50 ms after it began,
+/// and the requester that waited on it is answered then.
+#[test]
+fn latency_metrics_measure_waits_for_a_home_and_hand_off_durations_in_host_time() {
+    let latency = |h: &H, name: &str| {
+        ["sum", "count", "max"].map(|k| metric(&h.c, &format!("{name}.{k}"), None))
+    };
+    let alloc = "shardline.coordinator.allocation.latency_ms";
+    let handoff = "shardline.coordinator.handoffs.duration_ms";
+    let mut h = H::active(CoordinatorConfig {
+        min_members: 2,
+        ..CoordinatorConfig::default()
+    });
+    h.register("a", 1);
+    h.ask("a", "0");
+    h.advance(100);
+    h.ask("a", "0");
+    assert_eq!(h.home("0"), None, "one region of the two needed");
+    h.advance(200);
+    h.register("b", 2);
+    h.ask("a", "0");
+    assert_eq!(h.home("0").as_deref(), Some("a"));
+    assert_eq!(
+        latency(&h, alloc),
+        [300, 1, 300],
+        "timed from the first ask"
+    );
+    h.ask("a", "0");
+    h.ask("b", "1");
+    assert_eq!(
+        latency(&h, alloc),
+        [300, 2, 300],
+        "an answer from the map is no wait"
+    );
+
+    let mut h = H::active(CoordinatorConfig::default());
+    h.two_regions_with_shards_on_a(4);
+    assert_eq!(latency(&h, alloc), [0, 4, 0]);
+    h.advance(10_000);
+    let [shard] = h.c.handoffs_in_progress().try_into().expect("one hand-off");
+    let stamp = begin_stamp(&h.sent(), &shard);
+    assert_eq!(latency(&h, handoff), [0, 0, 0]);
+    h.advance(20);
+    h.ask("b", &shard);
+    h.ack_all(&shard, stamp, &["a", "b"]);
+    h.advance(30);
+    h.from(
+        "a",
+        Command::ShardStopped {
+            shard: shard.clone(),
+            stamp,
+        },
+    );
+    assert_eq!(latency(&h, handoff), [50, 1, 50]);
+    assert_eq!(h.home(&shard).as_deref(), Some("b"));
+    assert_eq!(
+        latency(&h, alloc),
+        [30, 5, 30],
+        "b asked during the hand-off and waited 30 ms for the new home"
+    );
+}
+
 // ---- loads, offers and drains (least-load) -----------------------------------------------
 
 fn least_load(limit: i32) -> Box<dyn AllocationStrategy> {
