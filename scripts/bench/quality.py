@@ -37,6 +37,8 @@ STRATEGIES = {
     "actor-ts-hash": {"kind": "actor-ts-hash"},
     # shardline's own: hash affinity with the most loaded region bounded by 1.25 x the mean.
     "bounded-load-hashing": {"kind": "bounded-load-hashing", "epsilon": 0.25},
+    # With no load reported, least-shard's decisions; with loads, balances them (issue 16).
+    "least-load": {"kind": "least-load", "absoluteLimit": 20, "relativeLimit": 0.1},
 }
 
 # (label, extra sim flags): the scenarios at their defaults (6 nodes, 60 shards: 10 per node,
@@ -83,6 +85,9 @@ def aggregate(reports: list[dict]) -> dict:
         "converged": len(conv),
         "maxOverMean": mean(r["maxOverMean"] for r in reports),
         "maxOverMeanWorst": max(r["maxOverMean"] for r in reports),
+        # Only with loads reported through the protocol (load-shift).
+        "loadMaxOverLb": mean(r.get("loadMaxOverLb") for r in reports),
+        "loadMaxOverLbWorst": max((r["loadMaxOverLb"] for r in reports if "loadMaxOverLb" in r), default=None),
         "shardsMoved": moved / len(reports),
         "movesLowerBound": bound / len(reports),
         # Balancing strategies can be held to the bound; hashing ones do not balance, so they
@@ -111,19 +116,22 @@ def fmt(v, digits=2):
 def markdown(rows: list[tuple[str, str, str, dict]], seeds: int) -> str:
     out = [
         f"Each row: mean over {seeds} seeds (worst for max/mean worst and max delay; sums for the "
-        "counters). moved/bound: shards moved over the count-balance lower bound (1.00 = optimal). "
+        "counters). load max/LB (scenarios whose regions report loads through the protocol): the busiest "
+        "region's true load at the end over LB = max(mean load per region, largest shard), mean and worst. "
+        "moved/bound: shards moved over the count-balance lower bound (1.00 = optimal). "
         "rounds / time: rebalance rounds and simulated seconds until balanced and quiet (converged "
         "runs only). delay: buffered-message delay during hand-offs. steady: moves after "
         "convergence (must be 0). safety: violations + lost + duplicated + duplicate owners (must be 0).",
         "",
-        "| size | scenario | strategy | max/mean | worst | moved | bound | moved/bound | rounds | time s | delay p99 ms | delay max ms | steady | converged | safety |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| size | scenario | strategy | max/mean | worst | load max/LB | worst | moved | bound | moved/bound | rounds | time s | delay p99 ms | delay max ms | steady | converged | safety |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size, scenario, strategy, a in rows:
         t = a["timeToConvergeMs"]
         safety = a["violations"] + a["lostMessages"] + a["duplicateDeliveries"] + a["duplicateOwners"]
         out.append(
             f"| {size} | {scenario} | {strategy} | {fmt(a['maxOverMean'])} | {fmt(a['maxOverMeanWorst'])} "
+            f"| {fmt(a['loadMaxOverLb'], 3)} | {fmt(a['loadMaxOverLbWorst'], 3)} "
             f"| {fmt(a['shardsMoved'], 1)} | {fmt(a['movesLowerBound'], 1)} | {fmt(a['movedOverBound'])} "
             f"| {fmt(a['roundsToConverge'], 1)} | {fmt(t / 1000 if t is not None else None, 1)} "
             f"| {fmt(a['bufferedDelayP99Ms'], 0)} | {a['bufferedDelayMaxMs']} | {a['movesAtSteadyState']} "
@@ -138,6 +146,7 @@ def main() -> int:
     ap.add_argument("--out", help="write the figures JSON fragment here")
     ap.add_argument("--markdown", help="write the table here")
     ap.add_argument("--shardline", help="the shardline binary (default: build it in release)")
+    ap.add_argument("--scenario", action="append", help="only this scenario (repeatable; default: all)")
     args = ap.parse_args()
     seeds = args.seeds or (3 if args.quick else 10)
     if seeds < 1:
@@ -147,7 +156,7 @@ def main() -> int:
 
     cells = []
     for size in SIZES:
-        for scenario in scenarios(bin_):
+        for scenario in args.scenario or scenarios(bin_):
             # The large size is for the membership changes; the fault scenarios stay at the default.
             if size != "6x60" and scenario not in ("scale-out", "scale-in") + (() if args.quick else ("cold-start", "rolling-restart", "crash")):
                 continue
@@ -168,7 +177,7 @@ def main() -> int:
     figures = []
     for size, scenario, strategy, a in rows:
         base = f"quality.{size}.{scenario}.{strategy}"
-        for key, unit in (("maxOverMean", "ratio"), ("movedOverBound", "ratio"), ("roundsToConverge", "rounds"),
+        for key, unit in (("maxOverMean", "ratio"), ("loadMaxOverLb", "ratio"), ("movedOverBound", "ratio"), ("roundsToConverge", "rounds"),
                           ("timeToConvergeMs", "ms"), ("bufferedDelayP99Ms", "ms"), ("movesAtSteadyState", "moves")):
             if a[key] is not None:
                 figures.append({"name": f"{base}.{key}", "value": round(a[key], 4), "unit": unit})

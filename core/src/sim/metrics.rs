@@ -96,6 +96,12 @@ pub struct Report {
     pub time_to_converge_ms: u64,
     /// Busiest region's shard count over the mean, at the end.
     pub max_over_mean: f64,
+    /// With loads reported (load-shift): the busiest region's true load at the end over LB =
+    /// max(total load / live regions, largest shard), the bound no placement beats (1.0 =
+    /// optimal). The coordinator sees the loads only through the protocol (reports every
+    /// few seconds, smoothed, over the faulty network); this is what that cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_max_over_lb: Option<f64>,
     /// Hand-offs started by rebalancing or graceful shutdown after warm-up.
     pub shards_moved: u64,
     /// Fewest hand-offs that take the placement after warm-up to count balance over the

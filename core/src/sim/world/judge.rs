@@ -223,6 +223,7 @@ impl World {
             rounds_to_converge: rounds,
             time_to_converge_ms: time,
             max_over_mean: max_over_mean(&counts),
+            load_max_over_lb: self.load_max_over_lb(),
             shards_moved: self.shards_moved,
             moves_lower_bound: self.moves_lower_bound(),
             allocations: self.allocations,

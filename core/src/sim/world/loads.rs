@@ -80,6 +80,30 @@ impl World {
         self.loads.on = false;
     }
 
+    /// The busiest live region's true load over the lower bound, in the active coordinator's
+    /// final map; `None` when no loads were drawn or nothing is placed.
+    pub(super) fn load_max_over_lb(&self) -> Option<f64> {
+        if self.loads.base.is_empty() {
+            return None;
+        }
+        let c = self.coords[self.active_coordinator()?].c()?;
+        let mut per_region = Vec::new();
+        for (id, _, shards) in c.state().regions() {
+            if self.regions.contains_key(id.as_str()) {
+                let loads = shards.iter().filter_map(|s| s.parse().ok());
+                per_region.push(loads.map(|i| self.loads.load(i)).sum::<f64>());
+            }
+        }
+        if per_region.is_empty() {
+            return None;
+        }
+        let shards = (0..self.cfg.shards as usize).map(|i| self.loads.load(i));
+        let (total, largest) = shards.fold((0.0, 0.0_f64), |(t, m), l| (t + l, m.max(l)));
+        let lb = (total / per_region.len() as f64).max(largest);
+        let busiest = per_region.into_iter().fold(0.0_f64, f64::max);
+        (lb > 0.0).then(|| (busiest / lb * 1000.0).round() / 1000.0)
+    }
+
     /// Every live region reports the loads of the shards it runs.
     pub(super) fn report_loads(&mut self) {
         if !self.loads.on {
