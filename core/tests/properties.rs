@@ -784,6 +784,44 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(cases(160))]
+
+    /// Strategies cache what they derive from a state (rings, the misplaced shards of an
+    /// unchanged map) across calls; one kept through a run of changes decides exactly as a
+    /// fresh one at every step, with and without shards in progress.
+    #[test]
+    fn a_strategy_kept_across_changes_decides_as_a_fresh_one(
+        u in universe(Mode::Quirky),
+        ops in ops(60),
+        plan in in_progress_plan(),
+        probe in any::<Index>(),
+    ) {
+        let busy = in_progress(&u, &plan);
+        let shard = at(probe, &u.shards);
+        for c in &fixed_configs() {
+            let mut state = initial_state(&u);
+            let mut kept = c.build().unwrap();
+            for op in &ops {
+                apply(&mut state, &u, op);
+                for in_progress in [&InProgress::new(), &busy, &InProgress::new()] {
+                    let mut fresh = c.build().unwrap();
+                    prop_assert_eq!(
+                        shards(kept.rebalance(&state, in_progress, None)),
+                        shards(fresh.rebalance(&state, in_progress, None)),
+                        "{:?} after {:?}", c, op
+                    );
+                    prop_assert_eq!(
+                        allocation(kept.allocate(&state, None, shard, None)),
+                        allocation(fresh.allocate(&state, None, shard, None)),
+                        "{:?} after {:?}", c, op
+                    );
+                }
+            }
+        }
+    }
+}
+
 fn check_allocate(
     state: &AllocationState,
     c: &StrategyConfig,

@@ -336,7 +336,7 @@ fn reserve_now(
     bits: u8,
 ) -> Result<Reservation, ReserveError> {
     let mut r = Reserver::new(config(bits, Policy::Lowest), who, 9).unwrap();
-    shardline_core::workerid::reserve(reg, &mut r, &mut JumpClock(0))
+    shardline_core::workerid::reserve(reg, &mut r, 0, &mut JumpClock(0))
 }
 
 #[test]
@@ -378,7 +378,7 @@ fn exhaustion_is_typed_and_a_freed_id_goes_to_the_waiting_instance() {
     );
 
     holders[517].close();
-    let again = shardline_core::workerid::reserve(&mut late, &mut r, &mut JumpClock(0)).unwrap();
+    let again = shardline_core::workerid::reserve(&mut late, &mut r, 0, &mut JumpClock(0)).unwrap();
     assert_eq!(again.id, 517);
     assert_eq!(
         again.epoch(),
@@ -395,7 +395,7 @@ fn a_lost_create_reply_is_adopted_not_retried_elsewhere() {
     reg.lose_create_replies = 1;
     reg.fail_reads = 2;
     let mut r = Reserver::new(config(10, Policy::Lowest), me(1), 3).unwrap();
-    let got = shardline_core::workerid::reserve(&mut reg, &mut r, &mut JumpClock(0)).unwrap();
+    let got = shardline_core::workerid::reserve(&mut reg, &mut r, 0, &mut JumpClock(0)).unwrap();
     assert_eq!(got.id, 0);
     let stats = r.stats();
     assert_eq!(
@@ -409,7 +409,8 @@ fn a_lost_create_reply_is_adopted_not_retried_elsewhere() {
     let mut other = Faulty::new(server.session(TTL));
     other.refuse_creates = 1;
     let mut r2 = Reserver::new(config(10, Policy::Lowest), me(2), 4).unwrap();
-    let got2 = shardline_core::workerid::reserve(&mut other, &mut r2, &mut JumpClock(0)).unwrap();
+    let got2 =
+        shardline_core::workerid::reserve(&mut other, &mut r2, 0, &mut JumpClock(0)).unwrap();
     assert_eq!(got2.id, 1);
     assert_eq!(r2.stats().creates, 2);
     assert_eq!(server.live_claims().len(), 2);
@@ -422,7 +423,8 @@ fn an_unresolved_create_is_never_reported_as_success_and_is_adopted_later() {
     reg.lose_create_replies = 1;
     reg.fail_reads = 1_000;
     let mut r = Reserver::new(config(10, Policy::Lowest), me(1), 3).unwrap();
-    let err = shardline_core::workerid::reserve(&mut reg, &mut r, &mut JumpClock(0)).unwrap_err();
+    let err =
+        shardline_core::workerid::reserve(&mut reg, &mut r, 0, &mut JumpClock(0)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -435,7 +437,7 @@ fn an_unresolved_create_is_never_reported_as_success_and_is_adopted_later() {
     );
     assert_eq!(server.live_claims().len(), 1, "the create did apply");
     reg.fail_reads = 0;
-    let got = shardline_core::workerid::reserve(&mut reg, &mut r, &mut JumpClock(0)).unwrap();
+    let got = shardline_core::workerid::reserve(&mut reg, &mut r, 0, &mut JumpClock(0)).unwrap();
     assert_eq!(got.id, 0, "the orphan found by listing is adopted");
     assert_eq!(server.live_claims().len(), 1);
 }
@@ -463,7 +465,7 @@ fn orphans_in_a_listing_are_adopted_lowest_first_and_the_rest_deleted() {
         assert!(matches!(c, Created::Won(_)));
     }
     let mut r = Reserver::new(config(10, Policy::Lowest), who, 3).unwrap();
-    let got = shardline_core::workerid::reserve(&mut reg, &mut r, &mut JumpClock(0)).unwrap();
+    let got = shardline_core::workerid::reserve(&mut reg, &mut r, 0, &mut JumpClock(0)).unwrap();
     assert_eq!(got.id, 2);
     assert_eq!(r.stats().orphans_deleted, 1);
     let live: Vec<u32> = server.live_claims().into_iter().map(|(id, _)| id).collect();
@@ -495,7 +497,7 @@ impl SimHolder {
         let mut reg = Faulty::new(server.session(TTL));
         let mono = clocks.mono(t);
         let mut r = Reserver::new(config(bits, Policy::Lowest), who, t).unwrap();
-        let mut step = r.start(clocks.wall(t));
+        let mut step = r.start(clocks.wall(t) + TenureConfig::for_ttl(TTL).lookahead_ms);
         let res = loop {
             step = match step {
                 Step::Send(req) => r.on_reply(req.perform(&mut reg), mono),
@@ -863,6 +865,35 @@ fn a_free_id_fenced_ahead_of_the_clock_is_tried_after_the_usable_ones() {
         "C's clock is past the fence: lowest free again"
     );
     assert_unique(&[&a, &b, &c]);
+}
+
+#[test]
+fn an_id_released_a_moment_ago_is_the_lowest_free_again() {
+    // A fence a holder in step left behind (its budget, at most one lookahead ahead of the
+    // clock) does not push its id behind the never-used ones.
+    for graceful in [true, false] {
+        let server = InMemoryRegistry::new();
+        let mut a = SimHolder::try_acquire(&server, me(1), Clocks::TRUE, 0, 2).unwrap();
+        let b = SimHolder::try_acquire(&server, me(2), Clocks::TRUE, 0, 2).unwrap();
+        assert_eq!((a.tenure.id(), b.tenure.id()), (0, 1));
+        for t in 0..100 {
+            server.advance_to(t);
+            a.upkeep(t);
+            a.generate(t, 1);
+        }
+        let at = if graceful {
+            // In the same millisecond as its last id: the fence is the clock itself.
+            a.release(99);
+            99
+        } else {
+            a.reg.inner.close();
+            server.advance_to(100 + TTL);
+            100 + TTL
+        };
+        let c = SimHolder::try_acquire(&server, me(3), Clocks::TRUE, at, 2).unwrap();
+        assert_eq!(c.tenure.id(), 0, "graceful: {graceful}");
+        assert_unique(&[&a, &c]);
+    }
 }
 
 #[test]

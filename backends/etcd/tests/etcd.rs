@@ -222,7 +222,7 @@ fn sixty_four_concurrent_reservers_get_ids_0_to_63() {
                         let mut reg = reconnect(server, &ns).registry(10_000);
                         let mut r = Reserver::new(cfg(10, policy), me(i), i as u64).unwrap();
                         barrier.wait();
-                        let got = reserve(&mut reg, &mut r, &mut SystemClock(Instant::now()))
+                        let got = reserve(&mut reg, &mut r, 0, &mut SystemClock(Instant::now()))
                             .expect("reserved");
                         // Hold until all are done, so nobody's id is freed and re-taken.
                         barrier.wait();
@@ -303,7 +303,7 @@ fn a_lost_create_reply_is_adopted() {
         lost: false,
     };
     let mut r = Reserver::new(cfg(10, Policy::Lowest), me(1), 1).unwrap();
-    let got = reserve(&mut reg, &mut r, &mut SystemClock(Instant::now())).unwrap();
+    let got = reserve(&mut reg, &mut r, 0, &mut SystemClock(Instant::now())).unwrap();
     assert_eq!((got.id, got.epoch()), (0, 1));
     assert_eq!(r.stats().creates, 1);
     assert_eq!(r.stats().orphans_adopted, 1);

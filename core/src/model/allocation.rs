@@ -139,6 +139,8 @@ pub struct AllocationState {
     /// Eligible regions by (actor-ts address order, candidate position): actor-ts hash.
     sorted_eligible: Vec<(ActorTsKey, u64, usize)>,
     topology_gen: u64,
+    /// Bumped by every change but a shard's load (see [`Self::placement_stamp`]).
+    placement_gen: u64,
     loads: LoadBook,
     /// Regions that may receive shards (a member, eligible, not draining) by class.
     classes: ClassIndex,
@@ -165,6 +167,7 @@ impl AllocationState {
             load_eligible: BTreeSet::new(),
             sorted_eligible: Vec::new(),
             topology_gen: 0,
+            placement_gen: 0,
             loads: LoadBook::default(),
             classes: ClassIndex::default(),
         }
@@ -193,6 +196,7 @@ impl AllocationState {
             load_eligible: self.load_eligible.clone(),
             sorted_eligible: self.sorted_eligible.clone(),
             topology_gen: self.topology_gen,
+            placement_gen: self.placement_gen,
             loads: self.loads.clone(),
             classes: self.classes.clone(),
         }
@@ -202,6 +206,14 @@ impl AllocationState {
     /// cache derived structures (the hash ring) under it.
     pub fn topology_stamp(&self) -> (u64, u64) {
         (self.uid, self.topology_gen)
+    }
+
+    /// Identifies this state up to shard loads: it changes with every region, shard, member,
+    /// reachability, eligibility, profile or rule change, and not when only a load is set
+    /// (regions report loads every few seconds). A strategy that reads no loads may reuse an
+    /// answer computed under the same stamp.
+    pub fn placement_stamp(&self) -> (u64, u64) {
+        (self.uid, self.placement_gen)
     }
 
     pub fn cluster(&self) -> &ClusterView {
@@ -441,6 +453,7 @@ impl AllocationState {
 
     /// Sets the tags a shard's region must have and the region it is pinned to.
     pub fn set_shard_rule(&mut self, shard: &str, rule: ShardRule) {
+        self.placement_gen += 1;
         if rule.is_empty() {
             self.loads.rules.remove(shard);
         } else {
@@ -533,6 +546,7 @@ impl AllocationState {
 
     /// Puts a region where the class index should hold it (nowhere, if it may not receive).
     fn reclass(&mut self, slot: usize) {
+        self.placement_gen += 1;
         let r = self.slots[slot].as_mut().expect("live");
         if let Some((k, e)) = r.class.take() {
             self.classes.remove(&k, &e);
@@ -557,6 +571,7 @@ impl AllocationState {
     // ---- cluster view -------------------------------------------------------------------
 
     pub fn upsert_member(&mut self, member: Member) {
+        self.placement_gen += 1;
         let node = member.address.as_str().to_owned();
         let self_changed = node == self.cluster.self_address().as_str();
         self.cluster.upsert_member(member);
@@ -564,6 +579,7 @@ impl AllocationState {
     }
 
     pub fn remove_member(&mut self, address: &str) -> Option<Member> {
+        self.placement_gen += 1;
         let self_changed = address == self.cluster.self_address().as_str();
         let m = self.cluster.remove_member(address);
         self.member_changed(address, self_changed);
@@ -571,6 +587,7 @@ impl AllocationState {
     }
 
     pub fn set_reachable(&mut self, address: &str, reachable: bool) {
+        self.placement_gen += 1;
         self.cluster.set_reachable(address, reachable);
     }
 
@@ -799,6 +816,7 @@ impl AllocationState {
         slot: usize,
         change: impl FnOnce(&mut BTreeMap<u64, (ShardId, LoadVec)>),
     ) {
+        self.placement_gen += 1;
         let r = self.slots[slot].as_mut().expect("live");
         let before = r.shards.len();
         change(&mut r.shards);
@@ -823,6 +841,7 @@ impl AllocationState {
 
     /// Takes a region out of the count-dependent indexes (before its shards or member change).
     fn unindex(&mut self, slot: usize) {
+        self.placement_gen += 1;
         let r = self.slots[slot].as_mut().expect("live");
         if let Some((key, status, version)) = r.rank.take() {
             self.rank_all.remove(&key);
@@ -838,6 +857,7 @@ impl AllocationState {
 
     /// Puts a region back into the count-dependent indexes.
     fn reindex(&mut self, slot: usize) {
+        self.placement_gen += 1;
         let r = self.slots[slot].as_ref().expect("live");
         let node = if r.local {
             self.cluster.self_address()

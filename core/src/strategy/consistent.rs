@@ -18,6 +18,10 @@ pub struct ConsistentHashing {
     virtual_nodes: u32,
     eligible_ring: Option<CachedRing>,
     full_ring: Option<CachedRing>,
+    /// Every shard off its ring position, in Pekko's order, under the state's placement stamp:
+    /// a round on an unchanged map (every round once placement has settled) walks this list
+    /// instead of hashing every shard again. `None` inside: not a time to rebalance.
+    misplaced: Option<((u64, u64), Option<Vec<ShardId>>)>,
 }
 
 /// A ring over the sorted node addresses of one state at one topology stamp.
@@ -41,6 +45,7 @@ impl ConsistentHashing {
             virtual_nodes,
             eligible_ring: None,
             full_ring: None,
+            misplaced: None,
         })
     }
 
@@ -119,11 +124,57 @@ impl AllocationStrategy for ConsistentHashing {
         note(&mut explain, |e| {
             *e = Explanation::new("consistent-hashing", "rebalance")
         });
-        let Some(sorted) = sorted_entries(state, AkkaOptions::default(), false) else {
-            return sort_failed(&mut explain);
+        let limit = usize::try_from(self.rebalance_limit)
+            .ok()
+            .filter(|&l| l > 0);
+        let stamp = state.placement_stamp();
+        // An explained round is worked out afresh, so its explanation is complete.
+        let cached = self
+            .misplaced
+            .as_ref()
+            .filter(|(s, _)| *s == stamp && explain.is_none());
+        let misplaced = match cached {
+            Some((_, misplaced)) => misplaced,
+            None => {
+                let misplaced = self.misplaced_shards(state, &mut explain);
+                &self.misplaced.insert((stamp, misplaced)).1
+            }
         };
-        if !good_time(state, &sorted, &mut explain) {
+        let Some(misplaced) = misplaced else {
             return Ok(Vec::new());
+        };
+        let picked: Vec<ShardId> = misplaced
+            .iter()
+            .filter(|s| !in_progress.contains(*s))
+            .take(limit.unwrap_or(usize::MAX))
+            .cloned()
+            .collect();
+        note(&mut explain, |e| {
+            e.limit = limit;
+            e.summary = format!(
+                "{} shard(s) are not on the region their ring position names",
+                picked.len()
+            );
+        });
+        Ok(picked)
+    }
+}
+
+impl ConsistentHashing {
+    /// Pekko's scan without its limit: every shard whose ring position names another region,
+    /// regions in address order, each region's shards in allocation order; `None` when Pekko
+    /// would not rebalance now.
+    fn misplaced_shards(
+        &mut self,
+        state: &AllocationState,
+        explain: &mut Option<&mut Explanation>,
+    ) -> Option<Vec<ShardId>> {
+        let Some(sorted) = sorted_entries(state, AkkaOptions::default(), false) else {
+            let _ = sort_failed(explain);
+            return None;
+        };
+        if !good_time(state, &sorted, explain) {
+            return None;
         }
         let ring = Self::cached_ring(&mut self.full_ring, state, self.virtual_nodes, false);
         // Later regions win when several share a node (Pekko builds a Map from the keys).
@@ -139,34 +190,17 @@ impl AllocationStrategy for ConsistentHashing {
             .collect();
         let mut by_address: Vec<&Region> = state.regions().collect();
         by_address.sort_by(|a, b| state.node_of(a).pekko_cmp(state.node_of(b)));
-        let limit = usize::try_from(self.rebalance_limit)
-            .ok()
-            .filter(|&l| l > 0);
-        let mut picked = Vec::new();
-        'regions: for r in by_address {
+        let mut misplaced = Vec::new();
+        for r in by_address {
             for s in r.shards() {
-                if limit.is_some_and(|l| picked.len() >= l) {
-                    break 'regions;
-                }
-                if in_progress.contains(s) {
-                    continue;
-                }
                 let Some(i) = ring.ring.node_for(s) else {
                     continue;
                 };
-                let target = target_of[i];
-                if target.id() != r.id() {
-                    picked.push(s.clone());
+                if target_of[i].id() != r.id() {
+                    misplaced.push(s.clone());
                 }
             }
         }
-        note(&mut explain, |e| {
-            e.limit = limit;
-            e.summary = format!(
-                "{} shard(s) are not on the region their ring position names",
-                picked.len()
-            );
-        });
-        Ok(picked)
+        Some(misplaced)
     }
 }

@@ -11,12 +11,16 @@ use super::tenure::{LossReason, Tenure, TenureConfig, TenureStep};
 use crate::workerid::snowflake::{Clock, Layout, Next, Snowflake, SnowflakeError};
 
 /// Runs `reserver` against `registry` until it reserves an id or gives up.
+/// `lookahead_ms`: how far ahead of its clock a holder fences its budget
+/// ([`TenureConfig::lookahead_ms`]); ids fenced no further ahead of this host's clock are tried
+/// first.
 pub fn reserve(
     registry: &mut dyn Registry,
     reserver: &mut Reserver,
+    lookahead_ms: u64,
     clock: &mut dyn Clock,
 ) -> Result<Reservation, ReserveError> {
-    let mut step = reserver.start(clock.wall_ms());
+    let mut step = reserver.start(clock.wall_ms().saturating_add(lookahead_ms));
     loop {
         step = match step {
             Step::Send(request) => {
@@ -92,8 +96,13 @@ impl<R: Registry> WorkerIdHolder<R> {
         }
         let mut reserver = Reserver::new(reserve_config, me, seed)?;
         let started = clock.monotonic_ms();
-        let reservation =
-            reserve(&mut registry, &mut reserver, clock).map_err(HoldError::Reserve)?;
+        let reservation = reserve(
+            &mut registry,
+            &mut reserver,
+            tenure_config.lookahead_ms,
+            clock,
+        )
+        .map_err(HoldError::Reserve)?;
         WorkerIdHolder::hold(registry, reservation, tenure_config, layout, started, clock)
     }
 

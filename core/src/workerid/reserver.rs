@@ -206,7 +206,7 @@ pub struct Reserver {
     /// The listing the candidates came from, for their fences.
     listing: Listing,
     /// The host's id clock when the reservation started.
-    wall_ms: u64,
+    ready_by_ms: u64,
     rounds: u32,
     failures: u32,
     ambiguous_create: bool,
@@ -225,7 +225,7 @@ impl Reserver {
             state: State::Idle,
             candidates: VecDeque::new(),
             listing: Listing::default(),
-            wall_ms: 0,
+            ready_by_ms: 0,
             rounds: 0,
             failures: 0,
             ambiguous_create: false,
@@ -242,14 +242,16 @@ impl Reserver {
         self.stats
     }
 
-    /// Starts (or, after a result, restarts) a reservation. `wall_ms`: the host's id clock
-    /// (the one its Snowflake ids are stamped with). Free ids whose fence is behind it are
-    /// tried first, in the policy's order: an id fenced ahead of the clock (its last holder's
-    /// clock ran ahead, or ours jumped back) issues nothing until the clock passes the fence,
-    /// so taking it would strand the holder. With clocks in step every freed fence is behind
-    /// them, because a claim outlives its holder's budget, and the order is the policy's.
-    pub fn start(&mut self, wall_ms: u64) -> Step {
-        self.wall_ms = wall_ms;
+    /// Starts (or, after a result, restarts) a reservation. `ready_by_ms`: on the host's id
+    /// clock (the one its Snowflake ids are stamped with), the latest fence a holder would
+    /// accept without a long wait; a holder passes its clock plus one budget lookahead, the
+    /// furthest a holder in step with it ever fences. Free ids fenced at or before it are tried
+    /// first, in the policy's order: an id fenced further ahead (its last holder's clock ran
+    /// ahead, or ours jumped back) issues nothing until the clock passes the fence, so taking
+    /// it would strand the holder. With clocks in step every free id is ready, so the order is
+    /// the policy's (lowest free, for ShardingSphere's).
+    pub fn start(&mut self, ready_by_ms: u64) -> Step {
+        self.ready_by_ms = ready_by_ms;
         self.rounds = 1;
         self.failures = 0;
         self.list()
@@ -368,7 +370,7 @@ impl Reserver {
             .policy
             .order(free, &mut self.rng)
             .into_iter()
-            .partition(|id| self.fence_for(*id).1.hwm_ms < self.wall_ms);
+            .partition(|id| self.fence_for(*id).1.hwm_ms <= self.ready_by_ms);
         self.candidates = usable;
         self.candidates.extend(ahead);
         self.try_next(now_ms)
