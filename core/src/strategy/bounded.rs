@@ -29,6 +29,11 @@ pub struct BoundedLoadHashing {
     virtual_nodes: u32,
     ring: Option<CachedRing>,
     seen: Seen,
+    /// The last unexplained round: its placement stamp, the shards then in progress, and its
+    /// answer. A settled map is asked the same question every rebalance interval; the answer
+    /// depends on nothing else (skipping a shard in progress changes the loads the rest of the
+    /// walk sees, so other in-progress sets are worked out afresh).
+    last_round: Option<((u64, u64), InProgress, Vec<ShardId>)>,
 }
 
 /// Which ring nodes a walk has passed, reused across walks: a walk usually stops after a node
@@ -97,6 +102,7 @@ impl BoundedLoadHashing {
             virtual_nodes,
             ring: None,
             seen: Seen::default(),
+            last_round: None,
         })
     }
 
@@ -234,10 +240,33 @@ impl AllocationStrategy for BoundedLoadHashing {
         note(&mut explain, |e| {
             *e = Explanation::new("bounded-load-hashing", "rebalance")
         });
+        let stamp = state.placement_stamp();
+        if let Some((_, _, picked)) = self
+            .last_round
+            .as_ref()
+            .filter(|(s, busy, _)| *s == stamp && busy == in_progress && explain.is_none())
+        {
+            return Ok(picked.clone());
+        }
+        let picked = self.round(state, in_progress, &mut explain)?;
+        if explain.is_none() {
+            self.last_round = Some((stamp, in_progress.clone(), picked.clone()));
+        }
+        Ok(picked)
+    }
+}
+
+impl BoundedLoadHashing {
+    fn round(
+        &mut self,
+        state: &AllocationState,
+        in_progress: &InProgress,
+        explain: &mut Option<&mut Explanation>,
+    ) -> Result<Vec<ShardId>> {
         let Some(sorted) = sorted_entries(state, AkkaOptions::default(), false) else {
-            return sort_failed(&mut explain);
+            return sort_failed(explain);
         };
-        if !good_time(state, &sorted, &mut explain) {
+        if !good_time(state, &sorted, explain) {
             return Ok(Vec::new());
         }
         let total = state.shard_count();
@@ -247,7 +276,7 @@ impl AllocationStrategy for BoundedLoadHashing {
         let cap = self.cap(total, ring.nodes.len());
         let picked = pick(ring, state, &mut self.seen, in_progress, cap, limit);
         self.ring = cache;
-        note(&mut explain, |e| {
+        note(explain, |e| {
             e.limit = Some(limit);
             e.summary = format!(
                 "{} shard(s) move closer to their hash position or off a region above the cap of {cap}",

@@ -21,7 +21,13 @@ pub struct ConsistentHashing {
     /// Every shard off its ring position, in Pekko's order, under the state's placement stamp:
     /// a round on an unchanged map (every round once placement has settled) walks this list
     /// instead of hashing every shard again. `None` inside: not a time to rebalance.
-    misplaced: Option<((u64, u64), Option<Vec<ShardId>>)>,
+    misplaced: Option<Misplaced>,
+}
+
+#[derive(Debug, Clone)]
+struct Misplaced {
+    stamp: (u64, u64),
+    shards: Option<Vec<ShardId>>,
 }
 
 /// A ring over the sorted node addresses of one state at one topology stamp.
@@ -132,12 +138,12 @@ impl AllocationStrategy for ConsistentHashing {
         let cached = self
             .misplaced
             .as_ref()
-            .filter(|(s, _)| *s == stamp && explain.is_none());
+            .filter(|m| m.stamp == stamp && explain.is_none());
         let misplaced = match cached {
-            Some((_, misplaced)) => misplaced,
+            Some(m) => &m.shards,
             None => {
-                let misplaced = self.misplaced_shards(state, &mut explain);
-                &self.misplaced.insert((stamp, misplaced)).1
+                let shards = self.misplaced_shards(state, &mut explain);
+                &self.misplaced.insert(Misplaced { stamp, shards }).shards
             }
         };
         let Some(misplaced) = misplaced else {
