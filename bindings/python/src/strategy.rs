@@ -14,7 +14,7 @@ use shardline_core::strategy::{Allocation, AllocationStrategy, StrategyConfig};
 
 use crate::busy::Enter;
 use crate::errors::{failure_err, guard, NullPointerError, OrRaise, Raised};
-use crate::ops;
+use crate::ops::{self, Answer, Rest};
 use crate::state::PyAllocationState;
 use crate::values;
 
@@ -51,7 +51,7 @@ impl PyHost {
         py: Python<'py>,
         state: &AllocationState,
         method: &str,
-        args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
+        args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, PyTuple>>,
     ) -> Result<Bound<'py, PyAny>, Failure> {
         // SAFETY: the view ends below, before this call (and the borrow of `state`) returns.
         let view =
@@ -241,12 +241,7 @@ impl PyStrategy {
     /// The operations of `shardline_bind::ops::strategy`: a decision takes the
     /// `AllocationState` first.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         if !ops_strategy::is_decision(op) {
             let config = match &self.spec {
                 Spec::Builtin(c) => Some(c),
