@@ -7,10 +7,10 @@ use shardline_core::host::{CoordinatorDriver, RegionDriver};
 use shardline_core::region::{Region, RegionInput};
 
 use crate::busy::Guarded;
-use crate::errors::{guard, OrRaise, Raised};
+use crate::errors::{guard, Raised};
 use crate::host;
 use crate::ops::{self, Answer, Rest};
-use crate::region::{self, rejected, Extractor};
+use crate::region::{self, rejected, Extractor, RegionCore};
 use crate::values;
 use crate::{coordinator, envelope};
 use shardline_bind::ops::machines;
@@ -143,10 +143,9 @@ impl PyRegionDriver {
         config: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let raised = Raised::default();
-        let (core, extractor) = region::extractor(shards)?;
-        let r = Region::new(region::config(config)?, region_id, node, core).or_raise()?;
+        let RegionCore { region, extractor } = region::build(region_id, node, shards, config)?;
         let driver = RegionDriver::new(
-            r,
+            region,
             host::transport(transport, &raised)?,
             host::clock(clock, &raised)?,
             host::entity_host(host, &raised)?,

@@ -74,8 +74,17 @@ impl Extractor {
     }
 }
 
-pub fn config(config: Option<&Bound<'_, PyAny>>) -> PyResult<RegionConfig> {
-    RegionConfig::from_json(&values::config(config, None)?).or_raise()
+/// A region and the extractor it routes by, from a constructor's arguments.
+pub fn build(
+    region_id: &str,
+    node: &str,
+    shards: &Bound<'_, PyAny>,
+    config: Option<&Bound<'_, PyAny>>,
+) -> PyResult<RegionCore> {
+    let (core, extractor) = extractor(shards)?;
+    let config = RegionConfig::from_json(&values::config(config, None)?).or_raise()?;
+    let region = Region::new(config, region_id, node, core).or_raise()?;
+    Ok(RegionCore { region, extractor })
 }
 
 /// A refused message as InvalidStateError with `reason` ("buffer-full" or "shut-down"),
@@ -141,10 +150,8 @@ impl PyRegion {
         shards: &Bound<'_, PyAny>,
         config: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (core, extractor) = extractor(shards)?;
-        let region = Region::new(self::config(config)?, region_id, node, core).or_raise()?;
         Ok(PyRegion {
-            inner: HandleCell::new("Region", RegionCore { region, extractor }),
+            inner: HandleCell::new("Region", build(region_id, node, shards, config)?),
         })
     }
 
