@@ -4,13 +4,13 @@
 //! `shardline_bind::ops::backends`; `shardline.backends` names them.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use shardline_bind::objects::LeaseOptions;
 use shardline_bind::ops::backends as ops_backends;
 use shardline_core::host::{InMemoryLease, InMemoryStore, ManualClock};
 
 use crate::errors::invalid_argument;
-use crate::{ops, values};
+use crate::ops::{self, Answer, Rest};
+use crate::values;
 
 /// A clock the host sets; it never goes backwards.
 #[pyclass(name = "ManualClock", module = "shardline._native", frozen, subclass)]
@@ -30,12 +30,7 @@ impl PyManualClock {
 
     /// `shardline_bind::ops::backends::clock`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         ops::call(py, "ManualClock", op, args, |a| {
             ops_backends::clock(&self.clock, a)
         })
@@ -82,12 +77,7 @@ impl PyInMemoryLease {
 
     /// `shardline_bind::ops::backends::lease`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         ops::call(py, "InMemoryLease", op, args, |a| {
             ops_backends::lease(&self.lease, a)
         })
@@ -115,12 +105,7 @@ impl PyInMemoryStore {
 
     /// `shardline_bind::ops::backends::store`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         ops::call(py, "InMemoryStore", op, args, |a| {
             ops_backends::store(&self.store, a)
         })

@@ -2,7 +2,7 @@
 //! carry out `poll_output()` in order, call `on_timeout` at `next_deadline()`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::PyList;
 use shardline_bind::ops::machines;
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
@@ -10,9 +10,10 @@ use shardline_core::coordinator::{
 
 use crate::busy::Guarded;
 use crate::errors::{OrRaise, Raised};
+use crate::ops::{self, Answer, Rest};
 use crate::state::parse_address;
 use crate::strategy::strategy_from;
-use crate::{envelope, ops, values};
+use crate::{envelope, values};
 
 pub fn build(
     strategy: Option<&Bound<'_, PyAny>>,
@@ -98,20 +99,15 @@ impl PyCoordinator {
     }
 
     /// Every queued output, in order.
-    fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let all = self.inner.call(py, |c| Ok(c.drain_outputs()))?;
-        all.iter().map(|o| output(py, o)).collect()
+        envelope::list(py, &all, output)
     }
 
     /// The read-only queries (`shardline_bind::ops::machines::coordinator`); the
     /// `shardline` package names each one.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         let held = self.inner.enter(py)?;
         ops::call(py, "Coordinator", op, args, |a| {
             machines::coordinator(&held, a)

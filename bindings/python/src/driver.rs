@@ -2,18 +2,17 @@
 //! Python host objects (or the embedded backends) during each call.
 
 use pyo3::prelude::*;
+use shardline_core::coordinator::CoordinatorInput;
 use shardline_core::host::{CoordinatorDriver, RegionDriver};
-use shardline_core::region::Region;
+use shardline_core::region::{Region, RegionInput};
 
 use crate::busy::Guarded;
-use crate::errors::{guard, OrRaise, Raised};
+use crate::errors::{guard, Raised};
 use crate::host;
-use crate::ops;
-use crate::region::{self, rejected, Extractor};
-use crate::state::member;
+use crate::ops::{self, Answer, Rest};
+use crate::region::{self, rejected, Extractor, RegionCore};
 use crate::values;
 use crate::{coordinator, envelope};
-use pyo3::types::PyTuple;
 use shardline_bind::ops::machines;
 
 #[pyclass(
@@ -63,43 +62,16 @@ impl PyCoordinatorDriver {
         self.inner.call(py, |d| d.receive(env))
     }
 
-    #[pyo3(signature = (address, status = "Up", app_version = "0.0.0", data_center = "default", up_number = None))]
-    fn member(
-        &self,
-        py: Python<'_>,
-        address: &str,
-        status: &str,
-        app_version: &str,
-        data_center: &str,
-        up_number: Option<i32>,
-    ) -> PyResult<()> {
-        let m = member(address, status, app_version, data_center, up_number)?;
-        self.inner.call(py, |d| d.member(m))
-    }
-
-    fn member_removed(&self, py: Python<'_>, address: &str) -> PyResult<()> {
-        self.inner.call(py, |d| d.member_removed(address))
-    }
-
-    fn reachability(&self, py: Python<'_>, address: &str, reachable: bool) -> PyResult<()> {
-        self.inner.call(py, |d| d.reachability(address, reachable))
-    }
-
-    fn region_terminated(&self, py: Python<'_>, region: &str) -> PyResult<()> {
-        self.inner.call(py, |d| d.region_terminated(region))
+    /// One input as the step API's document, at the clock's time; `shardline.CoordinatorDriver`
+    /// has a named method for each.
+    fn handle(&self, py: Python<'_>, input: &Bound<'_, PyAny>) -> PyResult<()> {
+        let input: CoordinatorInput = values::from_py(input, "input")?;
+        self.inner.call(py, |d| d.input(input))
     }
 
     /// The lease backend reports the current grant lost.
     fn lease_lost(&self, py: Python<'_>) -> PyResult<()> {
         self.inner.call(py, |d| d.lease_lost())
-    }
-
-    fn preparing_for_shutdown(&self, py: Python<'_>) -> PyResult<()> {
-        self.inner.call(py, |d| d.preparing_for_shutdown())
-    }
-
-    fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        self.inner.call(py, |d| d.stop())
     }
 
     /// Runs every timer that is due; returns when to call again (None: no timer armed).
@@ -119,12 +91,7 @@ impl PyCoordinatorDriver {
 
     /// The coordinator's queries, as `Coordinator._op`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         let held = self.inner.enter(py)?;
         ops::call(py, "CoordinatorDriver", op, args, |a| {
             machines::coordinator(held.coordinator(), a)
@@ -176,10 +143,9 @@ impl PyRegionDriver {
         config: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let raised = Raised::default();
-        let (core, extractor) = region::extractor(shards)?;
-        let r = Region::new(region::config(config)?, region_id, node, core).or_raise()?;
+        let RegionCore { region, extractor } = region::build(region_id, node, shards, config)?;
         let driver = RegionDriver::new(
-            r,
+            region,
             host::transport(transport, &raised)?,
             host::clock(clock, &raised)?,
             host::entity_host(host, &raised)?,
@@ -225,26 +191,11 @@ impl PyRegionDriver {
         self.call(py, |d| d.receive(env))
     }
 
-    /// The host finished stopping a shard whose `stop_shard` returned False.
-    fn shard_stopped(&self, py: Python<'_>, shard: &str) -> PyResult<()> {
-        self.call(py, |d| d.shard_stopped(shard))
-    }
-
-    fn entity_passivated(&self, py: Python<'_>, shard: &str, entity: &str) -> PyResult<()> {
-        self.call(py, |d| d.entity_passivated(shard, entity))
-    }
-
-    fn coordinator_changed(&self, py: Python<'_>) -> PyResult<()> {
-        self.call(py, |d| d.coordinator_changed())
-    }
-
-    fn region_terminated(&self, py: Python<'_>, region: String) -> PyResult<()> {
-        self.call(py, |d| d.region_terminated(&region))
-    }
-
-    /// Hands every shard off, then reports `stopped` to the host.
-    fn graceful_shutdown(&self, py: Python<'_>) -> PyResult<()> {
-        self.call(py, |d| d.graceful_shutdown())
+    /// One input as the step API's document, at the clock's time; `shardline.RegionDriver`
+    /// has a named method for each.
+    fn handle(&self, py: Python<'_>, input: &Bound<'_, PyAny>) -> PyResult<()> {
+        let input: RegionInput = values::from_py(input, "input")?;
+        self.call(py, |d| d.input(input))
     }
 
     fn poll(&self, py: Python<'_>) -> PyResult<Option<u64>> {
@@ -262,12 +213,7 @@ impl PyRegionDriver {
 
     /// The region's queries, as `Region._op`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         let side = self.inner.enter(py)?;
         ops::call(py, "RegionDriver", op, args, |a| {
             machines::region(side.driver.region(), a)

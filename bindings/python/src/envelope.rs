@@ -31,6 +31,19 @@ macro_rules! tagged {
     };
 }
 
+/// A machine's outputs as a list, each converted by `one` straight into it.
+pub fn list<'py, O>(
+    py: Python<'py>,
+    all: &[O],
+    one: impl Fn(Python<'py>, &O) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for o in all {
+        list.append(one(py, o)?)?;
+    }
+    Ok(list)
+}
+
 /// `{"type": "send", "envelope": ...}`, the output both machines send with.
 pub fn send<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py, PyAny>> {
     Ok(tagged!(py, "send", "envelope" => to_py(py, e)?).into_any())

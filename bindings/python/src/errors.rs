@@ -3,6 +3,7 @@
 //! exception raised by a Python callback past the core back to the caller, unchanged.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::prelude::*;
@@ -63,14 +64,22 @@ pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// raised once the core call returns, so the caller gets the very object (and traceback) the
 /// callback raised. Later ones are dropped, as the drivers keep only their first error.
 #[derive(Clone, Default)]
-pub struct Raised(Arc<Mutex<Option<PyErr>>>);
+pub struct Raised(Arc<Slot>);
+
+#[derive(Default)]
+struct Slot {
+    /// Whether `kept` holds one: every call asks, and almost always nothing was raised, so
+    /// the answer takes no lock.
+    any: AtomicBool,
+    kept: Mutex<Option<PyErr>>,
+}
 
 impl Raised {
     /// Keeps the exception a callback raised (if it is the first) and returns the failure
     /// the shared adapters see instead.
     pub fn threw(&self, err: PyErr) -> Failure {
         let summary = Python::attach(|py| err.value(py).to_string());
-        self.slot().get_or_insert(err);
+        self.keep(|| err);
         Failure::callback_failed(format!("raised: {summary}"))
     }
 
@@ -78,11 +87,19 @@ impl Raised {
     /// already) and returns what the core should see.
     pub fn keep_failure(&self, failure: Failure) -> shardline_core::Error {
         let core = failure.to_core();
-        self.slot().get_or_insert_with(|| failure_err(failure));
+        self.keep(|| failure_err(failure));
         core
     }
 
+    fn keep(&self, err: impl FnOnce() -> PyErr) {
+        self.slot().get_or_insert_with(err);
+        self.0.any.store(true, Ordering::Release);
+    }
+
     pub fn take(&self) -> Option<PyErr> {
+        if !self.0.any.swap(false, Ordering::AcqRel) {
+            return None;
+        }
         self.slot().take()
     }
 
@@ -97,7 +114,7 @@ impl Raised {
 
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<PyErr>> {
         // Held only to move a value in or out; a poisoned slot is still a valid Option.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.0.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -87,81 +87,48 @@ pub struct PyEtcdStore {
     store: Serving<EtcdStore>,
 }
 
-struct DetachedLease(EtcdLease);
+/// A backend whose every call runs without the GIL.
+struct Detached<B>(B);
 
-impl Lease for DetachedLease {
-    fn acquire(&mut self, now_ms: u64) -> shardline_core::Result<Option<LeaseGrant>> {
-        detached(|| self.0.acquire(now_ms))
-    }
-    fn renew(&mut self, token: FencingToken, now_ms: u64) -> shardline_core::Result<Option<u64>> {
-        detached(|| self.0.renew(token, now_ms))
-    }
-    fn release(&mut self, token: FencingToken) -> shardline_core::Result<()> {
-        detached(|| self.0.release(token))
-    }
+/// `impl $trait for Detached<$backend>`: each method is the backend's, run by [`detached`].
+macro_rules! detached {
+    ($trait:ident for $backend:ty { $(fn $m:ident($($a:ident: $t:ty),*) -> $r:ty;)* }) => {
+        impl $trait for Detached<$backend> {
+            $(fn $m(&mut self, $($a: $t),*) -> $r {
+                detached(|| self.0.$m($($a),*))
+            })*
+        }
+    };
 }
 
-struct DetachedStore(EtcdStore);
+detached!(Lease for EtcdLease {
+    fn acquire(now_ms: u64) -> shardline_core::Result<Option<LeaseGrant>>;
+    fn renew(token: FencingToken, now_ms: u64) -> shardline_core::Result<Option<u64>>;
+    fn release(token: FencingToken) -> shardline_core::Result<()>;
+});
 
-impl Store for DetachedStore {
-    fn append(
-        &mut self,
-        token: FencingToken,
-        record: &Record,
-    ) -> shardline_core::Result<WriteOutcome> {
-        detached(|| self.0.append(token, record))
-    }
-    fn save_snapshot(
-        &mut self,
-        token: FencingToken,
-        snapshot: &Snapshot,
-    ) -> shardline_core::Result<WriteOutcome> {
-        detached(|| self.0.save_snapshot(token, snapshot))
-    }
-    fn load(&mut self, token: FencingToken) -> shardline_core::Result<Option<StoredState>> {
-        detached(|| self.0.load(token))
-    }
-}
+detached!(Store for EtcdStore {
+    fn append(token: FencingToken, record: &Record) -> shardline_core::Result<WriteOutcome>;
+    fn save_snapshot(token: FencingToken, snapshot: &Snapshot)
+        -> shardline_core::Result<WriteOutcome>;
+    fn load(token: FencingToken) -> shardline_core::Result<Option<StoredState>>;
+});
 
-struct DetachedRegistry<R>(R);
-
-impl<R: Registry> Registry for DetachedRegistry<R> {
-    fn list(&mut self) -> RegistryResult<Listing> {
-        detached(|| self.0.list())
-    }
-    fn read(&mut self, id: u32) -> RegistryResult<Slot> {
-        detached(|| self.0.read(id))
-    }
-    fn create_exclusive(
-        &mut self,
-        id: u32,
-        claim: &Claim,
-        fence: &Fence,
-        expect: Version,
-    ) -> RegistryResult<Created> {
-        detached(|| self.0.create_exclusive(id, claim, fence, expect))
-    }
-    fn compare_and_set(
-        &mut self,
-        id: u32,
-        claim: &Claim,
-        fence: &Fence,
-        expect: Version,
-    ) -> RegistryResult<Option<Version>> {
-        detached(|| self.0.compare_and_set(id, claim, fence, expect))
-    }
-    fn delete(&mut self, id: u32, claim: &Claim) -> RegistryResult<bool> {
-        detached(|| self.0.delete(id, claim))
-    }
-    fn keep_alive(&mut self) -> RegistryResult<Option<u64>> {
-        detached(|| self.0.keep_alive())
-    }
-}
+detached!(Registry for Box<dyn Registry + Send> {
+    fn list() -> RegistryResult<Listing>;
+    fn read(id: u32) -> RegistryResult<Slot>;
+    fn create_exclusive(id: u32, claim: &Claim, fence: &Fence, expect: Version)
+        -> RegistryResult<Created>;
+    fn compare_and_set(id: u32, claim: &Claim, fence: &Fence, expect: Version)
+        -> RegistryResult<Option<Version>>;
+    fn delete(id: u32, claim: &Claim) -> RegistryResult<bool>;
+    fn keep_alive() -> RegistryResult<Option<u64>>;
+});
 
 /// An EtcdLease for a driver, or None if `obj` is not one.
 pub fn lease(obj: &Bound<'_, PyAny>) -> PyResult<Option<Box<dyn Lease>>> {
     match obj.cast::<PyEtcdLease>() {
-        Ok(l) => Ok(Some(Box::new(DetachedLease(
+        Ok(l) => Ok(Some(Box::new(Detached(
             l.get().lease.take().map_err(failure_err)?,
         )))),
         Err(_) => Ok(None),
@@ -170,7 +137,7 @@ pub fn lease(obj: &Bound<'_, PyAny>) -> PyResult<Option<Box<dyn Lease>>> {
 
 pub fn store(obj: &Bound<'_, PyAny>) -> PyResult<Option<Box<dyn Store>>> {
     match obj.cast::<PyEtcdStore>() {
-        Ok(s) => Ok(Some(Box::new(DetachedStore(
+        Ok(s) => Ok(Some(Box::new(Detached(
             s.get().store.take().map_err(failure_err)?,
         )))),
         Err(_) => Ok(None),
@@ -179,7 +146,7 @@ pub fn store(obj: &Bound<'_, PyAny>) -> PyResult<Option<Box<dyn Store>>> {
 
 /// A worker-id registry session on etcd, or None if `obj` is not an Etcd.
 pub fn registry(obj: &Bound<'_, PyAny>, ttl_ms: u64) -> Option<Box<dyn Registry>> {
-    obj.cast::<PyEtcd>().ok().map(|e| {
-        Box::new(DetachedRegistry(bind::registry(&e.get().etcd, ttl_ms))) as Box<dyn Registry>
-    })
+    obj.cast::<PyEtcd>()
+        .ok()
+        .map(|e| Box::new(Detached(bind::registry(&e.get().etcd, ttl_ms))) as Box<dyn Registry>)
 }

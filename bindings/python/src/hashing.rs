@@ -2,19 +2,15 @@
 //! `shardline_bind::ops::functions`, named by `shardline.hashing`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use shardline_bind::ops::functions::{self, HashRing};
 
-use crate::{errors, ops};
+use crate::errors;
+use crate::ops::{self, Answer, Rest};
 
 /// The library's functions by name (`shardline_bind::ops::functions::call`).
 #[pyfunction]
 #[pyo3(signature = (op, *args))]
-pub fn _op<'py>(
-    py: Python<'py>,
-    op: &str,
-    args: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
+pub fn _op<'py>(py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
     // The functions reach deep into the core (decisions, replays): a panic there is PanicError.
     errors::guard(|| ops::call(py, "shardline", op, args, functions::call))
 }
@@ -40,12 +36,7 @@ impl ConsistentHashRing {
     }
 
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         ops::call(py, "ConsistentHashRing", op, args, |a| self.ring.call(a))
     }
 }

@@ -4,7 +4,6 @@
 //! `shardline.ids` names them.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use shardline_bind::driver_host::{self, Adapter};
 use shardline_bind::ids::{Generator, HolderInit};
 use shardline_bind::objects::LayoutSpec;
@@ -16,7 +15,8 @@ use shardline_core::workerid::{InMemoryRegistry, Registry};
 use crate::busy::{Enter, Guarded};
 use crate::errors::{failure_err, guard, invalid_argument, OrRaise, Raised};
 use crate::host::{self, PyHost};
-use crate::{ops, values};
+use crate::ops::{self, Answer, Rest};
+use crate::values;
 
 /// Bit widths and epoch of Snowflake ids.
 #[pyclass(
@@ -53,12 +53,7 @@ impl PyLayout {
 
     /// `shardline_bind::ops::ids::layout`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         ops::call(py, "SnowflakeLayout", op, args, |a| {
             ops_ids::layout(&self.layout, a)
         })
@@ -102,12 +97,7 @@ impl PySnowflake {
 
     /// `shardline_bind::ops::ids::snowflake`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         let mut g = self.inner.enter(py)?;
         ops::call(py, "Snowflake", op, args, |a| ops_ids::snowflake(&mut g, a))
     }
@@ -136,12 +126,7 @@ impl PyWorkerIdRegistry {
 
     /// `shardline_bind::ops::ids::registry`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         ops::call(py, "WorkerIdRegistry", op, args, |a| {
             ops_ids::registry(&self.registry, a)
         })
@@ -206,12 +191,7 @@ impl PyWorkerIdHolder {
 
     /// `shardline_bind::ops::ids::holder`; an exception the clock raised meanwhile wins.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         guard(|| {
             let mut held = self.inner.enter(py)?;
             let r = ops::call(py, "WorkerIdHolder", op, args, |a| {

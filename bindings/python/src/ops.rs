@@ -9,14 +9,20 @@ use shardline_bind::ops::{Args, Reply, Tree};
 use crate::errors::failure_err;
 use crate::values;
 
+/// A Python value, or the exception raised instead.
+pub type Answer<'py> = PyResult<Bound<'py, PyAny>>;
+
+/// The positional arguments after an operation's name, `_op(name, *args)`.
+pub type Rest<'py> = Bound<'py, PyTuple>;
+
 /// Runs `f` on the arguments of `kind.op(*args)` and answers with a Python value.
 pub fn call<'py>(
     py: Python<'py>,
     kind: &'static str,
     op: &str,
-    args: &Bound<'py, PyTuple>,
+    args: &Rest<'py>,
     f: impl FnOnce(Args<'_>) -> Reply,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> Answer<'py> {
     let values = args
         .iter()
         .enumerate()

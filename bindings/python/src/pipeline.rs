@@ -4,7 +4,6 @@
 //! `shardline_bind::pipeline_host`'s, shared with every language.
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use shardline_bind::driver_host::Spelling;
 use shardline_bind::ops::machines;
 use shardline_bind::pipeline_host;
@@ -15,8 +14,9 @@ use shardline_core::replay::CoordinatorStep;
 
 use crate::busy::Guarded;
 use crate::errors::Raised;
+use crate::ops::{self, Answer, Rest};
+use crate::values;
 use crate::{coordinator, host};
-use crate::{ops, values};
 
 /// One host call: `(ticket, role, method, args)`.
 type Call<'py> = (u64, &'static str, &'static str, Vec<Bound<'py, PyAny>>);
@@ -135,12 +135,7 @@ impl PyCoordinatorPipeline {
 
     /// The coordinator's queries, as `Coordinator._op`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         let held = self.inner.enter(py)?;
         ops::call(py, "CoordinatorPipeline", op, args, |a| {
             machines::coordinator(held.coordinator(), a)

@@ -1,7 +1,7 @@
 //! The shard region state machine, step API, and the entity -> shard extractor it routes by.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyString, PyTuple};
+use pyo3::types::{PyInt, PyList, PyString};
 use shardline_bind::ops::machines;
 use shardline_core::region::{
     ExtractorDoc, Region, RegionConfig, RegionInput, RegionOutput, RejectReason, Rejected,
@@ -12,7 +12,8 @@ use crate::busy::Enter;
 use crate::errors::{
     callback_failed, failure_err, guard, invalid_argument, InvalidStateError, OrRaise,
 };
-use crate::{envelope, ops, values};
+use crate::ops::{self, Answer, Rest};
+use crate::{envelope, values};
 use shardline_bind::HandleCell;
 
 /// A Python extractor, run before the core sees the message (so its exceptions reach the
@@ -73,8 +74,17 @@ impl Extractor {
     }
 }
 
-pub fn config(config: Option<&Bound<'_, PyAny>>) -> PyResult<RegionConfig> {
-    RegionConfig::from_json(&values::config(config, None)?).or_raise()
+/// A region and the extractor it routes by, from a constructor's arguments.
+pub fn build(
+    region_id: &str,
+    node: &str,
+    shards: &Bound<'_, PyAny>,
+    config: Option<&Bound<'_, PyAny>>,
+) -> PyResult<RegionCore> {
+    let (core, extractor) = extractor(shards)?;
+    let config = RegionConfig::from_json(&values::config(config, None)?).or_raise()?;
+    let region = Region::new(config, region_id, node, core).or_raise()?;
+    Ok(RegionCore { region, extractor })
 }
 
 /// A refused message as InvalidStateError with `reason` ("buffer-full" or "shut-down"),
@@ -140,10 +150,8 @@ impl PyRegion {
         shards: &Bound<'_, PyAny>,
         config: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (core, extractor) = extractor(shards)?;
-        let region = Region::new(self::config(config)?, region_id, node, core).or_raise()?;
         Ok(PyRegion {
-            inner: HandleCell::new("Region", RegionCore { region, extractor }),
+            inner: HandleCell::new("Region", build(region_id, node, shards, config)?),
         })
     }
 
@@ -205,20 +213,15 @@ impl PyRegion {
         o.map(|o| output(py, &o)).transpose()
     }
 
-    fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    fn drain_outputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let all = self.with(py, |r| Ok(r.region.drain_outputs()))?;
-        all.iter().map(|o| output(py, o)).collect()
+        envelope::list(py, &all, output)
     }
 
     /// The queries (`shardline_bind::ops::machines::region`); the `shardline` package names
     /// each (`shard_of` is a method here: it may call the Python extractor).
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         self.with(py, |r| {
             ops::call(py, "Region", op, args, |a| machines::region(&r.region, a))
         })

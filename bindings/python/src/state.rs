@@ -6,15 +6,14 @@ use std::cell::RefCell;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyTuple, PyType};
+use pyo3::types::PyType;
 use shardline_bind::host_state::HostState;
-use shardline_bind::objects::MemberInit;
 use shardline_bind::ops::state as ops_state;
-use shardline_core::model::{Address, AllocationState, Member};
+use shardline_core::model::{Address, AllocationState};
 
 use crate::busy::park;
 use crate::errors::{failure_err, OrRaise};
-use crate::ops;
+use crate::ops::{self, Answer, Rest};
 
 thread_local! {
     /// The view the next `AllocationState` made on this thread is (see [`PyAllocationState::lend`]).
@@ -68,23 +67,6 @@ pub fn parse_address(s: &str) -> PyResult<Address> {
     Address::parse(s).or_raise()
 }
 
-pub fn member(
-    address: &str,
-    status: &str,
-    app_version: &str,
-    data_center: &str,
-    up_number: Option<i32>,
-) -> PyResult<Member> {
-    let init = MemberInit {
-        address: address.into(),
-        status: Some(status.into()),
-        app_version: Some(app_version.into()),
-        data_center: Some(data_center.into()),
-        up_number,
-    };
-    init.build("member").or_raise()
-}
-
 #[pymethods]
 impl PyAllocationState {
     /// `self_address`: the node deciding (Pekko's self address; local regions resolve to it).
@@ -102,12 +84,7 @@ impl PyAllocationState {
 
     /// The operations of `shardline_bind::ops::state`.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         ops::call(py, "AllocationState", op, args, |a| {
             ops_state::call(&self.state, park(py), a)
         })

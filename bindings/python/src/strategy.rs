@@ -2,6 +2,8 @@
 //! object with `allocate(state, shard, requester)` and optionally `rebalance(state,
 //! in_progress)`), all behind the core's `AllocationStrategy` trait.
 
+use std::sync::Arc;
+
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyString, PyTuple};
@@ -14,33 +16,20 @@ use shardline_core::strategy::{Allocation, AllocationStrategy, StrategyConfig};
 
 use crate::busy::Enter;
 use crate::errors::{failure_err, guard, NullPointerError, OrRaise, Raised};
-use crate::ops;
+use crate::ops::{self, Answer, Rest};
 use crate::state::PyAllocationState;
 use crate::values;
 
 enum Spec {
     Builtin(StrategyConfig),
-    Custom(Custom),
-}
-
-/// A Python object used as a strategy.
-struct Custom {
-    obj: Py<PyAny>,
-    name: String,
-}
-
-impl Custom {
-    fn clone_ref(&self, py: Python<'_>) -> Custom {
-        Custom {
-            obj: self.obj.clone_ref(py),
-            name: self.name.clone(),
-        }
-    }
+    /// A Python object used as a strategy, and its name. Shared, so each coordinator made
+    /// from one `Strategy` holds the same object without needing the GIL to copy it.
+    Custom(Arc<Py<PyAny>>, String),
 }
 
 /// The Python side of a custom strategy; the shared adapter checks and explains its answers.
 struct PyHost {
-    custom: Custom,
+    obj: Arc<Py<PyAny>>,
     raised: Raised,
 }
 
@@ -51,13 +40,12 @@ impl PyHost {
         py: Python<'py>,
         state: &AllocationState,
         method: &str,
-        args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
+        args: impl FnOnce(Bound<'py, PyAllocationState>) -> PyResult<Bound<'py, PyTuple>>,
     ) -> Result<Bound<'py, PyAny>, Failure> {
         // SAFETY: the view ends below, before this call (and the borrow of `state`) returns.
         let view =
             unsafe { PyAllocationState::lend(py, state) }.map_err(|e| self.raised.threw(e))?;
-        let result =
-            args(view.clone()).and_then(|a| self.custom.obj.bind(py).call_method1(method, a));
+        let result = args(view.clone()).and_then(|a| self.obj.bind(py).call_method1(method, a));
         view.get().end_view();
         result.map_err(|e| self.raised.threw(e))
     }
@@ -90,7 +78,7 @@ impl StrategyHost for PyHost {
         in_progress: &[&str],
     ) -> Result<Vec<String>, Failure> {
         Python::attach(|py| {
-            let has = self.custom.obj.bind(py).hasattr("rebalance");
+            let has = self.obj.bind(py).hasattr("rebalance");
             if !has.map_err(|e| self.raised.threw(e))? {
                 return Ok(Vec::new());
             }
@@ -121,10 +109,10 @@ impl StrategyHost for PyHost {
 fn build(spec: &Spec, raised: &Raised) -> PyResult<Box<dyn AllocationStrategy>> {
     match spec {
         Spec::Builtin(c) => c.build().or_raise(),
-        Spec::Custom(c) => Ok(Box::new(CustomStrategy::new(
-            c.name.clone(),
+        Spec::Custom(obj, name) => Ok(Box::new(CustomStrategy::new(
+            name.clone(),
             PyHost {
-                custom: Python::attach(|py| c.clone_ref(py)),
+                obj: obj.clone(),
                 raised: raised.clone(),
             },
         ))),
@@ -139,10 +127,7 @@ fn custom_spec(obj: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Spec> {
             _ => obj.get_type().name()?.to_string(),
         },
     };
-    Ok(Spec::Custom(Custom {
-        obj: obj.clone().unbind(),
-        name,
-    }))
+    Ok(Spec::Custom(Arc::new(obj.clone().unbind()), name))
 }
 
 fn is_custom(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -241,16 +226,11 @@ impl PyStrategy {
     /// The operations of `shardline_bind::ops::strategy`: a decision takes the
     /// `AllocationState` first.
     #[pyo3(signature = (op, *args))]
-    fn _op<'py>(
-        &self,
-        py: Python<'py>,
-        op: &str,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
         if !ops_strategy::is_decision(op) {
             let config = match &self.spec {
                 Spec::Builtin(c) => Some(c),
-                Spec::Custom(_) => None,
+                Spec::Custom(..) => None,
             };
             return ops::call(py, "Strategy", op, args, |a| {
                 ops_strategy::describe(config, &self.name, a)

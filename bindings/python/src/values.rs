@@ -13,9 +13,7 @@
 //! (a dict insert then reuses its hash), and kept for the life of the thread.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -24,18 +22,24 @@ use pyo3::types::{
     PyTuple,
 };
 use pyo3::BoundObject;
+use rustc_hash::FxHashMap;
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::ser::{self, Serialize};
 use serde_json::{Map, Value};
+use shardline_bind::driver_host::Spelling;
 
 use crate::errors::{invalid_argument, InternalError};
 
 /// A conversion failure: a wrong value, a Python type no core value has (TypeError), or a
 /// Python exception met on the way.
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
+    #[error("{0}")]
     Message(String),
+    #[error("{0}")]
     Type(String),
-    Python(PyErr),
+    #[error(transparent)]
+    Python(#[from] PyErr),
 }
 
 impl Error {
@@ -51,29 +55,6 @@ impl Error {
         }
     }
 }
-
-impl From<PyErr> for Error {
-    fn from(e: PyErr) -> Self {
-        Error::Python(e)
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Message(m) | Error::Type(m) => f.write_str(m),
-            Error::Python(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl fmt::Debug for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-impl std::error::Error for Error {}
 
 impl ser::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
@@ -97,32 +78,12 @@ pub fn to_py<'py, T: Serialize + ?Sized>(py: Python<'py>, v: &T) -> PyResult<Bou
         .map_err(|e| e.into_py("serializing", ""))
 }
 
-/// Interned Python strings by the address of the `&'static str` they were made from.
-type Keys = RefCell<HashMap<(usize, usize), Py<PyString>, BuildHasherDefault<AddressHash>>>;
+/// Interned Python strings by the address of the `&'static str` they were made from, hashed
+/// with rustc-hash (SipHash cost more than the rest of a field's conversion).
+type Keys = RefCell<FxHashMap<(usize, usize), Py<PyString>>>;
 
 thread_local! {
     static KEYS: Keys = RefCell::default();
-}
-
-/// The hash of an address and a length, one multiply each (SipHash cost more than the rest of
-/// a field's conversion).
-#[derive(Default)]
-struct AddressHash(u64);
-
-impl Hasher for AddressHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_usize(usize::from(*b));
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        // Fibonacci hashing: spreads the varying low bits of an address into the high bits the
-        // table also reads.
-        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
 }
 
 #[derive(Clone, Copy)]
@@ -428,24 +389,10 @@ pub fn config(
         )?);
     }
     Ok(Value::Object(
-        map.into_iter().map(|(k, v)| (camel_case(&k), v)).collect(),
+        map.into_iter()
+            .map(|(k, v)| (Spelling::Camel.spell(&k), v))
+            .collect(),
     ))
-}
-
-pub fn camel_case(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' && !out.is_empty() {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 struct Reader<'py>(Bound<'py, PyAny>);

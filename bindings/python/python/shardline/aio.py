@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Union
 
 from . import _native
 from .errors import ShardlineError
-from .machines import CoordinatorQueries, RegionDriver, member_input
+from .machines import CoordinatorInputs, CoordinatorQueries, RegionDriver
 
 log = logging.getLogger("shardline")
 
@@ -89,7 +89,7 @@ class _OnTheLoop:
                 pass
 
 
-class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries):
+class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries, CoordinatorInputs):
     """A coordinator that contends for ``lease``, keeps its state in ``store`` and talks to
     the regions through ``transport``, scheduled on the running event loop.
 
@@ -127,36 +127,11 @@ class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries):
     def receive(self, envelope: Any) -> None:
         self._input({"type": "receive", "envelope": envelope})
 
-    def member(
-        self,
-        address: str,
-        status: str = "Up",
-        app_version: str = "0.0.0",
-        data_center: str = "default",
-        up_number: Optional[int] = None,
-    ) -> None:
-        self._input(member_input(address, status, app_version, data_center, up_number))
-
-    def member_removed(self, address: str) -> None:
-        self._input({"type": "memberRemoved", "address": address})
-
-    def reachability(self, address: str, reachable: bool) -> None:
-        self._input({"type": "reachability", "address": address, "reachable": reachable})
-
-    def region_terminated(self, region: str) -> None:
-        self._input({"type": "regionTerminated", "region": region})
-
     def lease_lost(self) -> None:
         """The lease backend reports the current grant lost."""
         token = self.token
         if token is not None:
             self._input({"type": "leaseLost", "token": token})
-
-    def preparing_for_shutdown(self) -> None:
-        self._input({"type": "preparingForShutdown"})
-
-    def stop(self) -> None:
-        self._input({"type": "stop"})
 
     def poll(self) -> Optional[int]:
         """Runs the timers that are due now; returns the next deadline. ``run()`` does this

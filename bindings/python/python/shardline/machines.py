@@ -146,18 +146,73 @@ class RegionQueries:
         return self._op("metrics")
 
 
+class CoordinatorInputs:
+    """A driver's named inputs, the synchronous one and the asyncio one alike: each builds the
+    step API's input document for ``_input``, which feeds it at the clock's time."""
+
+    __slots__ = ()
+
+    def _input(self, doc: dict[str, Any]) -> None:  # pragma: no cover - each driver's own
+        raise NotImplementedError
+
+    def member(
+        self,
+        address: str,
+        status: str = "Up",
+        app_version: str = "0.0.0",
+        data_center: str = "default",
+        up_number: Optional[int] = None,
+    ) -> None:
+        """A cluster member joined or changed."""
+        self._input(member_input(address, status, app_version, data_center, up_number))
+
+    def member_removed(self, address: str) -> None:
+        self._input({"type": "memberRemoved", "address": address})
+
+    def reachability(self, address: str, reachable: bool) -> None:
+        self._input({"type": "reachability", "address": address, "reachable": reachable})
+
+    def region_terminated(self, region: str) -> None:
+        self._input({"type": "regionTerminated", "region": region})
+
+    def preparing_for_shutdown(self) -> None:
+        self._input({"type": "preparingForShutdown"})
+
+    def stop(self) -> None:
+        self._input({"type": "stop"})
+
+
 class RegionDriver(_native.RegionDriver, RegionQueries):
     """The region run for you: its outputs are carried out through the transport, clock and
     entity host given, during each call."""
 
     __slots__ = ()
 
+    def shard_stopped(self, shard: str) -> None:
+        """The host finished stopping a shard whose ``stop_shard`` returned False."""
+        self.handle({"type": "shardStopped", "shard": shard})
 
-class CoordinatorDriver(_native.CoordinatorDriver, CoordinatorQueries):
+    def entity_passivated(self, shard: str, entity: str) -> None:
+        self.handle({"type": "entityPassivated", "shard": shard, "entity": entity})
+
+    def coordinator_changed(self) -> None:
+        self.handle({"type": "coordinatorChanged"})
+
+    def region_terminated(self, region: str) -> None:
+        self.handle({"type": "regionTerminated", "region": region})
+
+    def graceful_shutdown(self) -> None:
+        """Hands every shard off, then reports ``stopped`` to the host."""
+        self.handle({"type": "gracefulShutdown"})
+
+
+class CoordinatorDriver(_native.CoordinatorDriver, CoordinatorQueries, CoordinatorInputs):
     """The coordinator run for you: its outputs are carried out through the transport, clock,
     lease and store given, during each call."""
 
     __slots__ = ()
+
+    _input = _native.CoordinatorDriver.handle
 
 
 class Coordinator(_native.Coordinator, CoordinatorQueries):
