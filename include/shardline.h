@@ -2602,6 +2602,24 @@ shardline_status shardline_coordinator_driver_is_active(const struct shardline_c
                                                         bool *out);
 
 /**
+ * The fencing token of the lease grant the driver's coordinator holds.
+ *
+ * @param driver the driver.
+ * @param out_has receives false when it holds no grant.
+ * @param out_token receives the token (0 when none).
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
+ *
+ * # Safety
+ * `driver` is a live coordinator driver; `out_has` and `out_token` are valid for writes.
+ */
+shardline_status shardline_coordinator_driver_token(const struct shardline_coordinator_driver *driver,
+                                                    bool *out_has,
+                                                    uint64_t *out_token);
+
+/**
  * The region a shard is allocated to in the coordinator's stored state.
  *
  * @param driver the driver.

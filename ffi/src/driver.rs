@@ -1021,6 +1021,37 @@ pub unsafe extern "C" fn shardline_coordinator_driver_is_active(
     })
 }
 
+/// The fencing token of the lease grant the driver's coordinator holds.
+///
+/// @param driver the driver.
+/// @param out_has receives false when it holds no grant.
+/// @param out_token receives the token (0 when none).
+/// @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+///
+/// Ownership: nothing to free.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
+///
+/// # Safety
+/// `driver` is a live coordinator driver; `out_has` and `out_token` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_coordinator_driver_token(
+    driver: *const shardline_coordinator_driver,
+    out_has: *mut bool,
+    out_token: *mut u64,
+) -> shardline_status {
+    guard(|| {
+        let has = Out::new(out_has, "out_has")?;
+        let token = Out::new(out_token, "out_token")?;
+        // SAFETY: caller's contract.
+        let t = unsafe {
+            with_coordinator(driver, |d| Ok(d.driver.coordinator().token().map(|t| t.0)))
+        }?;
+        // SAFETY: caller's contract.
+        unsafe { write_opt_u64(has, token, t) };
+        Ok(())
+    })
+}
+
 /// The region a shard is allocated to in the coordinator's stored state.
 ///
 /// @param driver the driver.

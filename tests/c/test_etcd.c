@@ -362,7 +362,11 @@ static void test_driver_takeover(void) {
     CHECK(is_active(first.d), "the first coordinator is active on the etcd lease");
     uint64_t token1 = 0, token2 = 0;
     char *owner = holder_of(e, "coordinator", &token1);
-    CHECK(str_is(owner, "c1") && token1 > 0, "etcd names c1 as the holder: %s", owner);
+    bool has = false;
+    uint64_t own = 0;
+    OK(shardline_coordinator_driver_token(first.d, &has, &own));
+    CHECK(str_is(owner, "c1") && has && token1 == own, "etcd names c1 as the holder, with the driver's token: %s %llu",
+          owner, (unsigned long long)own);
     shardline_string_free(owner);
 
     /* The lease and store serve that driver alone now. */
@@ -447,10 +451,11 @@ static void test_driver_takeover(void) {
     CHECK(same, "shards 0..%d: the successor's decisions are the reference's", SHARDS - 1);
 
     /* The stalled one wakes: its renewal fails, it steps down, and it allocates nothing. */
-    bool has = false;
     uint64_t at = 0;
     OK(shardline_coordinator_driver_poll(first.d, &has, &at));
     CHECK(!is_active(first.d), "the first coordinator stepped down");
+    OK(shardline_coordinator_driver_token(first.d, &has, &own));
+    CHECK(!has, "with no grant");
     ask_homes(&first, SHARDS, SHARDS + 1);
     char *late = home(&first, SHARDS);
     CHECK(late == NULL, "a coordinator without the lease allocates nothing: %s", late);
