@@ -3020,8 +3020,10 @@ shardline_status shardline_worker_id_holder_hold_until(const struct shardline_wo
  * for the next holder. Idempotent; the handle stays to be freed.
  *
  * @param holder the holder.
- * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its clock's callbacks. A registry that
- *         cannot be reached is not an error: the claim then expires after its time to live.
+ * @return SHARDLINE_STATUS_CALLBACK_FAILED naming the clock callback that failed (the id is
+ *         released all the same); SHARDLINE_STATUS_REENTRANT_CALL from one of its clock's
+ *         callbacks. A registry that cannot be reached is not an error: the claim then expires
+ *         after its time to live.
  *
  * Ownership: nothing to free.
  * Thread safety: any thread; calls on one holder are serialised (see the overview).

@@ -583,8 +583,10 @@ pub unsafe extern "C" fn shardline_worker_id_holder_hold_until(
 /// for the next holder. Idempotent; the handle stays to be freed.
 ///
 /// @param holder the holder.
-/// @return SHARDLINE_STATUS_REENTRANT_CALL from one of its clock's callbacks. A registry that
-///         cannot be reached is not an error: the claim then expires after its time to live.
+/// @return SHARDLINE_STATUS_CALLBACK_FAILED naming the clock callback that failed (the id is
+///         released all the same); SHARDLINE_STATUS_REENTRANT_CALL from one of its clock's
+///         callbacks. A registry that cannot be reached is not an error: the claim then expires
+///         after its time to live.
 ///
 /// Ownership: nothing to free.
 /// Thread safety: any thread; calls on one holder are serialised (see the overview).
@@ -599,9 +601,10 @@ pub unsafe extern "C" fn shardline_worker_id_holder_release(
         // SAFETY: caller's contract.
         unsafe {
             with_holder(holder, |s| {
-                drop(s.held.release());
-                take_kept(&s.kept);
-                Ok(())
+                s.call(|h| {
+                    drop(h.release());
+                    Ok(())
+                })
             })
         }
     })

@@ -3079,6 +3079,13 @@ static void test_worker_id_errors(void) {
           clock.frees);
     clock.fail_wall = 0;
     OK(shardline_worker_id_holder_next_id(h, &id));
+    clock.fail_wall = 1;
+    EXPECT(shardline_worker_id_holder_release(h), SHARDLINE_STATUS_CALLBACK_FAILED);
+    CHECK(str_is(last_error(), "the clock's wall_ms returned SHARDLINE_STATUS_INTERNAL"), "%s", last_error());
+    clock.fail_wall = 0;
+    EXPECT(shardline_worker_id_holder_worker_id(h, &wid), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(str_is(last_error(), "the worker id was released"), "released all the same: %s", last_error());
+    OK(shardline_worker_id_holder_release(h));
     shardline_worker_id_holder_free(h);
     h = NULL;
 
