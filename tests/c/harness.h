@@ -1,6 +1,7 @@
 /*
  * The C tests' harness: a case (begin .. end) fails when any of its checks fails; main prints the
- * counts. Included by each test program (test_shardline.c, test_etcd.c).
+ * counts. Also the helpers every test program builds typed inputs with. Included by each test
+ * program (test_shardline.c, test_etcd.c).
  */
 #ifndef SHARDLINE_TEST_HARNESS_H
 #define SHARDLINE_TEST_HARNESS_H
@@ -8,6 +9,7 @@
 #include <shardline.h>
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,5 +72,21 @@ static int contains(const char *haystack, const char *needle) {
 }
 
 static int str_is(const char *s, const char *want) { return s != NULL && strcmp(s, want) == 0; }
+
+/* Text as the typed API takes it. */
+static struct shardline_str S(const char *s) {
+    struct shardline_str r = {s, s != NULL ? strlen(s) : 0};
+    return r;
+}
+
+/* A typed coordinator input of `kind`, every other field empty. */
+static struct shardline_coordinator_input c_input(shardline_coordinator_input_kind kind) {
+    struct shardline_coordinator_input in;
+    memset(&in, 0, sizeof in);
+    in.struct_size = (uint32_t)sizeof in;
+    in.kind = kind;
+    in.up_number = INT32_MAX;
+    return in;
+}
 
 #endif

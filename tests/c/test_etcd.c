@@ -225,20 +225,6 @@ static shardline_status send_cb(void *ud, const struct shardline_envelope *e) {
     return SHARDLINE_STATUS_OK;
 }
 
-static struct shardline_str S(const char *s) {
-    struct shardline_str r = {s, strlen(s)};
-    return r;
-}
-
-static struct shardline_coordinator_input input(shardline_coordinator_input_kind kind) {
-    struct shardline_coordinator_input in;
-    memset(&in, 0, sizeof in);
-    in.struct_size = (uint32_t)sizeof in;
-    in.kind = kind;
-    in.up_number = INT32_MAX;
-    return in;
-}
-
 /* Feeds to a driver (d) or, when d is NULL, to a plain coordinator (c) whose outputs are
  * dropped: the reference that never loses its lease. */
 struct target {
@@ -262,7 +248,7 @@ static void feed(struct target *to, const struct shardline_coordinator_input *in
  * its state drops the regions of nodes that are not members. */
 static void members(struct target *to) {
     for (int i = 1; i <= 2; i++) {
-        struct shardline_coordinator_input in = input(SHARDLINE_COORDINATOR_INPUT_KIND_MEMBER);
+        struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_MEMBER);
         in.address = S(i == 1 ? NODE(1) : NODE(2));
         in.up_number = i;
         feed(to, &in);
@@ -271,7 +257,7 @@ static void members(struct target *to) {
 
 static void regions(struct target *to) {
     for (int i = 1; i <= 2; i++) {
-        struct shardline_coordinator_input in = input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+        struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
         in.envelope.from = S(i == 1 ? "r1" : "r2");
         in.envelope.kind = SHARDLINE_MESSAGE_KIND_REGISTER;
         in.envelope.node = S(i == 1 ? NODE(1) : NODE(2));
@@ -283,7 +269,7 @@ static void ask_homes(struct target *to, int from, int until) {
     for (int i = from; i < until; i++) {
         char shard[16];
         snprintf(shard, sizeof shard, "%d", i);
-        struct shardline_coordinator_input in = input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
+        struct shardline_coordinator_input in = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_RECEIVE);
         in.envelope.from = S(i % 2 ? "r2" : "r1");
         in.envelope.kind = SHARDLINE_MESSAGE_KIND_GET_SHARD_HOME;
         in.envelope.shard = S(shard);
@@ -340,11 +326,11 @@ static void test_driver_takeover(void) {
     OK(shardline_coordinator_new(rs, NODE(0), NULL, &ref.c));
     members(&ref);
     OK(shardline_coordinator_start(ref.c, 0));
-    struct shardline_coordinator_input grant = input(SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_GRANTED);
+    struct shardline_coordinator_input grant = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_LEASE_GRANTED);
     grant.token = 1;
     grant.valid_until_ms = UINT64_MAX / 2;
     feed(&ref, &grant);
-    struct shardline_coordinator_input loaded = input(SHARDLINE_COORDINATOR_INPUT_KIND_STATE_LOADED);
+    struct shardline_coordinator_input loaded = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_STATE_LOADED);
     loaded.state_json = S("{\"snapshot\":null,\"events\":[]}");
     feed(&ref, &loaded);
 
@@ -462,7 +448,7 @@ static void test_driver_takeover(void) {
     shardline_string_free(late);
     CHECK(is_active(second.d), "the successor is still active");
 
-    struct shardline_coordinator_input stop = input(SHARDLINE_COORDINATOR_INPUT_KIND_STOP);
+    struct shardline_coordinator_input stop = c_input(SHARDLINE_COORDINATOR_INPUT_KIND_STOP);
     OK(shardline_coordinator_driver_feed(second.d, &stop));
     owner = holder_of(e, "coordinator", &token2);
     CHECK(owner == NULL, "stopping released the lease in etcd");

@@ -1752,11 +1752,6 @@ static void test_coordinator_custom_strategy(void) {
 
 /* ---- the typed step API: the step loop with no JSON ----------------------------------------- */
 
-static struct shardline_str S(const char *s) {
-    struct shardline_str r = {s, s != NULL ? strlen(s) : 0};
-    return r;
-}
-
 static int sv_is(struct shardline_str s, const char *want) {
     return s.data != NULL && s.len == strlen(want) && memcmp(s.data, want, s.len) == 0;
 }
@@ -1770,15 +1765,6 @@ static int sv_contains(struct shardline_str s, const char *needle) {
         }
     }
     return 0;
-}
-
-static struct shardline_coordinator_input c_input(shardline_coordinator_input_kind kind) {
-    struct shardline_coordinator_input in;
-    memset(&in, 0, sizeof in);
-    in.struct_size = (uint32_t)sizeof in;
-    in.kind = kind;
-    in.up_number = INT32_MAX;
-    return in;
 }
 
 static struct shardline_region_input r_input(shardline_region_input_kind kind) {
