@@ -29,8 +29,9 @@
  *
  * Thread safety
  * -------------
- * Handles (strategy, state, coordinator, region, drivers) may be shared between threads: calls
- * on one handle are serialised by the library, and the same rule holds in every language binding:
+ * Handles (strategy, state, coordinator, region, drivers, worker-id holders, etcd) may be shared
+ * between threads: calls on one handle are serialised by the library, and the same rule holds in
+ * every language binding:
  * - another thread calling a handle while a call on it is under way waits until that call
  *   returns, then runs (calls never interleave);
  * - re-entry, i.e. a callback calling back into the handle whose call is running it on the same
@@ -73,6 +74,21 @@
  * carry out its outputs themselves through a callbacks struct (transport, clock, lease, store,
  * entity host), following the callback rules above; calling a driver from its own callbacks
  * returns SHARDLINE_STATUS_REENTRANT_CALL.
+ *
+ * Worker ids
+ * ----------
+ * shardline_worker_id_holder reserves the lowest free worker id in a registry (the in-memory
+ * shardline_worker_id_registry, or etcd), keeps it alive and issues fenced Snowflake ids under it,
+ * reading the host's clocks through shardline_id_clock_callbacks (or the system's).
+ *
+ * etcd
+ * ----
+ * A library built with the cargo feature `etcd` also has shardline_etcd: a connection that hands
+ * out the coordinator lease and fenced state store (each serves one coordinator driver, see
+ * shardline_coordinator_driver_new_etcd) and reserves worker ids. Those declarations are guarded by
+ * `SHARDLINE_FEATURE_ETCD`: define it (pkg-config's Cflags do when the installed library has etcd)
+ * before including this header. Their calls block the calling thread on the network, each request
+ * for at most the connection's timeout.
  */
 
 
@@ -90,6 +106,21 @@
 /** ABI major version; see shardline_abi_version(). */
 #define SHARDLINE_ABI_VERSION 1
 
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Per-request timeout to pass to shardline_etcd_connect unless the host has its own.
+ */
+#define SHARDLINE_ETCD_DEFAULT_TIMEOUT_MS 5000
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Time to live of a coordinator lease to pass to shardline_etcd_lease_new unless the host has
+ * its own.
+ */
+#define SHARDLINE_ETCD_DEFAULT_LEASE_TTL_MS 30000
+#endif
 
 /**
  * Result of a fallible call. Values are never renumbered; new ones are only appended.
@@ -526,6 +557,34 @@ typedef struct shardline_coordinator_pipeline shardline_coordinator_pipeline;
  */
 typedef struct shardline_decision shardline_decision;
 
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * A connection to an etcd cluster, under one key namespace. Made by shardline_etcd_connect,
+ * released by shardline_etcd_free.
+ */
+typedef struct shardline_etcd shardline_etcd;
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * The coordinator lease `name` in etcd, contended for as one owner; its grants carry fencing
+ * tokens that grow with every grant. Made by shardline_etcd_lease_new, released by
+ * shardline_etcd_lease_free. It serves one coordinator driver
+ * (shardline_coordinator_driver_new_etcd); until then the host may call it itself.
+ */
+typedef struct shardline_etcd_lease shardline_etcd_lease;
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * The coordinator state `name` in etcd (records and snapshots), fenced by lease tokens:
+ * writes and loads with a token below the highest one seen are refused. Made by
+ * shardline_etcd_store_new, released by shardline_etcd_store_free. It serves one coordinator
+ * driver (shardline_coordinator_driver_new_etcd); until then the host may call it itself.
+ */
+typedef struct shardline_etcd_store shardline_etcd_store;
+#endif
+
 /**
  * A shard region: routes entity messages to the local shard, to the shard's remote home, or
  * into a bounded buffer while the home is unknown, and takes part in the coordinator's
@@ -572,6 +631,24 @@ typedef struct shardline_state shardline_state;
  * released by shardline_strategy_free.
  */
 typedef struct shardline_strategy shardline_strategy;
+
+/**
+ * A reserved worker id, kept alive through the clock, and the fenced Snowflake generator
+ * under it. Made by shardline_worker_id_holder_acquire (or, with etcd,
+ * shardline_worker_id_holder_acquire_etcd); released by shardline_worker_id_holder_free.
+ * Every call does the upkeep that is due (keep-alive, budget), waiting through the clock's
+ * `sleep_until` only when the generator must. After shardline_worker_id_holder_release every
+ * call but release and free gives SHARDLINE_STATUS_INVALID_STATE.
+ */
+typedef struct shardline_worker_id_holder shardline_worker_id_holder;
+
+/**
+ * The embedded worker-id registry: holders acquiring from one registry compete for the same
+ * ids. Its time moves only with shardline_worker_id_registry_advance_to, so a simulation
+ * decides when a claim that was not kept alive expires. Made by
+ * shardline_worker_id_registry_new, released by shardline_worker_id_registry_free.
+ */
+typedef struct shardline_worker_id_registry shardline_worker_id_registry;
 
 /**
  * Chooses a home for `shard`: call shardline_decision_set_region or
@@ -1069,6 +1146,54 @@ typedef struct shardline_region_callbacks {
    */
   shardline_userdata_free_callback userdata_free;
 } shardline_region_callbacks;
+
+/**
+ * Reads a clock: write `*out_ms` and return SHARDLINE_STATUS_OK.
+ */
+typedef shardline_status (*shardline_clock_read_callback)(void *userdata, uint64_t *out_ms);
+
+/**
+ * Returns once the monotonic clock reads `monotonic_ms` (at once when it already does).
+ */
+typedef shardline_status (*shardline_sleep_until_callback)(void *userdata, uint64_t monotonic_ms);
+
+/**
+ * The clocks a worker-id holder keeps its id on: a simulation's, or a wrapper of the real
+ * ones. shardline copies the struct, so it may live on the stack. Fields are only ever
+ * appended: set `struct_size` to `sizeof(struct shardline_id_clock_callbacks)`.
+ *
+ * A callback that returns a status other than SHARDLINE_STATUS_OK fails the holder call that
+ * needed it with SHARDLINE_STATUS_CALLBACK_FAILED naming the callback (whatever the call
+ * produced is dropped). Meanwhile the holder goes on with the last reading that worked (the
+ * monotonic one never goes back), and a wait that failed counts as done, so every wait
+ * ends. Callbacks run on the thread that called into the holder, during that call.
+ */
+typedef struct shardline_id_clock_callbacks {
+  /**
+   * sizeof(struct shardline_id_clock_callbacks) as the host was compiled with.
+   */
+  uint32_t struct_size;
+  /**
+   * Passed to every callback; shardline never reads it.
+   */
+  void *userdata;
+  /**
+   * Required: milliseconds since the Unix epoch (it may jump, even back).
+   */
+  shardline_clock_read_callback wall_ms;
+  /**
+   * Required: a clock that never goes back, in milliseconds.
+   */
+  shardline_clock_read_callback monotonic_ms;
+  /**
+   * Required.
+   */
+  shardline_sleep_until_callback sleep_until;
+  /**
+   * Optional: called once with `userdata` when the holder is freed.
+   */
+  shardline_userdata_free_callback userdata_free;
+} shardline_id_clock_callbacks;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2477,6 +2602,24 @@ shardline_status shardline_coordinator_driver_is_active(const struct shardline_c
                                                         bool *out);
 
 /**
+ * The fencing token of the lease grant the driver's coordinator holds.
+ *
+ * @param driver the driver.
+ * @param out_has receives false when it holds no grant.
+ * @param out_token receives the token (0 when none).
+ * @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one driver are serialised (see the overview).
+ *
+ * # Safety
+ * `driver` is a live coordinator driver; `out_has` and `out_token` are valid for writes.
+ */
+shardline_status shardline_coordinator_driver_token(const struct shardline_coordinator_driver *driver,
+                                                    bool *out_has,
+                                                    uint64_t *out_token);
+
+/**
  * The region a shard is allocated to in the coordinator's stored state.
  *
  * @param driver the driver.
@@ -2660,6 +2803,704 @@ shardline_status shardline_region_driver_poll(struct shardline_region_driver *dr
  */
 shardline_status shardline_region_driver_is_registered(const struct shardline_region_driver *driver,
                                                        bool *out);
+
+/**
+ * Makes an empty registry whose time is 0.
+ *
+ * @param out receives the registry.
+ * @return SHARDLINE_STATUS_NULL_POINTER when `out` is NULL.
+ *
+ * Ownership: the caller frees `*out` with shardline_worker_id_registry_free.
+ * Thread safety: callable from any thread; the registry may be shared between threads.
+ *
+ * # Safety
+ * `out` is valid for a write.
+ */
+shardline_status shardline_worker_id_registry_new(struct shardline_worker_id_registry **out);
+
+/**
+ * Releases a registry. Holders acquired from it keep working: they share its contents.
+ *
+ * @param registry the registry, or NULL (nothing happens).
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `registry` must not be used afterwards.
+ * Thread safety: must not race with any other use of `registry`. Leaves the last error
+ * untouched.
+ *
+ * # Safety
+ * `registry` is NULL or a live registry.
+ */
+void shardline_worker_id_registry_free(struct shardline_worker_id_registry *registry);
+
+/**
+ * The registry's time.
+ *
+ * @param registry the registry.
+ * @param out_now_ms receives its time in milliseconds.
+ * @return SHARDLINE_STATUS_NULL_POINTER for a NULL parameter.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `registry` is a live registry; `out_now_ms` is valid for a write.
+ */
+shardline_status shardline_worker_id_registry_now_ms(const struct shardline_worker_id_registry *registry,
+                                                     uint64_t *out_now_ms);
+
+/**
+ * Moves the registry's time forward to `now_ms` (never back): claims whose time to live has
+ * passed without a keep-alive expire.
+ *
+ * @param registry the registry.
+ * @param now_ms the new time; an earlier one leaves the time as it is.
+ * @param out_now_ms nullable; receives the registry's time afterwards.
+ * @return SHARDLINE_STATUS_NULL_POINTER when `registry` is NULL.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `registry` is a live registry; `out_now_ms` is NULL or valid for a write.
+ */
+shardline_status shardline_worker_id_registry_advance_to(const struct shardline_worker_id_registry *registry,
+                                                         uint64_t now_ms,
+                                                         uint64_t *out_now_ms);
+
+/**
+ * The live claims, by worker id, as a JSON array of
+ * `{"workerId":0,"owner":"a","incarnation":1,"epoch":1}`.
+ *
+ * @param registry the registry.
+ * @param out_json receives the array (`[]` when no id is claimed).
+ * @return SHARDLINE_STATUS_NULL_POINTER for a NULL parameter.
+ *
+ * Ownership: the caller frees `*out_json` with shardline_string_free.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `registry` is a live registry; `out_json` is valid for a write.
+ */
+shardline_status shardline_worker_id_registry_live_claims(const struct shardline_worker_id_registry *registry,
+                                                          char **out_json);
+
+/**
+ * The time fence of a worker id, which outlives its claims: the epoch of its last claim and
+ * the timestamps its holders may have used (ids are never issued at or below them again).
+ *
+ * @param registry the registry.
+ * @param worker_id the worker id.
+ * @param out_json receives `{"epoch":1,"floorMs":..,"hwmMs":..}`, or NULL when the id was
+ *        never claimed.
+ * @return SHARDLINE_STATUS_NULL_POINTER for a NULL parameter.
+ *
+ * Ownership: the caller frees `*out_json` with shardline_string_free.
+ * Thread safety: any thread.
+ *
+ * # Safety
+ * `registry` is a live registry; `out_json` is valid for a write.
+ */
+shardline_status shardline_worker_id_registry_fence(const struct shardline_worker_id_registry *registry,
+                                                    uint32_t worker_id,
+                                                    char **out_json);
+
+/**
+ * Reserves the lowest free worker id in `registry` (or one of the lowest, with
+ * `"policy":"spread:N"`), confirms it, and returns a holder issuing Snowflake ids under it.
+ *
+ * @param registry the registry to reserve in.
+ * @param clock nullable: the clocks to keep the id on; NULL uses the system's (the wall clock
+ *        and a monotonic one; waits then block the calling thread).
+ * @param options_json the options: `{"owner":"node-1","incarnation":1}` plus, optionally,
+ *        `"ttlMs"` (10000: how long a claim lives without a keep-alive), `"workerBits"` (10),
+ *        `"layout"` (`{"timestampBits","workerBits","sequenceBits","epochMs"}`),
+ *        `"policy"` ("lowest" or "spread:N") and `"seed"` (0).
+ * @param out receives the holder.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for options that do not parse or fit (the message
+ *         names the field), a too small `clock->struct_size` or a NULL required callback;
+ *         SHARDLINE_STATUS_NO_CANDIDATES when every worker id is taken;
+ *         SHARDLINE_STATUS_CALLBACK_FAILED naming the clock callback that failed;
+ *         SHARDLINE_STATUS_INVALID_STATE when the registry failed.
+ *
+ * Ownership: the caller frees `*out` with shardline_worker_id_holder_free, which calls
+ * `clock->userdata_free(clock->userdata)` once. On failure `userdata` stays the caller's and
+ * `userdata_free` is not called. `registry` stays the caller's and may be freed before the
+ * holder.
+ * Thread safety: callable from any thread. The clock's callbacks run on whichever thread uses
+ * the holder, so `userdata` must be usable there.
+ *
+ * # Safety
+ * `registry` is a live registry; `clock` is NULL or points to a readable struct of at least
+ * `clock->struct_size` bytes; `options_json` is NUL-terminated; `out` is valid for a write.
+ */
+shardline_status shardline_worker_id_holder_acquire(const struct shardline_worker_id_registry *registry,
+                                                    const struct shardline_id_clock_callbacks *clock,
+                                                    const char *options_json,
+                                                    struct shardline_worker_id_holder **out);
+
+/**
+ * Releases the worker id when still held (handing back what its budget did not use, so a
+ * successor may start right away), the holder, and the clock's userdata (through
+ * `userdata_free`).
+ *
+ * @param holder the holder, or NULL (nothing happens). A holder whose call is under way (freed
+ *        from one of its clock's callbacks) is not released.
+ * @return nothing; it cannot fail (a clock or registry failure during the release is ignored:
+ *         the claim then expires after its time to live).
+ *
+ * Ownership: takes back ownership; `holder` must not be used afterwards.
+ * Thread safety: must not race with any other use of `holder`. Leaves the last error
+ * untouched.
+ *
+ * # Safety
+ * `holder` is NULL or a live holder.
+ */
+void shardline_worker_id_holder_free(struct shardline_worker_id_holder *holder);
+
+/**
+ * Issues the next Snowflake id: unique among every holder of the registry, and above every
+ * timestamp an earlier holder of the same worker id may have used. Keeps the reservation alive
+ * as needed and waits through the clock when the generator must (sequence exhausted, clock
+ * behind).
+ *
+ * @param holder the holder.
+ * @param out_id receives the id.
+ * @return SHARDLINE_STATUS_INVALID_STATE when the id was lost (expired, taken over) or
+ *         released, the registry failed, or the clock stuck;
+ *         SHARDLINE_STATUS_CALLBACK_FAILED naming the clock callback that failed (no id is
+ *         written then); SHARDLINE_STATUS_REENTRANT_CALL from one of its clock's callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder; `out_id` is valid for a write.
+ */
+shardline_status shardline_worker_id_holder_next_id(const struct shardline_worker_id_holder *holder,
+                                                    uint64_t *out_id);
+
+/**
+ * Does the upkeep that is due now (keep-alive, extending the budget) and reports when the next
+ * is due; a host that issues ids rarely calls it at that time to keep its id.
+ *
+ * @param holder the holder.
+ * @param out_next_ms receives the monotonic time at which to call again.
+ * @return SHARDLINE_STATUS_INVALID_STATE when the id was lost or released;
+ *         SHARDLINE_STATUS_CALLBACK_FAILED naming the clock callback that failed;
+ *         SHARDLINE_STATUS_REENTRANT_CALL from one of its clock's callbacks.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder; `out_next_ms` is valid for a write.
+ */
+shardline_status shardline_worker_id_holder_maintain(const struct shardline_worker_id_holder *holder,
+                                                     uint64_t *out_next_ms);
+
+/**
+ * Keeps the id alive, sleeping through the clock, until the monotonic clock reads `until_ms`.
+ *
+ * @param holder the holder.
+ * @param until_ms the monotonic time to hold until.
+ * @return as shardline_worker_id_holder_maintain.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder.
+ */
+shardline_status shardline_worker_id_holder_hold_until(const struct shardline_worker_id_holder *holder,
+                                                       uint64_t until_ms);
+
+/**
+ * Hands the id back: the unused budget and the claim, so the lowest free id is this one again
+ * for the next holder. Idempotent; the handle stays to be freed.
+ *
+ * @param holder the holder.
+ * @return SHARDLINE_STATUS_CALLBACK_FAILED naming the clock callback that failed (the id is
+ *         released all the same); SHARDLINE_STATUS_REENTRANT_CALL from one of its clock's
+ *         callbacks. A registry that cannot be reached is not an error: the claim then expires
+ *         after its time to live.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder.
+ */
+shardline_status shardline_worker_id_holder_release(const struct shardline_worker_id_holder *holder);
+
+/**
+ * The worker id held.
+ *
+ * @param holder the holder.
+ * @param out_worker_id receives the id.
+ * @return SHARDLINE_STATUS_INVALID_STATE after shardline_worker_id_holder_release.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder; `out_worker_id` is valid for a write.
+ */
+shardline_status shardline_worker_id_holder_worker_id(const struct shardline_worker_id_holder *holder,
+                                                      uint32_t *out_worker_id);
+
+/**
+ * The epoch of the claim: it grows every time the worker id is claimed again.
+ *
+ * @param holder the holder.
+ * @param out_epoch receives the epoch.
+ * @return SHARDLINE_STATUS_INVALID_STATE after shardline_worker_id_holder_release.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder; `out_epoch` is valid for a write.
+ */
+shardline_status shardline_worker_id_holder_epoch(const struct shardline_worker_id_holder *holder,
+                                                  uint64_t *out_epoch);
+
+/**
+ * The tenure of the claim: the wall-clock floor ids are issued above (timestamps an earlier
+ * holder may have used), the budget (the wall time ids may be issued up to before the
+ * registry must raise it), and the monotonic time the claim is valid until (none before it
+ * was confirmed).
+ *
+ * @param holder the holder.
+ * @param out_floor_ms receives the floor (Unix ms).
+ * @param out_budget_ms receives the budget (Unix ms).
+ * @param out_has_valid_until receives whether the claim has a deadline.
+ * @param out_valid_until_ms receives the deadline (monotonic ms; 0 when none).
+ * @return SHARDLINE_STATUS_INVALID_STATE after shardline_worker_id_holder_release.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder; the out-parameters are valid for writes.
+ */
+shardline_status shardline_worker_id_holder_tenure(const struct shardline_worker_id_holder *holder,
+                                                   uint64_t *out_floor_ms,
+                                                   uint64_t *out_budget_ms,
+                                                   bool *out_has_valid_until,
+                                                   uint64_t *out_valid_until_ms);
+
+/**
+ * The Snowflake layout ids are issued in, as JSON
+ * `{"timestampBits":41,"workerBits":10,"sequenceBits":12,"epochMs":..}`.
+ *
+ * @param holder the holder.
+ * @param out_json receives the layout.
+ * @return SHARDLINE_STATUS_INVALID_STATE after shardline_worker_id_holder_release.
+ *
+ * Ownership: the caller frees `*out_json` with shardline_string_free.
+ * Thread safety: any thread; calls on one holder are serialised (see the overview).
+ *
+ * # Safety
+ * `holder` is a live holder; `out_json` is valid for a write.
+ */
+shardline_status shardline_worker_id_holder_layout(const struct shardline_worker_id_holder *holder,
+                                                   char **out_json);
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Connects to an etcd cluster; every key goes under `namespace/`.
+ *
+ * @param endpoints the endpoints, e.g. "http://127.0.0.1:2379"; may be NULL when
+ *        `endpoints_len` is 0.
+ * @param endpoints_len number of endpoints.
+ * @param namespace the key prefix; connections with the same one share leases, stores and
+ *        worker ids.
+ * @param timeout_ms per-request timeout (SHARDLINE_ETCD_DEFAULT_TIMEOUT_MS unless the host
+ *        has its own); it bounds this call too.
+ * @param out receives the connection.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a timeout of 0, a malformed endpoint or
+ *         invalid UTF-8 (the message names the parameter); SHARDLINE_STATUS_INVALID_STATE
+ *         when etcd cannot be reached in time.
+ *
+ * Ownership: the caller frees `*out` with shardline_etcd_free; the strings stay the caller's.
+ * Thread safety: callable from any thread; the connection may be shared between threads.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `endpoints` is NULL or points to `endpoints_len` NUL-terminated strings; `namespace` is
+ * NUL-terminated; `out` is valid for a write.
+ */
+shardline_status shardline_etcd_connect(const char *const *endpoints,
+                                        size_t endpoints_len,
+                                        const char *namespace_,
+                                        uint64_t timeout_ms,
+                                        struct shardline_etcd **out);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Releases a connection. Leases, stores and holders made from it keep theirs.
+ *
+ * @param etcd the connection, or NULL (nothing happens).
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `etcd` must not be used afterwards.
+ * Thread safety: must not race with any other use of `etcd`. Leaves the last error untouched.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `etcd` is NULL or a live connection.
+ */
+void shardline_etcd_free(struct shardline_etcd *etcd);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * The connection's key namespace.
+ *
+ * @param etcd the connection.
+ * @param out_namespace receives the namespace.
+ * @return SHARDLINE_STATUS_NULL_POINTER for a NULL parameter.
+ *
+ * Ownership: the caller frees `*out_namespace` with shardline_string_free.
+ * Thread safety: any thread.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `etcd` is a live connection; `out_namespace` is valid for a write.
+ */
+shardline_status shardline_etcd_namespace(const struct shardline_etcd *etcd, char **out_namespace);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * The coordinator lease `name`, contended for as `owner`. Nothing is asked of etcd yet.
+ *
+ * @param etcd the connection.
+ * @param name the lease's name (every contender uses the same one).
+ * @param owner who contends (shardline_etcd_lease_holder names it).
+ * @param ttl_ms how long a grant lasts without renewal (SHARDLINE_ETCD_DEFAULT_LEASE_TTL_MS
+ *        unless the host has its own).
+ * @param out receives the lease.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a `ttl_ms` of 0 or invalid UTF-8.
+ *
+ * Ownership: the caller frees `*out` with shardline_etcd_lease_free, also after a driver
+ * took it over; `etcd` stays the caller's and may be freed first.
+ * Thread safety: callable from any thread; calls on one lease wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `etcd` is a live connection; strings are NUL-terminated; `out` is valid for a write.
+ */
+shardline_status shardline_etcd_lease_new(const struct shardline_etcd *etcd,
+                                          const char *name,
+                                          const char *owner,
+                                          uint64_t ttl_ms,
+                                          struct shardline_etcd_lease **out);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Releases a lease handle. A grant it holds is not released (call
+ * shardline_etcd_lease_release first): it expires after its time to live.
+ *
+ * @param lease the lease, or NULL (nothing happens).
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `lease` must not be used afterwards. A driver that took
+ * it over keeps its own session.
+ * Thread safety: must not race with any other use of `lease`. Leaves the last error untouched.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `lease` is NULL or a live lease.
+ */
+void shardline_etcd_lease_free(struct shardline_etcd_lease *lease);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Who holds the lease, as etcd has it now.
+ *
+ * @param lease the lease.
+ * @param out_owner receives the holder's owner, or NULL when nobody holds it.
+ * @param out_token receives the holder's fencing token (0 when nobody holds it).
+ * @return SHARDLINE_STATUS_INVALID_STATE when etcd cannot be reached, or when a driver took
+ *         the lease over ("this EtcdLease serves a driver; ask etcd directly": a lease of
+ *         another owner with the same name answers).
+ *
+ * Ownership: the caller frees `*out_owner` with shardline_string_free.
+ * Thread safety: any thread; calls on one lease wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `lease` is a live lease; the out-parameters are valid for writes.
+ */
+shardline_status shardline_etcd_lease_holder(const struct shardline_etcd_lease *lease,
+                                             char **out_owner,
+                                             uint64_t *out_token);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Tries to take the lease at `now_ms`, as a driver's `lease_acquire` callback does.
+ *
+ * @param lease the lease.
+ * @param now_ms the host's monotonic time; the grant's deadline is on the same clock.
+ * @param out_granted receives false while another owner holds it.
+ * @param out_token receives the grant's fencing token (larger than every earlier grant's;
+ *        0 when not granted).
+ * @param out_valid_until_ms receives the grant's deadline (0 when not granted).
+ * @return SHARDLINE_STATUS_INVALID_STATE when etcd cannot be reached or a driver took the
+ *         lease over.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one lease wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `lease` is a live lease; the out-parameters are valid for writes.
+ */
+shardline_status shardline_etcd_lease_acquire(const struct shardline_etcd_lease *lease,
+                                              uint64_t now_ms,
+                                              bool *out_granted,
+                                              uint64_t *out_token,
+                                              uint64_t *out_valid_until_ms);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Extends grant `token`, as a driver's `lease_renew` callback does.
+ *
+ * @param lease the lease.
+ * @param token the grant's fencing token.
+ * @param now_ms the host's monotonic time.
+ * @param out_renewed receives false when the grant is gone (expired, released, taken over).
+ * @param out_valid_until_ms receives the new deadline (0 when not renewed).
+ * @return SHARDLINE_STATUS_INVALID_STATE when etcd cannot be reached or a driver took the
+ *         lease over.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one lease wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `lease` is a live lease; the out-parameters are valid for writes.
+ */
+shardline_status shardline_etcd_lease_renew(const struct shardline_etcd_lease *lease,
+                                            uint64_t token,
+                                            uint64_t now_ms,
+                                            bool *out_renewed,
+                                            uint64_t *out_valid_until_ms);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Releases grant `token` (nothing happens when it is gone already), as a driver's
+ * `lease_release` callback does.
+ *
+ * @param lease the lease.
+ * @param token the grant's fencing token.
+ * @return SHARDLINE_STATUS_INVALID_STATE when etcd cannot be reached or a driver took the
+ *         lease over.
+ *
+ * Ownership: nothing to free.
+ * Thread safety: any thread; calls on one lease wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `lease` is a live lease.
+ */
+shardline_status shardline_etcd_lease_release(const struct shardline_etcd_lease *lease,
+                                              uint64_t token);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Coordinator state `name`.
+ *
+ * @param etcd the connection.
+ * @param name the state's name (a successor uses the same one).
+ * @param bound_to_lease nullable: a lease name; writes then also require that lease to still
+ *        carry the writer's token, so a coordinator whose lease expired cannot write.
+ * @param out receives the store.
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for invalid UTF-8.
+ *
+ * Ownership: the caller frees `*out` with shardline_etcd_store_free, also after a driver took
+ * it over; `etcd` stays the caller's and may be freed first.
+ * Thread safety: callable from any thread; calls on one store wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `etcd` is a live connection; `name` is NUL-terminated; `bound_to_lease` is NULL or
+ * NUL-terminated; `out` is valid for a write.
+ */
+shardline_status shardline_etcd_store_new(const struct shardline_etcd *etcd,
+                                          const char *name,
+                                          const char *bound_to_lease,
+                                          struct shardline_etcd_store **out);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Releases a store handle.
+ *
+ * @param store the store, or NULL (nothing happens).
+ * @return nothing; it cannot fail.
+ *
+ * Ownership: takes back ownership; `store` must not be used afterwards. A driver that took it
+ * over keeps its own.
+ * Thread safety: must not race with any other use of `store`. Leaves the last error untouched.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `store` is NULL or a live store.
+ */
+void shardline_etcd_store_free(struct shardline_etcd_store *store);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Appends a record with `token`, as a driver's `store_append` callback does.
+ *
+ * @param store the store.
+ * @param token the writer's fencing token.
+ * @param record_json the record, e.g. `{"seq":1,"event":{"type":"shardRegionRegistered",..}}`.
+ * @param out_fenced receives true when the store has seen a larger token (nothing written).
+ * @param out_highest receives that token (0 when written).
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT for a record that does not parse (the message
+ *         names the field); SHARDLINE_STATUS_INVALID_STATE when etcd cannot be reached or a
+ *         driver took the store over.
+ *
+ * Ownership: `record_json` stays the caller's.
+ * Thread safety: any thread; calls on one store wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `store` is a live store; `record_json` is NUL-terminated; the out-parameters are valid for
+ * writes.
+ */
+shardline_status shardline_etcd_store_append(const struct shardline_etcd_store *store,
+                                             uint64_t token,
+                                             const char *record_json,
+                                             bool *out_fenced,
+                                             uint64_t *out_highest);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Saves a snapshot with `token` (the records it covers are dropped), as a driver's
+ * `store_save_snapshot` callback does.
+ *
+ * @param store the store.
+ * @param token the writer's fencing token.
+ * @param snapshot_json the snapshot.
+ * @param out_fenced receives true when the store has seen a larger token (nothing written).
+ * @param out_highest receives that token (0 when written).
+ * @return as shardline_etcd_store_append.
+ *
+ * Ownership: `snapshot_json` stays the caller's.
+ * Thread safety: any thread; calls on one store wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `store` is a live store; `snapshot_json` is NUL-terminated; the out-parameters are valid for
+ * writes.
+ */
+shardline_status shardline_etcd_store_save_snapshot(const struct shardline_etcd_store *store,
+                                                    uint64_t token,
+                                                    const char *snapshot_json,
+                                                    bool *out_fenced,
+                                                    uint64_t *out_highest);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Reads the stored state and fences every token below `token`, as a driver's `store_load`
+ * callback does.
+ *
+ * @param store the store.
+ * @param token the reader's fencing token.
+ * @param out_fenced receives true when the store has seen a larger token.
+ * @param out_state_json receives the state, `{"snapshot":..,"events":[..]}`, or NULL when
+ *        fenced.
+ * @return SHARDLINE_STATUS_INVALID_STATE when etcd cannot be reached or a driver took the
+ *         store over.
+ *
+ * Ownership: the caller frees `*out_state_json` with shardline_string_free.
+ * Thread safety: any thread; calls on one store wait for one another.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `store` is a live store; the out-parameters are valid for writes.
+ */
+shardline_status shardline_etcd_store_load(const struct shardline_etcd_store *store,
+                                           uint64_t token,
+                                           bool *out_fenced,
+                                           char **out_state_json);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Makes a driver of a coordinator whose lease and store are etcd's: as
+ * shardline_coordinator_driver_new, but the driver takes `lease` and `store` over instead of
+ * calling the `lease_*` and `store_*` callbacks (which may then be NULL). Blocking etcd calls
+ * run on the thread that calls the driver.
+ *
+ * @param coordinator as for shardline_coordinator_driver_new.
+ * @param callbacks as for shardline_coordinator_driver_new; `now_ms` and `send` are required.
+ * @param lease the coordinator lease; from now on it serves this driver only.
+ * @param store the coordinator state; from now on it serves this driver only (typically made
+ *        with `bound_to_lease` naming the lease).
+ * @param out receives the new driver.
+ * @return as shardline_coordinator_driver_new, and SHARDLINE_STATUS_INVALID_STATE when the
+ *         lease or the store already serves a driver ("this EtcdLease already serves a
+ *         driver"). On failure nothing was taken over.
+ *
+ * Ownership: as for shardline_coordinator_driver_new. `lease` and `store` stay the caller's
+ * to free (after the driver, or before: the driver keeps what it took over); calls on them
+ * then give SHARDLINE_STATUS_INVALID_STATE ("this EtcdLease serves a driver; ask etcd
+ * directly").
+ * Thread safety: as for shardline_coordinator_driver_new.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * As for shardline_coordinator_driver_new; `lease` and `store` are live.
+ */
+shardline_status shardline_coordinator_driver_new_etcd(struct shardline_coordinator *coordinator,
+                                                       const struct shardline_coordinator_callbacks *callbacks,
+                                                       const struct shardline_etcd_lease *lease,
+                                                       const struct shardline_etcd_store *store,
+                                                       struct shardline_coordinator_driver **out);
+#endif
+
+#if defined(SHARDLINE_FEATURE_ETCD)
+/**
+ * Reserves a worker id in etcd: as shardline_worker_id_holder_acquire, with the registry in
+ * `etcd`'s namespace (holders of every process using the namespace compete for the ids).
+ *
+ * @param etcd the connection.
+ * @param clock as for shardline_worker_id_holder_acquire.
+ * @param options_json as for shardline_worker_id_holder_acquire; `ttlMs` is also the time to
+ *        live of the holder's etcd session.
+ * @param out receives the holder.
+ * @return as shardline_worker_id_holder_acquire; SHARDLINE_STATUS_INVALID_STATE also when etcd
+ *         cannot be reached.
+ *
+ * Ownership: as for shardline_worker_id_holder_acquire; `etcd` stays the caller's and may be
+ * freed before the holder.
+ * Thread safety: as for shardline_worker_id_holder_acquire.
+ * Needs the `etcd` feature (SHARDLINE_FEATURE_ETCD).
+ *
+ * # Safety
+ * `etcd` is a live connection; the rest as for shardline_worker_id_holder_acquire.
+ */
+shardline_status shardline_worker_id_holder_acquire_etcd(const struct shardline_etcd *etcd,
+                                                         const struct shardline_id_clock_callbacks *clock,
+                                                         const char *options_json,
+                                                         struct shardline_worker_id_holder **out);
+#endif
 
 /**
  * Makes a pipeline of a coordinator. Call shardline_coordinator_pipeline_start next.

@@ -6,7 +6,9 @@
 #   PREFIX/lib/libshardline.so.<ABI> -> libshardline.so.<VERSION>   what the loader looks for
 #   PREFIX/lib/libshardline.so -> libshardline.so.<ABI>             what `-lshardline` links
 #   PREFIX/lib/libshardline.a
-#   PREFIX/lib/pkgconfig/shardline.pc             relocatable (${pcfiledir}), Libs.private for -static
+#   PREFIX/lib/pkgconfig/shardline.pc             relocatable (${pcfiledir}), Libs.private for -static;
+#                                                 Cflags define SHARDLINE_FEATURE_ETCD when the
+#                                                 library was built with the `etcd` feature
 #
 #   scripts/install-c.sh [--lib-dir DIR] [--static-libs "-lgcc_s ..."] PREFIX
 #
@@ -61,6 +63,14 @@ if [ "$soname" != "libshardline.so.$ABI" ]; then
     exit 1
 fi
 
+# The header declares the etcd functions only under SHARDLINE_FEATURE_ETCD; a library that has
+# them says so through the flags every program compiles with.
+# shellcheck disable=SC2016 # ${includedir} is a pkg-config variable
+cflags='-I${includedir}'
+if readelf --dyn-syms -W "$prefix/lib/libshardline.so.$VERSION" | grep -qw shardline_etcd_connect; then
+    cflags="$cflags -DSHARDLINE_FEATURE_ETCD"
+fi
+
 # shellcheck disable=SC2016 # ${pcfiledir} and ${prefix} are pkg-config variables
 cat >"$prefix/lib/pkgconfig/shardline.pc" <<EOF
 prefix=\${pcfiledir}/../..
@@ -71,7 +81,7 @@ Name: shardline
 Description: Placement brain for sharded actor systems (C ABI $ABI)
 URL: https://example.invalid/shardline
 Version: $VERSION
-Cflags: -I\${includedir}
+Cflags: $cflags
 Libs: -L\${libdir} -lshardline
 Libs.private: $static_libs
 EOF

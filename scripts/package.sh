@@ -71,10 +71,12 @@ for platform in "${platforms[@]}"; do
     echo "=== $platform: native libraries ($zig_target)"
     out=$target/$rust_target/release
 
-    # The C library. --print native-static-libs names what a static link needs (Libs.private);
-    # rustc prints it only when it compiles the crate, so the last answer is kept.
+    # The C library, with etcd as every other language's package has it (install-c.sh then puts
+    # -DSHARDLINE_FEATURE_ETCD in pkg-config's Cflags). --print native-static-libs names what a
+    # static link needs (Libs.private); rustc prints it only when it compiles the crate, so the
+    # last answer is kept.
     static_libs_file=$out/shardline-native-static-libs.txt
-    note=$(cargo-zigbuild rustc --release --target "$zig_target" -p shardline-ffi --lib \
+    note=$(cargo-zigbuild rustc --release --target "$zig_target" -p shardline-ffi --lib --features etcd \
         -- --print native-static-libs 2>&1 | tee -a /dev/stderr | sed -n 's/.*native-static-libs: //p' | tail -n 1)
     [ -z "$note" ] || printf '%s\n' "$note" >"$static_libs_file"
     if [ ! -s "$static_libs_file" ]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The etcd integration suite: installs etcd-server (and protobuf-compiler, needed to build
 # the etcd-client crate) if missing, starts a throw-away etcd on loopback, runs the
-# shardline-etcd tests, the 64-process worker-id test, and the Node and JVM bindings' etcd tests
-# (each built with its `etcd` feature) against it, and stops it. (Python's run in
+# shardline-etcd tests, the 64-process worker-id test, and the C, Node and JVM etcd tests (each
+# built with its `etcd` feature) against it, and stops it. (Python's run in
 # scripts/test-python.sh: the wheel always has etcd.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,9 @@ export SHARDLINE_ETCD_ENDPOINTS=$ETCD_ENDPOINT
 
 cargo test -p shardline-etcd
 bash scripts/test-etcd-workerid.sh
+
+echo "=== C: shardline_etcd (libshardline built with --features etcd; prints 'c etcd: ...')"
+bash scripts/test-c.sh --etcd
 
 echo "=== Node: Etcd, EtcdLease, EtcdStore (addon built with --features etcd)"
 (

@@ -155,8 +155,9 @@ gcc -std=c11 -Wall -Wextra -Werror tests/install/smoke.c $(pkg-config --cflags -
     -Wl,-rpath,"$libdir" -o "$work/smoke-c"
 needed=$(readelf -d "$work/smoke-c" | sed -n 's/.*(NEEDED).*\[\(libshardline[^]]*\)\]/\1/p')
 [ "$needed" = "libshardline.so.$ABI" ] || { echo "c: the program needs '$needed', expected libshardline.so.$ABI" >&2; exit 1; }
-"$work/smoke-c" "$vectors" | tee "$work/c.out"
+"$work/smoke-c" "$vectors" "$ETCD_ENDPOINT" | tee "$work/c.out"
 check c "$work/c.out"
+check_etcd c "$work/c.out"
 # Static: the archive plus Libs.private; the program then needs no libshardline at run time.
 # shellcheck disable=SC2046
 gcc -std=c11 -Wall -Wextra -Werror tests/install/smoke.c $(pkg-config --cflags shardline) \
@@ -165,8 +166,9 @@ if readelf -d "$work/smoke-c-static" | grep -q 'libshardline'; then
     echo "c: the static build still needs libshardline.so" >&2
     exit 1
 fi
-"$work/smoke-c-static" "$vectors" >"$work/c-static.out"
+"$work/smoke-c-static" "$vectors" "$ETCD_ENDPOINT" >"$work/c-static.out"
 check "c (static)" "$work/c-static.out"
+check_etcd "c (static)" "$work/c-static.out"
 passed+=(c)
 
 echo "install tests: ${#passed[@]} passed (${passed[*]}), with no cargo on PATH"

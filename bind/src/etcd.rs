@@ -213,6 +213,15 @@ impl<T> Serving<T> {
             })
     }
 
+    /// Puts back a backend [`take`](Self::take) gave, for a driver that was not made after
+    /// all (another of its arguments was refused), so the object serves the next one.
+    pub fn give_back(&self, value: T) {
+        self.slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(value);
+    }
+
     /// Runs `f` on the backend while no driver has it. Calls wait for one another: the backend
     /// is one etcd session.
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> Result<R, Failure>) -> Result<R, Failure> {
@@ -236,6 +245,8 @@ mod tests {
     fn a_backend_serves_one_driver() {
         let s = Serving::new("EtcdLease", 7);
         assert_eq!(s.with(|v| Ok(*v + 1)).unwrap(), 8);
+        assert_eq!(s.take().unwrap(), 7);
+        s.give_back(7);
         assert_eq!(s.take().unwrap(), 7);
         let e = s.take().unwrap_err();
         assert_eq!(e.status, Status::InvalidState);

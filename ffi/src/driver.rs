@@ -313,14 +313,20 @@ fn present<F>(f: Option<F>, name: &str) -> shardline_core::Result<F> {
 }
 
 impl<C: Callbacks> Host<C> {
-    /// Reads the callbacks struct, checking its size and the required callbacks.
+    /// Reads the callbacks struct, checking its size and the required callbacks but those
+    /// whose names start with one of `served` (roles shardline's own backends play).
     ///
     /// # Safety
     /// As for [`versioned`].
-    unsafe fn new(callbacks: *const C) -> Result<Host<C>> {
+    unsafe fn new(callbacks: *const C, served: &[&str]) -> Result<Host<C>> {
         // SAFETY: forwarded contract.
         let cb = *unsafe { versioned(callbacks, "callbacks", C::C_NAME) }?;
-        if let Some((name, _)) = cb.required().into_iter().find(|(_, here)| !here) {
+        let needed = |name: &str| !served.iter().any(|p| name.starts_with(p));
+        if let Some((name, _)) = cb
+            .required()
+            .into_iter()
+            .find(|(name, here)| !here && needed(name))
+        {
             return Err(Failure::invalid_argument(format!(
                 "callbacks->{name} is NULL (it is required)"
             )));
@@ -671,33 +677,51 @@ impl<D: Driven, C: Callbacks> Driving<D, C> {
     }
 }
 
+/// What a driver is made with besides the host's callbacks: the roles shardline's own backends
+/// play (their callbacks are then not required), and those backends, taken last (`take` is
+/// the final step that may fail).
+pub(crate) struct Backends<B> {
+    pub served: &'static [&'static str],
+    pub take: B,
+}
+
+/// No backends of shardline's own: the host's callbacks play every role.
+fn callbacks_only<B>() -> Backends<impl FnOnce() -> Result<Option<B>>> {
+    Backends {
+        served: &[],
+        take: || Ok(None),
+    }
+}
+
 /// Takes over a step machine handle for a new driver handle: on success the handle and the
 /// host's userdata belong to the driver; on failure nothing changes.
 ///
 /// # Safety
 /// `machine` is NULL or a live handle; `callbacks` as for [`versioned`]; `out` is valid for a
 /// write.
-unsafe fn take_over<M, H, C: Callbacks>(
+unsafe fn take_over<M, H, C: Callbacks, B>(
     machine: *mut M,
     callbacks: *const C,
     out: *mut *mut H,
     what: &'static str,
     in_use: impl FnOnce(&M) -> bool,
-    build: impl FnOnce(M, Host<C>) -> H,
+    backends: Backends<impl FnOnce() -> Result<B>>,
+    build: impl FnOnce(M, Host<C>, B) -> H,
 ) -> Result<()> {
     // SAFETY: caller's contract, for every parameter.
     let m = unsafe { args::handle(machine, what) }?;
-    let host = unsafe { Host::new(callbacks) }?;
+    let host = unsafe { Host::new(callbacks, backends.served) }?;
     let out = Out::new(out, "out")?;
     if in_use(m) {
         return Err(Failure::reentrant(format!(
             "the {what} is in use by a call in progress (a callback cannot hand it to a driver)"
         )));
     }
+    let b = (backends.take)()?;
     // SAFETY: live per the contract; ownership moves only now that nothing can fail.
     let m = unsafe { args::free(machine) }.ok_or_else(|| Failure::null(what))?;
     // SAFETY: caller's contract.
-    unsafe { out.write(args::into_handle(build(*m, host))) };
+    unsafe { out.write(args::into_handle(build(*m, host, b))) };
     Ok(())
 }
 
@@ -770,31 +794,54 @@ pub unsafe extern "C" fn shardline_coordinator_driver_new(
 ) -> shardline_status {
     guard(|| {
         // SAFETY: caller's contract.
-        unsafe {
-            take_over(
-                coordinator,
-                callbacks,
-                out,
-                "coordinator",
-                shardline_coordinator::in_use,
-                |c, host| {
-                    let driver = CoordinatorDriver::new(
-                        c.into_coordinator(),
-                        Box::new(host.clone()),
-                        Box::new(host.clone()),
-                        Box::new(host.clone()),
-                        Box::new(host.clone()),
-                    );
-                    shardline_coordinator_driver {
-                        machine: Machine::new(
-                            shardline_coordinator_callbacks::WHAT,
-                            Driving::new(driver, host, false),
-                        ),
-                    }
-                },
-            )
-        }
+        unsafe { new_coordinator_driver(coordinator, callbacks, out, callbacks_only()) }
     })
+}
+
+/// A lease and a store of shardline's own, for a coordinator driver.
+pub(crate) type OwnBackends = (Box<dyn Lease>, Box<dyn Store>);
+
+/// Makes a coordinator driver whose lease and store are the host's callbacks, or shardline's
+/// own backends when `backends` gives them.
+///
+/// # Safety
+/// As for [`shardline_coordinator_driver_new`].
+pub(crate) unsafe fn new_coordinator_driver(
+    coordinator: *mut shardline_coordinator,
+    callbacks: *const shardline_coordinator_callbacks,
+    out: *mut *mut shardline_coordinator_driver,
+    backends: Backends<impl FnOnce() -> Result<Option<OwnBackends>>>,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        take_over(
+            coordinator,
+            callbacks,
+            out,
+            "coordinator",
+            shardline_coordinator::in_use,
+            backends,
+            |c, host, own| {
+                let (lease, store): OwnBackends = match own {
+                    Some(own) => own,
+                    None => (Box::new(host.clone()), Box::new(host.clone())),
+                };
+                let driver = CoordinatorDriver::new(
+                    c.into_coordinator(),
+                    Box::new(host.clone()),
+                    Box::new(host.clone()),
+                    lease,
+                    store,
+                );
+                shardline_coordinator_driver {
+                    machine: Machine::new(
+                        shardline_coordinator_callbacks::WHAT,
+                        Driving::new(driver, host, false),
+                    ),
+                }
+            },
+        )
+    }
 }
 
 /// Releases a driver, the coordinator it took over, and the host's userdata (through
@@ -974,6 +1021,37 @@ pub unsafe extern "C" fn shardline_coordinator_driver_is_active(
     })
 }
 
+/// The fencing token of the lease grant the driver's coordinator holds.
+///
+/// @param driver the driver.
+/// @param out_has receives false when it holds no grant.
+/// @param out_token receives the token (0 when none).
+/// @return SHARDLINE_STATUS_REENTRANT_CALL from one of its own callbacks.
+///
+/// Ownership: nothing to free.
+/// Thread safety: any thread; calls on one driver are serialised (see the overview).
+///
+/// # Safety
+/// `driver` is a live coordinator driver; `out_has` and `out_token` are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_coordinator_driver_token(
+    driver: *const shardline_coordinator_driver,
+    out_has: *mut bool,
+    out_token: *mut u64,
+) -> shardline_status {
+    guard(|| {
+        let has = Out::new(out_has, "out_has")?;
+        let token = Out::new(out_token, "out_token")?;
+        // SAFETY: caller's contract.
+        let t = unsafe {
+            with_coordinator(driver, |d| Ok(d.driver.coordinator().token().map(|t| t.0)))
+        }?;
+        // SAFETY: caller's contract.
+        unsafe { write_opt_u64(has, token, t) };
+        Ok(())
+    })
+}
+
 /// The region a shard is allocated to in the coordinator's stored state.
 ///
 /// @param driver the driver.
@@ -1053,7 +1131,8 @@ pub unsafe extern "C" fn shardline_region_driver_new(
                 out,
                 "region",
                 shardline_region::in_use,
-                |r, host| {
+                callbacks_only::<()>(),
+                |r, host, _| {
                     let (region, extracts) = r.into_region();
                     let driver = RegionDriver::new(
                         region,

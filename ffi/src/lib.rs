@@ -45,6 +45,11 @@ pub mod coordinator;
 pub mod region;
 
 pub mod driver;
+
+pub mod worker_id;
+
+#[cfg(feature = "etcd")]
+pub mod etcd;
 // Asynchronous hosts: operations with tickets, completed later.
 pub mod pipeline;
 pub mod replay;

@@ -21,62 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a tiny harness: a case fails when any of its checks fails ------------------------------ */
-
-static int g_passed;
-static int g_failed;
-static int g_case_failed;
-static char g_case[160];
-
-static void begin(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_case, sizeof g_case, fmt, ap);
-    va_end(ap);
-    g_case_failed = 0;
-}
-
-static void end(void) {
-    if (g_case_failed) {
-        g_failed++;
-    } else {
-        g_passed++;
-    }
-}
-
-static int check(int ok, int line, const char *fmt, ...) {
-    if (!ok) {
-        va_list ap;
-        g_case_failed = 1;
-        fprintf(stderr, "FAIL [%s] test_shardline.c:%d: ", g_case, line);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-    }
-    return ok;
-}
-
-#define CHECK(ok, ...) check((ok) != 0, __LINE__, __VA_ARGS__)
-
-static const char *last_error(void) {
-    static char buf[2048];
-    buf[0] = '\0';
-    shardline_last_error_message(buf, sizeof buf, NULL);
-    return buf;
-}
-
-static int expect_status(shardline_status got, shardline_status want, const char *call, int line) {
-    return check(got == want, line, "%s returned %s, expected %s (last error: %s)", call,
-                 shardline_status_str(got), shardline_status_str(want), last_error());
-}
-
-#define EXPECT(call, want) expect_status((call), (want), #call, __LINE__)
-#define OK(call) EXPECT(call, SHARDLINE_STATUS_OK)
-
-static int contains(const char *haystack, const char *needle) {
-    return haystack != NULL && strstr(haystack, needle) != NULL;
-}
+#include "harness.h"
 
 static char *read_file(const char *dir, const char *name) {
     char path[4096];
@@ -1316,7 +1261,6 @@ static char *home_in_coordinator(struct shardline_coordinator *c, const char *sh
     return home;
 }
 
-static int str_is(const char *s, const char *want) { return s != NULL && strcmp(s, want) == 0; }
 
 static struct shardline_region *new_region(const char *id, const char *node) {
     struct shardline_region *r = NULL;
@@ -1808,11 +1752,6 @@ static void test_coordinator_custom_strategy(void) {
 
 /* ---- the typed step API: the step loop with no JSON ----------------------------------------- */
 
-static struct shardline_str S(const char *s) {
-    struct shardline_str r = {s, s != NULL ? strlen(s) : 0};
-    return r;
-}
-
 static int sv_is(struct shardline_str s, const char *want) {
     return s.data != NULL && s.len == strlen(want) && memcmp(s.data, want, s.len) == 0;
 }
@@ -1826,15 +1765,6 @@ static int sv_contains(struct shardline_str s, const char *needle) {
         }
     }
     return 0;
-}
-
-static struct shardline_coordinator_input c_input(shardline_coordinator_input_kind kind) {
-    struct shardline_coordinator_input in;
-    memset(&in, 0, sizeof in);
-    in.struct_size = (uint32_t)sizeof in;
-    in.kind = kind;
-    in.up_number = INT32_MAX;
-    return in;
 }
 
 static struct shardline_region_input r_input(shardline_region_input_kind kind) {
@@ -2925,6 +2855,273 @@ static void test_pipeline(void) {
     end();
 }
 
+/* ---- worker ids: the in-memory registry and holders on a simulated clock --------------------- */
+
+#define ID_T0 1767225600000ULL /* 2026-01-01, Unix ms */
+
+/* A simulated clock: sleeping moves both readings; a reading can be made to fail. */
+struct sim_clock {
+    uint64_t wall;
+    uint64_t mono;
+    int fail_wall;
+    int frees;
+    struct shardline_worker_id_holder *holder; /* called back from wall_ms when set */
+    shardline_status reentry;
+};
+
+static shardline_status sim_wall(void *ud, uint64_t *out) {
+    struct sim_clock *c = ud;
+    if (c->holder != NULL) {
+        uint32_t id = 0;
+        c->reentry = shardline_worker_id_holder_worker_id(c->holder, &id);
+    }
+    if (c->fail_wall) {
+        return SHARDLINE_STATUS_INTERNAL;
+    }
+    *out = c->wall;
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status sim_mono(void *ud, uint64_t *out) {
+    *out = ((struct sim_clock *)ud)->mono;
+    return SHARDLINE_STATUS_OK;
+}
+
+static shardline_status sim_sleep(void *ud, uint64_t until) {
+    struct sim_clock *c = ud;
+    if (until > c->mono) {
+        c->wall += until - c->mono;
+        c->mono = until;
+    }
+    return SHARDLINE_STATUS_OK;
+}
+
+static void sim_free(void *ud) { ((struct sim_clock *)ud)->frees++; }
+
+static struct shardline_id_clock_callbacks sim_callbacks(struct sim_clock *c) {
+    struct shardline_id_clock_callbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.struct_size = (uint32_t)sizeof cb;
+    cb.userdata = c;
+    cb.wall_ms = sim_wall;
+    cb.monotonic_ms = sim_mono;
+    cb.sleep_until = sim_sleep;
+    cb.userdata_free = sim_free;
+    return cb;
+}
+
+static struct shardline_worker_id_holder *acquire_id(struct shardline_worker_id_registry *r, struct sim_clock *c,
+                                                     const char *options) {
+    struct shardline_id_clock_callbacks cb = sim_callbacks(c);
+    struct shardline_worker_id_holder *h = NULL;
+    OK(shardline_worker_id_holder_acquire(r, &cb, options, &h));
+    return h;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_worker_ids(void) {
+    begin("worker ids: lowest free, exclusive, unique fenced ids, release, a successor's epoch");
+    struct shardline_worker_id_registry *r = NULL;
+    OK(shardline_worker_id_registry_new(&r));
+    struct sim_clock clock = {ID_T0, 0, 0, 0, NULL, SHARDLINE_STATUS_OK};
+    struct shardline_worker_id_holder *h[3] = {NULL, NULL, NULL};
+    const char *owners[3] = {"{\"owner\":\"node0\",\"incarnation\":1}", "{\"owner\":\"node1\",\"incarnation\":1}",
+                             "{\"owner\":\"node2\",\"incarnation\":1}"};
+    for (int i = 0; i < 3; i++) {
+        h[i] = acquire_id(r, &clock, owners[i]);
+    }
+    if (!CHECK(h[0] != NULL && h[1] != NULL && h[2] != NULL, "three holders")) {
+        for (int i = 0; i < 3; i++) {
+            shardline_worker_id_holder_free(h[i]);
+        }
+        shardline_worker_id_registry_free(r);
+        end();
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        uint32_t id = 99;
+        uint64_t epoch = 0;
+        OK(shardline_worker_id_holder_worker_id(h[i], &id));
+        OK(shardline_worker_id_holder_epoch(h[i], &epoch));
+        CHECK(id == (uint32_t)i && epoch == 1, "holder %d has worker id %u, epoch %llu", i, id,
+              (unsigned long long)epoch);
+    }
+    char *json = NULL;
+    OK(shardline_worker_id_registry_live_claims(r, &json));
+    CHECK(contains(json, "\"workerId\":2") && contains(json, "\"owner\":\"node1\""), "live claims: %s", json);
+    shardline_string_free(json);
+
+    /* 1500 ids over 500 ms of simulated time: every one distinct. */
+    static uint64_t ids[1500];
+    int n = 0;
+    for (int t = 0; t < 500; t++) {
+        for (int i = 0; i < 3; i++) {
+            OK(shardline_worker_id_holder_next_id(h[i], &ids[n++]));
+        }
+        clock.wall++;
+        clock.mono++;
+    }
+    qsort(ids, (size_t)n, sizeof ids[0], cmp_u64);
+    int distinct = 1;
+    for (int i = 1; i < n; i++) {
+        distinct &= ids[i] != ids[i - 1];
+    }
+    CHECK(distinct, "1500 distinct ids");
+
+    uint64_t floor = 0, budget = 0, until = 0, next = 0;
+    bool has_until = false;
+    OK(shardline_worker_id_holder_tenure(h[0], &floor, &budget, &has_until, &until));
+    CHECK(has_until && budget > floor, "a confirmed tenure: floor %llu budget %llu", (unsigned long long)floor,
+          (unsigned long long)budget);
+    OK(shardline_worker_id_holder_maintain(h[0], &next));
+    CHECK(next > clock.mono, "the next upkeep is ahead: %llu", (unsigned long long)next);
+    OK(shardline_worker_id_holder_hold_until(h[0], clock.mono + 100));
+    CHECK(clock.mono >= 500 + 100, "holding slept through the clock");
+    OK(shardline_worker_id_holder_layout(h[0], &json));
+    CHECK(contains(json, "\"workerBits\":10"), "layout: %s", json);
+    shardline_string_free(json);
+
+    /* Released (twice: idempotent), the id is gone for this holder and the lowest free again. */
+    OK(shardline_worker_id_holder_release(h[1]));
+    OK(shardline_worker_id_holder_release(h[1]));
+    uint64_t id = 0;
+    EXPECT(shardline_worker_id_holder_next_id(h[1], &id), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(contains(last_error(), "released"), "%s", last_error());
+    struct shardline_worker_id_holder *again = acquire_id(r, &clock, "{\"owner\":\"node9\",\"incarnation\":1}");
+    uint32_t wid = 0;
+    uint64_t epoch = 0;
+    OK(shardline_worker_id_holder_worker_id(again, &wid));
+    OK(shardline_worker_id_holder_epoch(again, &epoch));
+    CHECK(wid == 1 && epoch == 2, "the successor has worker id %u, epoch %llu", wid, (unsigned long long)epoch);
+    OK(shardline_worker_id_holder_next_id(again, &id));
+    CHECK(bsearch(&id, ids, (size_t)n, sizeof ids[0], cmp_u64) == NULL, "its ids are new");
+    OK(shardline_worker_id_registry_fence(r, 1, &json));
+    CHECK(contains(json, "\"epoch\":2"), "the fence of id 1: %s", json);
+    shardline_string_free(json);
+    OK(shardline_worker_id_registry_fence(r, 7, &json));
+    CHECK(json == NULL, "id 7 has no fence");
+
+    /* The registry's time moves only when told; freeing a holder releases its id. */
+    uint64_t now = 0;
+    OK(shardline_worker_id_registry_advance_to(r, 20, &now));
+    OK(shardline_worker_id_registry_advance_to(r, 10, NULL));
+    OK(shardline_worker_id_registry_now_ms(r, &now));
+    CHECK(now == 20, "never back: %llu", (unsigned long long)now);
+    shardline_worker_id_holder_free(h[0]);
+    OK(shardline_worker_id_registry_live_claims(r, &json));
+    CHECK(!contains(json, "\"owner\":\"node0\""), "node0's claim went with its holder: %s", json);
+    shardline_string_free(json);
+    shardline_worker_id_holder_free(h[1]);
+    shardline_worker_id_holder_free(h[2]);
+    shardline_worker_id_holder_free(again);
+    shardline_worker_id_holder_free(NULL);
+    CHECK(clock.frees == 4, "userdata_free once per holder: %d", clock.frees);
+    shardline_worker_id_registry_free(r);
+    shardline_worker_id_registry_free(NULL);
+    end();
+}
+
+static void test_worker_id_errors(void) {
+    begin("worker ids: a full pool, bad options and clocks, re-entry, NULLs: statuses, never a crash");
+    struct shardline_worker_id_registry *r = NULL;
+    OK(shardline_worker_id_registry_new(&r));
+    struct sim_clock clock = {ID_T0, 0, 0, 0, NULL, SHARDLINE_STATUS_OK};
+    struct shardline_id_clock_callbacks cb = sim_callbacks(&clock);
+    struct shardline_worker_id_holder *h = NULL;
+    const char *one_bit = "{\"owner\":\"n2\",\"incarnation\":1,\"workerBits\":1}";
+
+    /* Every id taken is NO_CANDIDATES, as in every language. */
+    struct shardline_worker_id_holder *two[2] = {
+        acquire_id(r, &clock, "{\"owner\":\"n0\",\"incarnation\":1,\"workerBits\":1}"),
+        acquire_id(r, &clock, "{\"owner\":\"n1\",\"incarnation\":1,\"workerBits\":1}")};
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, one_bit, &h), SHARDLINE_STATUS_NO_CANDIDATES);
+    CHECK(h == NULL, "nothing written on failure");
+    shardline_worker_id_holder_free(two[0]);
+    h = acquire_id(r, &clock, one_bit);
+    uint32_t wid = 9;
+    OK(shardline_worker_id_holder_worker_id(h, &wid));
+    CHECK(wid == 0, "a freed id is taken again: %u", wid);
+    shardline_worker_id_holder_free(two[1]);
+
+    /* A clock callback calling its own holder is refused; a failing one is named. */
+    clock.holder = h;
+    uint64_t id = 0;
+    OK(shardline_worker_id_holder_next_id(h, &id));
+    CHECK(clock.reentry == SHARDLINE_STATUS_REENTRANT_CALL, "re-entry: %s", shardline_status_str(clock.reentry));
+    clock.holder = NULL;
+    clock.fail_wall = 1;
+    uint64_t kept = 12345;
+    EXPECT(shardline_worker_id_holder_next_id(h, &kept), SHARDLINE_STATUS_CALLBACK_FAILED);
+    CHECK(str_is(last_error(), "the clock's wall_ms returned SHARDLINE_STATUS_INTERNAL"), "%s", last_error());
+    CHECK(kept == 12345, "no id written when the clock failed");
+    struct shardline_worker_id_holder *other = NULL;
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, "{\"owner\":\"b\",\"incarnation\":1}", &other),
+           SHARDLINE_STATUS_CALLBACK_FAILED);
+    CHECK(other == NULL && clock.frees == 2, "a failed acquire keeps the userdata the caller's (%d frees)",
+          clock.frees);
+    clock.fail_wall = 0;
+    OK(shardline_worker_id_holder_next_id(h, &id));
+    clock.fail_wall = 1;
+    EXPECT(shardline_worker_id_holder_release(h), SHARDLINE_STATUS_CALLBACK_FAILED);
+    CHECK(str_is(last_error(), "the clock's wall_ms returned SHARDLINE_STATUS_INTERNAL"), "%s", last_error());
+    clock.fail_wall = 0;
+    EXPECT(shardline_worker_id_holder_worker_id(h, &wid), SHARDLINE_STATUS_INVALID_STATE);
+    CHECK(str_is(last_error(), "the worker id was released"), "released all the same: %s", last_error());
+    OK(shardline_worker_id_holder_release(h));
+    shardline_worker_id_holder_free(h);
+    h = NULL;
+
+    /* Bad options and clocks. */
+    EXPECT(shardline_worker_id_holder_acquire(NULL, &cb, one_bit, &h), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "registry is NULL"), "%s", last_error());
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, NULL, &h), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "options_json is NULL"), "%s", last_error());
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, one_bit, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, "{\"owner\":\"a\"}", &h), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "incarnation"), "a missing field is named: %s", last_error());
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, "{\"owner\":\"a\",\"incarnation\":-1}", &h),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, "{\"owner\":\"a\",\"incarnation\":1,\"policy\":\"random\"}", &h),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "policy must be \"lowest\" or \"spread:N\""), "%s", last_error());
+    EXPECT(shardline_worker_id_holder_acquire(r, &cb, "{\"owner\":\"\xff\",\"incarnation\":1}", &h),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "options_json is not valid UTF-8"), "%s", last_error());
+    struct shardline_id_clock_callbacks bad = cb;
+    bad.wall_ms = NULL;
+    EXPECT(shardline_worker_id_holder_acquire(r, &bad, one_bit, &h), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(str_is(last_error(), "clock->wall_ms is NULL (it is required)"), "%s", last_error());
+    bad = cb;
+    bad.struct_size = 4;
+    EXPECT(shardline_worker_id_holder_acquire(r, &bad, one_bit, &h), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "clock->struct_size is 4"), "%s", last_error());
+    CHECK(h == NULL && clock.frees == 3, "no holder, no userdata_free: %d", clock.frees);
+
+    /* The system clock when none is given. */
+    OK(shardline_worker_id_holder_acquire(r, NULL, "{\"owner\":\"sys\",\"incarnation\":1}", &h));
+    uint64_t a = 0, b = 0;
+    OK(shardline_worker_id_holder_next_id(h, &a));
+    OK(shardline_worker_id_holder_next_id(h, &b));
+    CHECK(a != b, "the system clock issues ids too");
+
+    /* NULL handles and out-parameters. */
+    EXPECT(shardline_worker_id_holder_next_id(NULL, &id), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(str_is(last_error(), "holder is NULL"), "%s", last_error());
+    EXPECT(shardline_worker_id_holder_next_id(h, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_worker_id_holder_release(NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_worker_id_holder_tenure(h, &a, &b, NULL, &id), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_worker_id_registry_new(NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_worker_id_registry_live_claims(NULL, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_worker_id_registry_now_ms(r, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    shardline_worker_id_holder_free(h);
+    shardline_worker_id_registry_free(r);
+    end();
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/vectors";
     const char *traces = argc > 2 ? argv[2] : "tests/traces";
@@ -2953,6 +3150,8 @@ int main(int argc, char **argv) {
     test_driver_errors();
     test_pipeline();
     test_threads();
+    test_worker_ids();
+    test_worker_id_errors();
     hashing_vectors(dir);
     replay_file(dir, "pekko-strategies.json");
     replay_file(dir, "actor-ts-strategies.json");
