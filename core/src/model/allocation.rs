@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
+use crate::hashing::string_hash;
 use crate::jvm::{self, ContractViolation};
 use crate::model::{ActorTsKey, Address};
 use crate::model::{
@@ -33,7 +34,11 @@ pub struct Region {
     eligible: bool,
     /// Each shard with its load, kept here so listing a region's shards by load reads them
     /// in place rather than looking each up in the load book.
-    shards: BTreeMap<u64, (ShardId, LoadVec)>,
+    shards: BTreeMap<u64, Placed>,
+    /// `(allocation sequence, ring position)` of each shard, in allocation order: a
+    /// consistent-hashing round reads one position per shard, and a flat array of them costs
+    /// a fraction of walking the map and hashing every id again.
+    ring_positions: Vec<(u64, i32)>,
     /// What the ranking indexes hold for this region, so it can be taken out even after the
     /// member it was ranked by has changed.
     rank: Option<(RankKey, MemberStatus, Version)>,
@@ -43,6 +48,13 @@ pub struct Region {
     load: LoadVec,
     /// Where [`AllocationState`]'s class index holds it, when it may receive shards.
     class: Option<(ClassKey, ClassEntry)>,
+}
+
+/// A shard as its region lists it.
+#[derive(Debug, Clone)]
+struct Placed {
+    id: ShardId,
+    load: LoadVec,
 }
 
 impl Region {
@@ -66,12 +78,22 @@ impl Region {
     }
     /// Shards in allocation order, oldest first.
     pub fn shards(&self) -> impl DoubleEndedIterator<Item = &ShardId> + ExactSizeIterator {
-        self.shards.values().map(|(s, _)| s)
+        self.shards.values().map(|p| &p.id)
+    }
+    /// `(allocation sequence, position on Pekko's consistent-hash ring)` of each shard, in
+    /// allocation order; the position is [`crate::hashing::string_hash`] of the id, worked out
+    /// once when the shard is placed.
+    pub fn ring_positions(&self) -> &[(u64, i32)] {
+        &self.ring_positions
+    }
+    /// The shard placed here with allocation sequence `seq`.
+    pub fn shard_at(&self, seq: u64) -> Option<&ShardId> {
+        self.shards.get(&seq).map(|p| &p.id)
     }
     /// Shards in allocation order with their allocation sequence (see
     /// [`AllocationState::shard_sequence`]) and load.
     pub fn shards_with_load(&self) -> impl Iterator<Item = (u64, &ShardId, &LoadVec)> {
-        self.shards.iter().map(|(k, (s, l))| (*k, s, l))
+        self.shards.iter().map(|(k, p)| (*k, &p.id, &p.load))
     }
     /// Position in map order (registration order); smaller is earlier.
     pub fn map_position(&self) -> u64 {
@@ -242,6 +264,7 @@ impl AllocationState {
             candidate_pos: self.next_candidate,
             eligible: false,
             shards: BTreeMap::new(),
+            ring_positions: Vec::new(),
             rank: None,
             profile: RegionProfile::default(),
             load: LoadVec::default(),
@@ -292,7 +315,7 @@ impl AllocationState {
         self.order.remove(&region.pos);
         self.by_id.remove(&region.id);
         self.free.push(slot);
-        let shards: Vec<ShardId> = region.shards.into_values().map(|(s, _)| s).collect();
+        let shards: Vec<ShardId> = region.shards.into_values().map(|p| p.id).collect();
         for s in &shards {
             self.homes.remove(s);
         }
@@ -369,8 +392,17 @@ impl AllocationState {
         let r = self.slots[slot].as_mut().expect("live");
         r.load.add(&load);
         self.recount(slot, |shards| {
-            shards.insert(seq, (shard.clone(), load));
+            shards.insert(
+                seq,
+                Placed {
+                    id: shard.clone(),
+                    load,
+                },
+            );
         });
+        let r = self.slots[slot].as_mut().expect("live");
+        // Sequences only grow, so a push keeps allocation order.
+        r.ring_positions.push((seq, string_hash(&shard)));
         self.reentry(slot);
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
@@ -384,9 +416,18 @@ impl AllocationState {
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
         let mut load = LoadVec::default();
         self.recount(home.slot, |shards| {
-            load = shards.remove(&home.seq).expect("homed shard is listed").1;
+            load = shards
+                .remove(&home.seq)
+                .expect("homed shard is listed")
+                .load;
         });
         let r = self.slots[home.slot].as_mut().expect("live");
+        if let Ok(i) = r
+            .ring_positions
+            .binary_search_by_key(&home.seq, |&(seq, _)| seq)
+        {
+            r.ring_positions.remove(i);
+        }
         if r.shards.is_empty() {
             // exactly zero, not what float subtraction leaves
             r.load = LoadVec::default();
@@ -426,7 +467,7 @@ impl AllocationState {
                 .shards
                 .get_mut(&home.seq)
                 .expect("homed shard is listed")
-                .1;
+                .load;
             r.load.sub(listed);
             r.load.add(&new);
             *listed = new.clone();
@@ -811,11 +852,7 @@ impl AllocationState {
 
     /// Changes a region's shards and moves it within the count-keyed indexes; its member is
     /// unchanged, so the status and version tallies stay as they are.
-    fn recount(
-        &mut self,
-        slot: usize,
-        change: impl FnOnce(&mut BTreeMap<u64, (ShardId, LoadVec)>),
-    ) {
+    fn recount(&mut self, slot: usize, change: impl FnOnce(&mut BTreeMap<u64, Placed>)) {
         self.placement_gen += 1;
         let r = self.slots[slot].as_mut().expect("live");
         let before = r.shards.len();

@@ -120,44 +120,54 @@ impl Dimensions {
 }
 
 /// A load in dense form: `base` in every dimension plus `extra[d]` in dimension `d`.
+/// `extra` is an optional boxed slice, not a `Vec`: every placed shard holds one, almost
+/// always empty, and a `Vec`'s capacity word would cost 8 bytes a shard.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LoadVec {
     base: f64,
-    extra: Vec<f64>,
+    extra: Option<Box<[f64]>>,
 }
 
 impl LoadVec {
     /// The load of a shard nobody reported: 1 in every dimension.
     pub const UNIT: LoadVec = LoadVec {
         base: 1.0,
-        extra: Vec::new(),
+        extra: None,
     };
 
+    fn extra(&self) -> &[f64] {
+        self.extra.as_deref().unwrap_or_default()
+    }
+
     pub fn get(&self, d: usize) -> f64 {
-        self.base + self.extra.get(d).copied().unwrap_or(0.0)
+        self.base + self.extra().get(d).copied().unwrap_or(0.0)
     }
 
     pub fn is_unit(&self) -> bool {
-        self.base == 1.0 && self.extra.iter().all(|&e| e == 0.0)
+        self.base == 1.0 && self.extra().iter().all(|&e| e == 0.0)
     }
 
     pub fn add(&mut self, other: &LoadVec) {
         self.base += other.base;
-        if self.extra.len() < other.extra.len() {
-            self.extra.resize(other.extra.len(), 0.0);
-        }
-        for (a, b) in self.extra.iter_mut().zip(&other.extra) {
+        self.widen(other.extra().len());
+        for (a, b) in self.extra.iter_mut().flatten().zip(other.extra()) {
             *a += b;
         }
     }
 
     pub fn sub(&mut self, other: &LoadVec) {
         self.base -= other.base;
-        if self.extra.len() < other.extra.len() {
-            self.extra.resize(other.extra.len(), 0.0);
-        }
-        for (a, b) in self.extra.iter_mut().zip(&other.extra) {
+        self.widen(other.extra().len());
+        for (a, b) in self.extra.iter_mut().flatten().zip(other.extra()) {
             *a -= b;
+        }
+    }
+
+    fn widen(&mut self, dims: usize) {
+        if self.extra().len() < dims {
+            let mut extra = self.extra.take().map(Vec::from).unwrap_or_default();
+            extra.resize(dims, 0.0);
+            self.extra = Some(extra.into_boxed_slice());
         }
     }
 
@@ -165,7 +175,7 @@ impl LoadVec {
         match amount {
             Amount::Uniform(v) => LoadVec {
                 base: *v,
-                extra: Vec::new(),
+                extra: None,
             },
             Amount::PerDimension(m) => {
                 let mut extra = Vec::new();
@@ -176,7 +186,10 @@ impl LoadVec {
                     }
                     extra[d] = *v;
                 }
-                LoadVec { base: 0.0, extra }
+                LoadVec {
+                    base: 0.0,
+                    extra: (!extra.is_empty()).then(|| extra.into_boxed_slice()),
+                }
             }
         }
     }

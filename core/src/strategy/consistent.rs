@@ -198,12 +198,13 @@ impl ConsistentHashing {
         by_address.sort_by(|a, b| state.node_of(a).pekko_cmp(state.node_of(b)));
         let mut misplaced = Vec::new();
         for r in by_address {
-            for s in r.shards() {
-                let Some(i) = ring.ring.node_for(s) else {
+            for &(seq, hash) in r.ring_positions() {
+                let Some(i) = ring.ring.node_for_hash(hash) else {
                     continue;
                 };
-                if target_of[i].id() != r.id() {
-                    misplaced.push(s.clone());
+                // The same region is the same reference: no id comparison per shard.
+                if !std::ptr::eq(target_of[i], r) {
+                    misplaced.push(r.shard_at(seq).expect("a listed position").clone());
                 }
             }
         }
