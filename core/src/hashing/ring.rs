@@ -25,6 +25,19 @@ fn biased(position: i32) -> u32 {
     (position as u32) ^ 0x8000_0000
 }
 
+/// Sort key of a ring entry: position (biased, so unsigned order is signed order), then the
+/// complemented node index, so the latest-inserted node comes first among equal positions and
+/// survives a `dedup`. Equal positions of one node (different replicas) are the same owner.
+fn key(position: i32, node: u32) -> u64 {
+    u64::from(biased(position)) << 32 | u64::from(!node)
+}
+
+/// The keys of node `index`'s virtual nodes.
+fn node_keys(index: u32, node: &str, virtual_nodes: u32) -> impl Iterator<Item = u64> {
+    let node_hash = string_hash(node);
+    (1..=virtual_nodes).map(move |replica| key(vnode_hash(node_hash, replica), index))
+}
+
 impl Ring {
     /// Builds the ring: node `i` gets positions `vnode_hash(string_hash(nodes[i]), r)` for
     /// `r` in `1..=virtual_nodes`. Pekko rejects `virtual_nodes == 0`; here it gives an empty ring.
@@ -33,37 +46,87 @@ impl Ring {
     /// If there are more than `u32::MAX` nodes.
     pub fn new<S: AsRef<str>>(nodes: &[S], virtual_nodes: u32) -> Ring {
         let n = u32::try_from(nodes.len()).expect("at most u32::MAX ring nodes");
-        // Sort key: position (sign bit flipped so unsigned order is signed order), then the
-        // complemented node index so the latest-inserted node comes first among equal positions
-        // and survives `dedup`. Equal positions of one node (different replicas) are the same owner.
         let mut keys: Vec<u64> =
             Vec::with_capacity(nodes.len().saturating_mul(virtual_nodes as usize));
         for (index, node) in (0..n).zip(nodes) {
-            let node_hash = string_hash(node.as_ref());
-            for replica in 1..=virtual_nodes {
-                let biased = (vnode_hash(node_hash, replica) as u32) ^ 0x8000_0000;
-                keys.push(u64::from(biased) << 32 | u64::from(!index));
-            }
+            keys.extend(node_keys(index, node.as_ref(), virtual_nodes));
         }
         keys.sort_unstable();
         keys.dedup_by_key(|k| *k >> 32);
+        Ring::from_keys(keys)
+    }
+
+    /// The ring of `nodes` when this is the ring of `before` (same virtual nodes) and `nodes`
+    /// is `before` with one node inserted, as a join makes it: the new node's positions are
+    /// merged in, O(positions) rather than hashing and sorting every node's again. `None` for
+    /// any other change.
+    pub fn with_one_more<S: AsRef<str>, T: AsRef<str>>(
+        &self,
+        before: &[S],
+        nodes: &[T],
+        virtual_nodes: u32,
+    ) -> Option<Ring> {
+        if nodes.len() != before.len() + 1 {
+            return None;
+        }
+        let at = before
+            .iter()
+            .zip(nodes)
+            .position(|(b, n)| b.as_ref() != n.as_ref())
+            .unwrap_or(before.len());
+        if before[at..]
+            .iter()
+            .zip(&nodes[at + 1..])
+            .any(|(b, n)| b.as_ref() != n.as_ref())
+        {
+            return None;
+        }
+        let at = u32::try_from(at).ok()?;
+        let mut joined: Vec<u64> =
+            node_keys(at, nodes[at as usize].as_ref(), virtual_nodes).collect();
+        joined.sort_unstable();
+        joined.dedup_by_key(|k| *k >> 32);
+        // The nodes after the new one move up an index; keys stay in position order.
+        let old = self.entries.iter().map(|&(position, node)| {
+            let node = if node >= at { node + 1 } else { node };
+            key(position, node)
+        });
+        let mut keys = Vec::with_capacity(self.entries.len() + joined.len());
+        let mut joined = joined.into_iter().peekable();
+        for k in old {
+            while let Some(&j) = joined.peek().filter(|&&j| j < k) {
+                keys.push(j);
+                joined.next();
+            }
+            keys.push(k);
+        }
+        keys.extend(joined);
+        // Equal positions: the smaller key holds the larger index, the node Pekko added last.
+        keys.dedup_by_key(|k| *k >> 32);
+        Some(Ring::from_keys(keys))
+    }
+
+    /// The ring of sorted, position-unique keys.
+    fn from_keys(keys: Vec<u64>) -> Ring {
         let entries: Vec<(i32, u32)> = keys
             .into_iter()
             .map(|k| (((k >> 32) as u32 ^ 0x8000_0000) as i32, !(k as u32)))
             .collect();
-        // About two buckets per position (at most 2^20 of them).
-        let bits = (entries.len() * 2)
+        // One to two buckets per position (at most 2^20 of them).
+        let bits = entries
+            .len()
             .next_power_of_two()
             .trailing_zeros()
             .clamp(1, 20);
         let shift = 32 - bits;
-        let mut buckets = Vec::with_capacity((1 << bits) + 1);
-        let mut at = 0;
-        for b in 0..=(1u64 << bits) {
-            while at < entries.len() && u64::from(biased(entries[at].0) >> shift) < b {
-                at += 1;
+        let mut buckets = vec![entries.len() as u32; (1 << bits) + 1];
+        let mut next = 0;
+        for (i, &(position, _)) in entries.iter().enumerate() {
+            let b = (biased(position) >> shift) as usize;
+            if next <= b {
+                buckets[next..=b].fill(i as u32);
+                next = b + 1;
             }
-            buckets.push(at as u32);
         }
         Ring {
             entries,
@@ -148,6 +211,34 @@ mod tests {
             for h in hashes.into_iter().chain(edges).chain(at_positions) {
                 prop_assert_eq!(ring.node_for_hash(h), by_search(&ring, h), "hash {}", h);
                 prop_assert_eq!(ring.clockwise(h).next(), by_search(&ring, h));
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_ring_grown_by_one_node_is_the_ring_built_afresh(
+            nodes in proptest::collection::btree_set(0u32..5000, 0..200),
+            joiner in 0u32..5000,
+            vnodes in 1u32..50,
+        ) {
+            let name = |i: &u32| format!("pekko://s@10.0.{}.{}:2552", i / 250, i % 250);
+            let before: Vec<String> = nodes.iter().map(name).collect();
+            let mut after = nodes.clone();
+            let joined = after.insert(joiner);
+            let after: Vec<String> = after.iter().map(name).collect();
+            let grown = Ring::new(&before, vnodes).with_one_more(&before, &after, vnodes);
+            if joined {
+                prop_assert_eq!(grown, Some(Ring::new(&after, vnodes)));
+            } else {
+                prop_assert_eq!(grown, None, "no node joined");
+            }
+            // Anything but one node inserted is not a join.
+            if before.len() >= 2 {
+                let mut swapped = before.clone();
+                swapped.swap(0, 1);
+                swapped.push(name(&9999));
+                prop_assert_eq!(Ring::new(&before, vnodes).with_one_more(&before, &swapped, vnodes), None);
             }
         }
     }

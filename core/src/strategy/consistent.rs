@@ -75,7 +75,10 @@ impl ConsistentHashing {
             if reuse {
                 cache.as_mut().expect("checked").stamp = stamp;
             } else {
-                let ring = Ring::new(&nodes, vnodes);
+                let ring = cache
+                    .as_ref()
+                    .and_then(|c| c.ring.with_one_more(&c.nodes, &nodes, vnodes))
+                    .unwrap_or_else(|| Ring::new(&nodes, vnodes));
                 *cache = Some(CachedRing { stamp, nodes, ring });
             }
         }
