@@ -16,6 +16,8 @@ use shardline_core::workerid::{
 use shardline_etcd::{Etcd, EtcdLease, EtcdStore};
 
 use crate::errors::failure_err;
+use crate::ops::{self, Answer, Rest};
+use shardline_bind::ops::etcd as ops_etcd;
 
 /// Runs a blocking backend call without the GIL.
 fn detached<T: Send>(f: impl FnOnce() -> T + Send) -> T {
@@ -80,11 +82,31 @@ impl PyEtcdLease {
             .map_err(failure_err)?;
         Ok(h.map(|h| (h.owner, h.token)))
     }
+
+    /// `shardline_bind::ops::etcd::lease`, without the GIL: how the asyncio driver calls it
+    /// (on a worker thread) while no blocking driver has taken the lease.
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
+        ops::call(py, "EtcdLease", op, args, |a| {
+            py.detach(|| self.lease.with(|l| ops_etcd::lease(l, a)))
+        })
+    }
 }
 
 #[pyclass(name = "EtcdStore", module = "shardline._native", frozen)]
 pub struct PyEtcdStore {
     store: Serving<EtcdStore>,
+}
+
+#[pymethods]
+impl PyEtcdStore {
+    /// `shardline_bind::ops::etcd::store`, without the GIL (as [`PyEtcdLease::_op`]).
+    #[pyo3(signature = (op, *args))]
+    fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {
+        ops::call(py, "EtcdStore", op, args, |a| {
+            py.detach(|| self.store.with(|s| ops_etcd::store(s, a)))
+        })
+    }
 }
 
 /// A backend whose every call runs without the GIL.

@@ -2,8 +2,11 @@
 binary on PATH started for these tests. Skipped when the package was built without the
 `etcd` feature or there is no etcd."""
 
+import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -23,13 +26,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def endpoint():
-    if os.environ.get("SHARDLINE_ETCD_ENDPOINTS"):
-        yield os.environ["SHARDLINE_ETCD_ENDPOINTS"]
-        return
+@contextlib.contextmanager
+def own_etcd():
+    """An etcd process of these tests' own on loopback: (process, client URL)."""
     if shutil.which("etcd") is None:
-        pytest.skip("no etcd on PATH and SHARDLINE_ETCD_ENDPOINTS unset")
+        pytest.skip("no etcd on PATH")
     data = tempfile.mkdtemp(prefix="shardline-py-etcd-")
     client, peer = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     proc = subprocess.Popen(
@@ -48,11 +49,21 @@ def endpoint():
                 time.sleep(0.1)
         else:
             pytest.fail(f"etcd did not come up at {client}")
-        yield client
+        yield proc, client
     finally:
+        proc.send_signal(signal.SIGCONT)
         proc.kill()
         proc.wait()
         shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    if os.environ.get("SHARDLINE_ETCD_ENDPOINTS"):
+        yield os.environ["SHARDLINE_ETCD_ENDPOINTS"]
+        return
+    with own_etcd() as (_, client):
+        yield client
 
 
 @pytest.fixture
@@ -113,3 +124,38 @@ def test_worker_ids_on_etcd(etcd):
     c = shardline.WorkerIdHolder.acquire(etcd, "c", 1, clock=clock, ttl_ms=5_000, worker_bits=4)
     assert c.worker_id == 0 and c.epoch == 2
     assert c.next_id() not in ids
+
+
+def test_the_asyncio_driver_keeps_the_loop_running_while_etcd_is_paused():
+    with own_etcd() as (proc, client):
+        etcd = shardline.Etcd([client], f"shardline-py-test/{uuid.uuid4()}", timeout_ms=10_000)
+        sent = []
+
+        async def main():
+            d = shardline.AsyncCoordinatorDriver(
+                "least-shard", "pekko://sys@h0:1", transport=sent.append,
+                lease=etcd.lease("coordinator", "c1", ttl_ms=10_000),
+                store=etcd.store("state", bound_to_lease="coordinator"))
+            d.member("pekko://sys@h1:1")
+            proc.send_signal(signal.SIGSTOP)
+            try:
+                d.start()
+                ticks = 0
+                for _ in range(20):  # etcd answers nothing, and the loop runs on
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+                assert ticks == 20 and d.in_flight == 1 and not d.is_active
+            finally:
+                proc.send_signal(signal.SIGCONT)
+            await d.settle()
+            assert d.is_active and d.take_errors() == []
+            d.receive({"from": {"region": "r1"}, "to": "coordinator",
+                       "message": {"command": {"type": "register", "node": "pekko://sys@h1:1"}}})
+            d.receive({"from": {"region": "r1"}, "to": "coordinator",
+                       "message": {"command": {"type": "getShardHome", "shard": "s1"}}})
+            await d.settle()
+            assert d.home_of("s1") == "r1" and d.take_errors() == []
+            assert "shardHome" in [e["message"]["directive"]["type"] for e in sent]
+            assert etcd.lease("coordinator", "watcher").holder() == ("c1", d.token)
+
+        asyncio.run(main())

@@ -8,6 +8,9 @@ are ordered for you: nothing the coordinator does after a write starts before th
 completed, while calls started earlier may still be running. What each call is and how its
 answer is read is decided in the shared core, exactly as for the synchronous
 ``CoordinatorDriver``; the host objects have the same methods (see ``shardline.hosts``).
+shardline's own ``EtcdLease`` and ``EtcdStore`` are taken as they are: their calls go over
+the network, so they run on a worker thread (``asyncio.to_thread``) and the loop keeps
+running while etcd is slow or unreachable.
 """
 
 from __future__ import annotations
@@ -30,6 +33,29 @@ ClockLike = Union[Callable[[], int], Any]
 def monotonic_ms() -> int:
     """The default clock: this process's monotonic milliseconds."""
     return time.monotonic_ns() // 1_000_000
+
+
+class _OnAThread:
+    """An etcd lease or store for the asyncio driver: each call of the driver (``acquire``,
+    ``append``, ...) is the native operation run on a worker thread. Like the synchronous
+    driver, it should be the only driver the handle serves."""
+
+    __slots__ = ("_backend",)
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        async def call(*args: Any) -> Any:
+            return await asyncio.to_thread(self._backend._op, method, *args)
+
+        return call
+
+
+def _off_the_loop(host: Any) -> Any:
+    if _native.HAS_ETCD and isinstance(host, (_native.EtcdLease, _native.EtcdStore)):
+        return _OnAThread(host)
+    return host
 
 
 class _OnTheLoop:
@@ -111,6 +137,7 @@ class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries, CoordinatorInputs):
         clock: Optional[ClockLike] = None,
         config: Any = None,
     ) -> None:
+        lease, store = _off_the_loop(lease), _off_the_loop(store)
         _native.CoordinatorPipeline.check_hosts(transport, lease, store)
         super().__init__(clock)
         self._pipeline = _native.CoordinatorPipeline(strategy, self_address, config)
