@@ -20,8 +20,9 @@ use crate::convert::{bytes, member, opt_long, string};
 use crate::handle::{self, free_native, Handle};
 use crate::host::JavaHost;
 use crate::native::native;
-use crate::outputs::{rows, Rows};
+use crate::outputs::rows;
 use crate::region::region_input;
+use shardline_bind::rows::Rows;
 
 fn transport_and_clock(
     env: &mut JNIEnv,
@@ -71,7 +72,7 @@ fn Java_org_shardline_CoordinatorDriver_nInput(
 ) {
     let input = match kind {
         -1 | -2 => None,
-        k => Some(crate::coordinator::input(env, k, &a, &c, x, 0)?),
+        k => Some(crate::coordinator::input(env, k, &a, &c, 0, x, 0)?),
     };
     unsafe {
         handle::with::<CoordinatorDriver, _>(h, |d| {
@@ -98,10 +99,10 @@ native! { fn Java_org_shardline_CoordinatorDriver_nPoll(_, h: jlong) -> jlong {
 }}
 
 native! { fn Java_org_shardline_CoordinatorDriver_nTakeNotices(
-    env, h: jlong, buffer: JByteArray<'l>,
+    env, h: jlong, at: jlong, cap: jint,
 ) -> jbyteArray {
     let notices = unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, &buffer, &notices, Rows::notice)
+    rows(env, at, cap, &notices, Rows::notice)
 }}
 
 // ---- RegionDriver --------------------------------------------------------------------------
@@ -142,7 +143,7 @@ native! {
 fn Java_org_shardline_RegionDriver_nInput(
     env, h: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
 ) {
-    let input = region_input(env, kind, &a, &b, &c)?;
+    let input = region_input(env, kind, &a, &b, &c, 0)?;
     unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.input(input)?)) }
 }}
 
@@ -153,8 +154,8 @@ native! { fn Java_org_shardline_RegionDriver_nPoll(_, h: jlong) -> jlong {
 }}
 
 native! { fn Java_org_shardline_RegionDriver_nTakeNotices(
-    env, h: jlong, buffer: JByteArray<'l>,
+    env, h: jlong, at: jlong, cap: jint,
 ) -> jbyteArray {
     let notices = unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, &buffer, &notices, Rows::notice)
+    rows(env, at, cap, &notices, Rows::notice)
 }}

@@ -8,20 +8,11 @@
 //! and `LinkedHashMap`s (the core's order); an unsigned 64-bit value above `Long.MAX_VALUE`
 //! keeps its bits, as `Long.parseUnsignedLong` reads it.
 //!
-//! The pattern, for a Java class whose operations `shardline_bind::ops::<group>::<kind>` decides:
-//!
-//! ```ignore
-//! native! { fn Java_org_shardline_Kind_nOp(
-//!     env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-//! ) -> jobject {
-//!     ops::call(env, "Kind", &op, &args, |a| unsafe {
-//!         handle::with::<Kind, _>(h, |k| Ok(group::kind(k, a)?))
-//!     })
-//! }}
-//! ```
-//!
-//! with `private static native Object nOp(long h, String op, Object[] args);` in `Kind.java`
-//! and `String id() { return op(Kind::nOp, "id"); }` for each operation.
+//! A Java class whose operations `shardline_bind::ops::<group>::<kind>` decides declares
+//! `private static native Object nOp(long h, String op, Object[] args);`, gives each operation
+//! its name and type over `NativeHandle.op` (`String id() { return op(Kind::nOp, "id"); }`), and
+//! its native side is one line: `ops_native!(Java_org_shardline_Kind_nOp, "Kind", Kind,
+//! group::kind);`.
 
 use jni::objects::{JByteArray, JObject, JObjectArray, JString, JValue, JValueOwned};
 use jni::sys::jobject;
@@ -35,6 +26,22 @@ use crate::classes::{
     MAP, SHORT,
 };
 use crate::convert::{new_string, string};
+
+/// Exports `static native Object nOp(long h, String op, Object[] args)` of Java class `$kind`,
+/// whose handles are `$t`s and whose operations `$ops(&mut $t, Args)` decides.
+macro_rules! ops_native {
+    ($name:ident, $kind:literal, $t:ty, $ops:expr) => {
+        $crate::native::native! { fn $name(
+            env, h: jni::sys::jlong, op: jni::objects::JString<'l>,
+            args: jni::objects::JObjectArray<'l>,
+        ) -> jni::sys::jobject {
+            $crate::ops::call(env, $kind, &op, &args, |a| unsafe {
+                $crate::handle::with::<$t, _>(h, |x| Ok($ops(x, a)?))
+            })
+        }}
+    };
+}
+pub(crate) use ops_native;
 
 /// Runs `f` on the arguments of `kind.op(args...)` and answers with a Java object.
 pub fn call(

@@ -9,6 +9,7 @@ use jni::sys::{jbyteArray, jint, jlong, jobject};
 
 use shardline_bind::driver_host::{HostCall, Spelling};
 use shardline_bind::pipeline_host;
+use shardline_bind::rows::pack_envelope;
 use shardline_bind::tree::Tree;
 use shardline_core::coordinator::{Coordinator, CoordinatorInput, Record, Snapshot};
 use shardline_core::host::{Completion, CoordinatorPipeline, Pending, Ticket};
@@ -17,11 +18,12 @@ use shardline_core::replay::CoordinatorStep;
 
 use crate::boundary::{Failure, Result, Status};
 use crate::convert::{member, to_json, unsigned};
-use crate::envelope;
+
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
-use crate::outputs::{rows, Rows};
+use crate::outputs::rows;
+use shardline_bind::rows::Rows;
 
 native! { fn Java_org_shardline_AsyncCoordinatorDriver_nNew(_, coordinator: jlong) -> jlong {
     let c = unsafe { Handle::<Coordinator>::get(coordinator) }?.take()?;
@@ -42,7 +44,7 @@ fn Java_org_shardline_AsyncCoordinatorDriver_nStep(
     let step = match kind {
         -1 => CoordinatorStep::Start,
         -2 => CoordinatorStep::Timeout,
-        k => CoordinatorStep::Input(crate::coordinator::input(env, k, &a, &c, x, 0)?),
+        k => CoordinatorStep::Input(crate::coordinator::input(env, k, &a, &c, 0, x, 0)?),
     };
     unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.step(now, step)?)) }
 }}
@@ -68,7 +70,7 @@ fn java_args(call: HostCall) -> Result<Vec<Tree>> {
     match call.method {
         "send" => {
             let e: Envelope = args[0].deserialized().map_err(bug)?;
-            args = vec![Tree::Bytes(envelope::flat(&e)?)];
+            args = vec![Tree::Bytes(pack_envelope(&e)?)];
         }
         "append" => args[1] = json::<Record>(&args[1])?,
         "save_snapshot" => args[1] = json::<Snapshot>(&args[1])?,
@@ -130,8 +132,8 @@ native! { fn Java_org_shardline_AsyncCoordinatorDriver_nInFlight(_, h: jlong) ->
 }}
 
 native! { fn Java_org_shardline_AsyncCoordinatorDriver_nTakeNotices(
-    env, h: jlong, buffer: JByteArray<'l>,
+    env, h: jlong, at: jlong, cap: jint,
 ) -> jbyteArray {
     let notices = unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.take_notices())) }?;
-    rows(env, &buffer, &notices, Rows::notice)
+    rows(env, at, cap, &notices, Rows::notice)
 }}

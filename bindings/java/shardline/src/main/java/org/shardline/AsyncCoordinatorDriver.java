@@ -160,7 +160,8 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
         List<?> r = (List<?>) row;
         launch((Long) r.get(0), (String) r.get(1), (List<?>) r.get(2));
       }
-      notices = Rows.notices(call(h -> nTakeNotices(h, Rows.buffer())));
+      Rows.Scratch s = Rows.scratch();
+      notices = Rows.notices(s.rows(call(h -> nTakeNotices(h, s.address, s.capacity))));
       if (!idleWaiters.isEmpty() && inFlight() == 0) {
         idleWaiters.forEach(f -> f.complete(null));
         idleWaiters.clear();
@@ -301,5 +302,5 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
 
   private static native int nInFlight(long h);
 
-  private static native byte[] nTakeNotices(long h, byte[] buffer);
+  private static native byte[] nTakeNotices(long h, long at, int capacity);
 }
