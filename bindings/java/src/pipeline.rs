@@ -7,19 +7,17 @@
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jint, jlong, jobject};
 
-use shardline_bind::driver_host::{HostCall, Spelling};
+use shardline_bind::driver_host::Spelling;
 use shardline_bind::pipeline_host;
-use shardline_bind::rows::pack_envelope;
 use shardline_bind::tree::Tree;
-use shardline_core::coordinator::{Coordinator, CoordinatorInput, Record, Snapshot};
+use shardline_core::coordinator::{Coordinator, CoordinatorInput};
 use shardline_core::host::{Completion, CoordinatorPipeline, Pending, Ticket};
-use shardline_core::protocol::Envelope;
 use shardline_core::replay::CoordinatorStep;
 
-use crate::boundary::{Failure, Result, Status};
-use crate::convert::{member, to_json, unsigned};
-
+use crate::boundary::Failure;
+use crate::convert::{member, unsigned};
 use crate::handle::{self, free_native, Handle};
+use crate::host::java_args;
 use crate::native::native;
 use crate::ops;
 use crate::outputs::rows;
@@ -57,28 +55,6 @@ native! { fn Java_org_shardline_AsyncCoordinatorDriver_nMember(
     unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.step(now, step)?)) }
 }}
 
-/// A call's arguments as Java's host interfaces take them.
-fn java_args(call: HostCall) -> Result<Vec<Tree>> {
-    // The core's own values: one that does not convert is a bug here.
-    fn bug(e: impl std::fmt::Display) -> Failure {
-        Failure::new(Status::Internal, format!("a host call's argument: {e}"))
-    }
-    fn json<T: serde::de::DeserializeOwned + serde::Serialize>(t: &Tree) -> Result<Tree> {
-        Ok(Tree::Text(to_json(&t.deserialized::<T>().map_err(bug)?)))
-    }
-    let mut args = call.args;
-    match call.method {
-        "send" => {
-            let e: Envelope = args[0].deserialized().map_err(bug)?;
-            args = vec![Tree::Bytes(pack_envelope(&e)?)];
-        }
-        "append" => args[1] = json::<Record>(&args[1])?,
-        "save_snapshot" => args[1] = json::<Snapshot>(&args[1])?,
-        _ => {}
-    }
-    Ok(args)
-}
-
 native! {
 /// The next host call, `[ticket, method, args]`, or null while there is none.
 fn Java_org_shardline_AsyncCoordinatorDriver_nNextCall(env, h: jlong, now: jlong) -> jobject {
@@ -91,7 +67,7 @@ fn Java_org_shardline_AsyncCoordinatorDriver_nNextCall(env, h: jlong, now: jlong
         Some((ticket, call)) => Tree::Array(vec![
             Tree::Integer(ticket.0.into()),
             Tree::Text(Spelling::Camel.spell(call.method)),
-            Tree::Array(java_args(call)?),
+            Tree::Array(java_args(call.method, call.args)?),
         ]),
     };
     ops::to_java(env, &row)

@@ -250,7 +250,7 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
     }
     if (value instanceof OptionalLong l) return l.isPresent() ? l.getAsLong() : null;
     if (value instanceof WriteOutcome w) {
-      return w.isWritten() ? null : Map.of("outcome", "fenced", "highest", w.highestToken());
+      return Callbacks.outcome(w, method);
     }
     return value;
   }
