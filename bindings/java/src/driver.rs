@@ -35,6 +35,32 @@ fn transport_and_clock(
     ))
 }
 
+/// `nPoll` and `nTakeNotices`, alike for both drivers.
+macro_rules! queue_natives {
+    ($poll:ident, $notices:ident, $t:ty) => {
+        native! { fn $poll(_, h: jlong) -> jlong {
+            Ok(opt_long(unsafe { handle::with::<$t, _>(h, |d| Ok(d.poll()?)) }?))
+        }}
+
+        native! { fn $notices(env, h: jlong, at: jlong, cap: jint) -> jbyteArray {
+            let notices = unsafe { handle::with::<$t, _>(h, |d| Ok(d.take_notices())) }?;
+            rows(env, at, cap, &notices, Rows::notice)
+        }}
+    };
+}
+
+queue_natives!(
+    Java_org_shardline_CoordinatorDriver_nPoll,
+    Java_org_shardline_CoordinatorDriver_nTakeNotices,
+    CoordinatorDriver
+);
+
+queue_natives!(
+    Java_org_shardline_RegionDriver_nPoll,
+    Java_org_shardline_RegionDriver_nTakeNotices,
+    RegionDriver
+);
+
 // ---- CoordinatorDriver ---------------------------------------------------------------------
 
 native! {
@@ -92,19 +118,6 @@ native! { fn Java_org_shardline_CoordinatorDriver_nMember(
     unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.member(m)?)) }
 }}
 
-native! { fn Java_org_shardline_CoordinatorDriver_nPoll(_, h: jlong) -> jlong {
-    Ok(opt_long(unsafe {
-        handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.poll()?))
-    }?))
-}}
-
-native! { fn Java_org_shardline_CoordinatorDriver_nTakeNotices(
-    env, h: jlong, at: jlong, cap: jint,
-) -> jbyteArray {
-    let notices = unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, at, cap, &notices, Rows::notice)
-}}
-
 // ---- RegionDriver --------------------------------------------------------------------------
 
 native! { fn Java_org_shardline_RegionDriver_nNew(
@@ -145,17 +158,4 @@ fn Java_org_shardline_RegionDriver_nInput(
 ) {
     let input = region_input(env, kind, &a, &b, &c, 0)?;
     unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.input(input)?)) }
-}}
-
-native! { fn Java_org_shardline_RegionDriver_nPoll(_, h: jlong) -> jlong {
-    Ok(opt_long(unsafe {
-        handle::with::<RegionDriver, _>(h, |d| Ok(d.poll()?))
-    }?))
-}}
-
-native! { fn Java_org_shardline_RegionDriver_nTakeNotices(
-    env, h: jlong, at: jlong, cap: jint,
-) -> jbyteArray {
-    let notices = unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, at, cap, &notices, Rows::notice)
 }}

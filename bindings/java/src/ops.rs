@@ -21,6 +21,7 @@ use shardline_bind::ops::{Args, Tree};
 use shardline_bind::tree::key_text;
 
 use crate::boundary::{Failure, Result};
+use crate::callback::BRIDGE;
 use crate::classes::{
     Class, ARRAY_LIST, BOOLEAN, BYTE, BYTES, DOUBLE, FLOAT, INTEGER, LINKED_HASH_MAP, LIST, LONG,
     MAP, SHORT,
@@ -110,54 +111,41 @@ pub fn tree_of(env: &mut JNIEnv, o: &JObject, at: &str, depth: usize) -> Result<
         let a = unsafe { JByteArray::from_raw(o.as_raw()) };
         return Ok(Tree::Bytes(env.convert_byte_array(&a)?));
     }
-    if is(env, o, &LIST)? {
-        let n = env.call_method(o, "size", "()I", &[])?.i()?;
-        let mut items = Vec::with_capacity(n.max(0) as usize);
-        for i in 0..n {
-            let item = env
-                .call_method(o, "get", "(I)Ljava/lang/Object;", &[JValue::Int(i)])?
-                .l()?;
-            let t = tree_of(env, &item, &format!("{at}[{i}]"), depth + 1);
-            env.delete_local_ref(item)?;
-            items.push(t?);
-        }
-        return Ok(Tree::Array(items));
-    }
-    if is(env, o, &MAP)? {
-        let set = env
-            .call_method(o, "entrySet", "()Ljava/util/Set;", &[])?
-            .l()?;
-        let entries = JObjectArray::from(
-            env.call_method(&set, "toArray", "()[Ljava/lang/Object;", &[])?
-                .l()?,
-        );
-        env.delete_local_ref(set)?;
-        let n = env.get_array_length(&entries)?;
+    let list = is(env, o, &LIST)?;
+    let map = !list && is(env, o, &MAP)?;
+    if list || map {
+        // One array of the items (a map's flattened: key, value, ...) rather than a JNI call
+        // per item.
+        let sig = "(Ljava/lang/Object;)[Ljava/lang/Object;";
+        let items = env.call_static_method(BRIDGE, "items", sig, &[JValue::Object(o)]);
+        let items = JObjectArray::from(items?.l()?);
+        let n = env.get_array_length(&items)?;
         let mut out = Vec::with_capacity(n as usize);
         for i in 0..n {
-            let e = env.get_object_array_element(&entries, i)?;
-            let k = env
-                .call_method(&e, "getKey", "()Ljava/lang/Object;", &[])?
-                .l()?;
-            let v = env
-                .call_method(&e, "getValue", "()Ljava/lang/Object;", &[])?
-                .l()?;
-            let key = match tree_of(env, &k, &format!("{at} key"), depth + 1)? {
-                Tree::Text(s) => s,
-                _ => {
-                    return Err(Failure::invalid_argument(format!(
-                        "{at}: map keys must be strings"
-                    )))
-                }
+            let item = env.get_object_array_element(&items, i)?;
+            let label = match out.last() {
+                _ if list => format!("{at}[{i}]"),
+                _ if i % 2 == 0 => format!("{at} key"),
+                Some(Tree::Text(key)) => format!("{at}.{key}"),
+                _ => at.to_owned(),
             };
-            let value = tree_of(env, &v, &format!("{at}.{key}"), depth + 1)?;
-            out.push((Tree::Text(key), value));
-            for r in [e, k, v] {
-                env.delete_local_ref(r)?;
+            let t = tree_of(env, &item, &label, depth + 1);
+            env.delete_local_ref(item)?;
+            let t = t?;
+            if map && i % 2 == 0 && !matches!(t, Tree::Text(_)) {
+                let e = format!("{at}: map keys must be strings");
+                return Err(Failure::invalid_argument(e));
             }
+            out.push(t);
         }
-        env.delete_local_ref(entries)?;
-        return Ok(Tree::Map(out));
+        env.delete_local_ref(items)?;
+        if list {
+            return Ok(Tree::Array(out));
+        }
+        let mut it = out.into_iter();
+        return Ok(Tree::Map(
+            std::iter::from_fn(|| Some((it.next()?, it.next()?))).collect(),
+        ));
     }
     let class = env.get_object_class(o)?;
     let name = env

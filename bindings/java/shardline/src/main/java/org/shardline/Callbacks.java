@@ -69,6 +69,19 @@ final class Callbacks {
     return flat;
   }
 
+  /** A List's items, or a Map's entries flattened (key, value, ...), for the native side. */
+  static Object[] items(Object o) {
+    if (o instanceof List<?> l) return l.toArray();
+    Map<?, ?> m = (Map<?, ?>) o;
+    Object[] out = new Object[m.size() * 2];
+    int i = 0;
+    for (Map.Entry<?, ?> e : m.entrySet()) {
+      out[i++] = e.getKey();
+      out[i++] = e.getValue();
+    }
+    return out;
+  }
+
   /**
    * A driver's call of host object {@code target}'s {@code method} (the core's name, camelCase),
    * with its arguments as the native side hands them (Long, String, byte[], a List of Strings),
