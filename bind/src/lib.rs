@@ -17,6 +17,7 @@ pub mod ids;
 pub mod objects;
 pub mod ops;
 pub mod pipeline_host;
+pub mod rows;
 pub mod status;
 pub mod strategy;
 pub mod tree;

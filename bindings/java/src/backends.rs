@@ -2,8 +2,8 @@
 //! `org.shardline.InMemoryStore`. Handles made from one another (`contender`, clones handed
 //! to a driver) share one backend, so fail-over can be played inside one JVM.
 
-use jni::objects::{JObjectArray, JString};
-use jni::sys::{jlong, jobject};
+use jni::objects::JString;
+use jni::sys::jlong;
 
 use shardline_bind::ops::backends as ops_backends;
 use shardline_core::coordinator::StoredState;
@@ -13,7 +13,7 @@ use crate::boundary::Result;
 use crate::convert::{from_json as json, string, ttl_ms, unsigned};
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
-use crate::ops;
+use crate::ops::ops_native;
 
 /// A clone sharing the backend of the lease or store behind `h` (for a driver).
 pub fn shared<T: Clone>(h: jlong) -> Result<T> {
@@ -47,16 +47,12 @@ native! { fn Java_org_shardline_InMemoryLease_nWithSafety(
     }
 }}
 
-native! {
-/// The named operations (`shardline_bind::ops::backends::lease`), named in
-/// `InMemoryLease.java`.
-fn Java_org_shardline_InMemoryLease_nOp(
-    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-) -> jobject {
-    ops::call(env, "InMemoryLease", &op, &args, |a| unsafe {
-        handle::with::<InMemoryLease, _>(h, |l| Ok(ops_backends::lease(l, a)?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_InMemoryLease_nOp,
+    "InMemoryLease",
+    InMemoryLease,
+    ops_backends::lease
+);
 
 free_native!(Java_org_shardline_InMemoryLease_nFree, InMemoryLease);
 
@@ -69,15 +65,11 @@ native! { fn Java_org_shardline_InMemoryStore_nNew(env, state: JString<'l>) -> j
     Ok(Handle::into_raw("store", store))
 }}
 
-native! {
-/// The named operations (`shardline_bind::ops::backends::store`), named in
-/// `InMemoryStore.java`.
-fn Java_org_shardline_InMemoryStore_nOp(
-    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-) -> jobject {
-    ops::call(env, "InMemoryStore", &op, &args, |a| unsafe {
-        handle::with::<InMemoryStore, _>(h, |s| Ok(ops_backends::store(s, a)?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_InMemoryStore_nOp,
+    "InMemoryStore",
+    InMemoryStore,
+    ops_backends::store
+);
 
 free_native!(Java_org_shardline_InMemoryStore_nFree, InMemoryStore);

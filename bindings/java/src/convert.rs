@@ -5,7 +5,7 @@
 //! as they go.
 
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
-use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
+use jni::sys::{jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 
 use shardline_bind::objects::MemberInit;
@@ -163,7 +163,7 @@ pub fn read_strings(env: &mut JNIEnv, array: &JObjectArray, what: &str) -> Resul
 }
 
 pub fn bytes(env: &mut JNIEnv, array: &JByteArray, what: &str) -> Result<Vec<u8>> {
-    with_bytes(env, array, what, |b| Ok(b.to_vec()))
+    with_bytes(env, array, 0, what, |b| Ok(b.to_vec()))
 }
 
 /// Java passes times and tokens as `long`; the core uses u64 and rejects nothing, so a
@@ -208,16 +208,24 @@ pub fn member(env: &mut JNIEnv, fields: &JObjectArray, up_number: i32) -> Result
     Ok(init.build("member")?)
 }
 
-/// Runs `f` on the bytes of a non-null `byte[]`, from a stack copy when it is short (messages,
-/// stored state): `GetByteArrayRegion` of a range inside the array cannot throw, so the jni
-/// crate's exception checks after each call are skipped.
+/// Runs `f` on a byte argument: the bytes Java copied into its thread's scratch memory
+/// (`Rows.Scratch`, an i32 length and the bytes at address `at`) when they fit, else the
+/// `byte[]` itself (`at` 0), from a stack copy when it is short. `GetByteArrayRegion` of a range
+/// inside the array cannot throw, so the jni crate's exception checks after each call are
+/// skipped.
 pub fn with_bytes<R>(
     env: &JNIEnv,
     array: &JByteArray,
+    at: jlong,
     what: &str,
     f: impl FnOnce(&[u8]) -> Result<R>,
 ) -> Result<R> {
     const STACK: usize = 256;
+    if at != 0 {
+        // SAFETY: Java passes the address of its thread's live direct buffer, which it wrote
+        // a length and that many bytes into just before the call (Rows.Scratch.put).
+        return f(unsafe { scratch(at) });
+    }
     if array.is_null() {
         return Err(Failure::null(what));
     }
@@ -229,50 +237,53 @@ pub fn with_bytes<R>(
         if let (Some(length), Some(region)) = (fns.GetArrayLength, fns.GetByteArrayRegion) {
             let n = length(raw, array.as_raw());
             if n >= 0 && (n as usize) <= STACK {
-                let mut buf = [0u8; STACK];
+                let mut buf = std::mem::MaybeUninit::<[u8; STACK]>::uninit();
                 region(raw, array.as_raw(), 0, n, buf.as_mut_ptr().cast());
-                return f(&buf[..n as usize]);
+                // SAFETY: the JVM wrote the first `n` bytes just above.
+                return f(std::slice::from_raw_parts(buf.as_ptr().cast(), n as usize));
             }
         }
     }
     f(&env.convert_byte_array(array)?)
 }
 
-/// Copies `bytes` to the start of `array` if it is there and has room; says whether it did.
-pub fn fill(env: &JNIEnv, array: &JByteArray, bytes: &[u8]) -> bool {
-    let raw = env.get_raw();
-    // SAFETY: as in `with_bytes`; the region written lies within the array.
+/// The bytes behind an i32 length at `at` in a thread's scratch memory.
+///
+/// # Safety
+/// `at` is the address of live memory holding a big-endian i32 length and that many bytes.
+unsafe fn scratch<'a>(at: jlong) -> &'a [u8] {
+    let p = at as *const u8;
+    // SAFETY: per the contract.
     unsafe {
-        let fns = &**raw;
-        let (Some(length), Some(set)) = (fns.GetArrayLength, fns.SetByteArrayRegion) else {
-            return false;
-        };
-        if array.is_null() || (length(raw, array.as_raw()) as usize) < bytes.len() {
-            return false;
-        }
-        set(
-            raw,
-            array.as_raw(),
-            0,
-            bytes.len() as i32,
-            bytes.as_ptr().cast(),
-        );
+        let n = i32::from_be_bytes(*p.cast::<[u8; 4]>()).max(0) as usize;
+        std::slice::from_raw_parts(p.add(4), n)
     }
+}
+
+/// Copies `bytes` into the scratch memory at `at` (`cap` bytes) if it is there and they fit;
+/// says whether it did.
+pub fn fill(at: jlong, cap: jint, bytes: &[u8]) -> bool {
+    if at == 0 || bytes.len() > cap.max(0) as usize {
+        return false;
+    }
+    // SAFETY: Java passes its thread's live direct buffer of `cap` bytes, unused during the call.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
     true
 }
 
-/// A JSON `String` argument read as `T`; `what` names it in errors.
 /// A document Java hands over as UTF-8 JSON bytes (no `String` is decoded); errors name `what`.
 pub fn utf8_json<T: serde::de::DeserializeOwned>(
     env: &mut JNIEnv,
     bytes: &JByteArray,
+    at: jlong,
     what: &str,
 ) -> Result<T> {
-    with_bytes(env, bytes, what, |b| {
+    with_bytes(env, bytes, at, what, |b| {
         serde_json::from_slice(b).map_err(|e| Failure::invalid_argument(format!("{what}: {e}")))
     })
 }
 
+/// A JSON `String` argument read as `T`; `what` names it in errors.
 pub fn from_json<T: serde::de::DeserializeOwned>(
     env: &mut JNIEnv,
     s: &JString,

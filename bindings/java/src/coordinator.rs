@@ -18,8 +18,9 @@ use crate::envelope;
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
-use crate::outputs::{rows, Rows};
+use crate::outputs::rows;
 use crate::strategy::Strategy;
+use shardline_bind::rows::Rows;
 
 pub fn config(env: &mut JNIEnv, json: &JString) -> Result<CoordinatorConfig> {
     let value = opt_from_json(env, json, "coordinator config")?;
@@ -52,11 +53,9 @@ native! { fn Java_org_shardline_Coordinator_nOnTimeout(_, h: jlong, now: jlong) 
     unsafe { handle::with::<Coordinator, _>(h, |c| Ok(c.on_timeout(now)?)) }
 }}
 
-native! { fn Java_org_shardline_Coordinator_nDrain(
-    env, h: jlong, buffer: JByteArray<'l>,
-) -> jbyteArray {
+native! { fn Java_org_shardline_Coordinator_nDrain(env, h: jlong, at: jlong, cap: jint) -> jbyteArray {
     let outputs = unsafe { handle::with::<Coordinator, _>(h, |c| Ok(c.drain_outputs())) }?;
-    rows(env, &buffer, &outputs, Rows::coordinator)
+    rows(env, at, cap, &outputs, Rows::coordinator)
 }}
 
 fn token(x: jlong) -> Result<FencingToken> {
@@ -65,18 +64,19 @@ fn token(x: jlong) -> Result<FencingToken> {
 
 /// Every input but `Member`; `kind` numbers are shared with `Coordinator.java` and
 /// `CoordinatorDriver.java`. `c` is an envelope (`Envelope.flat()`) or a stored state (UTF-8
-/// JSON).
+/// JSON), in the scratch memory at `at` when that is not 0 (see `convert::with_bytes`).
 #[allow(clippy::too_many_arguments)]
 pub fn input(
     env: &mut JNIEnv,
     kind: jint,
     a: &JString,
     c: &JByteArray,
+    at: jlong,
     x: jlong,
     y: jlong,
 ) -> Result<CoordinatorInput> {
     Ok(match kind {
-        0 => CoordinatorInput::Receive(with_bytes(env, c, "envelope", envelope::read)?),
+        0 => CoordinatorInput::Receive(with_bytes(env, c, at, "envelope", envelope::read)?),
         1 => CoordinatorInput::MemberRemoved {
             address: Address::parse(&string(env, a, "address")?)?.to_string(),
         },
@@ -99,7 +99,7 @@ pub fn input(
         7 => CoordinatorInput::LeaseRenewFailed { token: token(x)? },
         8 => CoordinatorInput::LeaseLost { token: token(x)? },
         // Stored state crosses as UTF-8, the form hosts store, so no `String` is decoded.
-        9 => CoordinatorInput::StateLoaded(utf8_json(env, c, "stored state")?),
+        9 => CoordinatorInput::StateLoaded(utf8_json(env, c, at, "stored state")?),
         10 => CoordinatorInput::StateLoadFailed { fenced: x != 0 },
         11 => CoordinatorInput::StoreFailed { fenced: x != 0 },
         12 => CoordinatorInput::PreparingForShutdown,
@@ -119,10 +119,18 @@ pub fn input(
 }
 
 native! { fn Java_org_shardline_Coordinator_nInput(
-    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, c: JByteArray<'l>, x: jlong, y: jlong,
+    env, h: jlong, now: jlong, kind: jint, a: JString<'l>, c: JByteArray<'l>, at: jlong, x: jlong,
+    y: jlong,
 ) {
     let now = unsigned(now, "nowMs")?;
-    let input = input(env, kind, &a, &c, x, y)?;
+    if kind == 0 {
+        // The step's hot input is made where it is used: an input is large, and each move of
+        // one through a Result is a copy.
+        let e = with_bytes(env, &c, at, "envelope", envelope::read)?;
+        let step = |co: &mut Coordinator| Ok(co.handle(now, CoordinatorInput::Receive(e))?);
+        return unsafe { handle::with::<Coordinator, _>(h, step) };
+    }
+    let input = input(env, kind, &a, &c, at, x, y)?;
     unsafe { handle::with::<Coordinator, _>(h, |co| Ok(co.handle(now, input)?)) }
 }}
 

@@ -20,8 +20,9 @@ use crate::convert::{bytes, member, opt_long, string};
 use crate::handle::{self, free_native, Handle};
 use crate::host::JavaHost;
 use crate::native::native;
-use crate::outputs::{rows, Rows};
+use crate::outputs::rows;
 use crate::region::region_input;
+use shardline_bind::rows::Rows;
 
 fn transport_and_clock(
     env: &mut JNIEnv,
@@ -33,6 +34,32 @@ fn transport_and_clock(
         adapt::clock(JavaHost::new(env, clock, "clock")?),
     ))
 }
+
+/// `nPoll` and `nTakeNotices`, alike for both drivers.
+macro_rules! queue_natives {
+    ($poll:ident, $notices:ident, $t:ty) => {
+        native! { fn $poll(_, h: jlong) -> jlong {
+            Ok(opt_long(unsafe { handle::with::<$t, _>(h, |d| Ok(d.poll()?)) }?))
+        }}
+
+        native! { fn $notices(env, h: jlong, at: jlong, cap: jint) -> jbyteArray {
+            let notices = unsafe { handle::with::<$t, _>(h, |d| Ok(d.take_notices())) }?;
+            rows(env, at, cap, &notices, Rows::notice)
+        }}
+    };
+}
+
+queue_natives!(
+    Java_org_shardline_CoordinatorDriver_nPoll,
+    Java_org_shardline_CoordinatorDriver_nTakeNotices,
+    CoordinatorDriver
+);
+
+queue_natives!(
+    Java_org_shardline_RegionDriver_nPoll,
+    Java_org_shardline_RegionDriver_nTakeNotices,
+    RegionDriver
+);
 
 // ---- CoordinatorDriver ---------------------------------------------------------------------
 
@@ -71,7 +98,7 @@ fn Java_org_shardline_CoordinatorDriver_nInput(
 ) {
     let input = match kind {
         -1 | -2 => None,
-        k => Some(crate::coordinator::input(env, k, &a, &c, x, 0)?),
+        k => Some(crate::coordinator::input(env, k, &a, &c, 0, x, 0)?),
     };
     unsafe {
         handle::with::<CoordinatorDriver, _>(h, |d| {
@@ -89,19 +116,6 @@ native! { fn Java_org_shardline_CoordinatorDriver_nMember(
 ) {
     let m = member(env, &fields, up_number)?;
     unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.member(m)?)) }
-}}
-
-native! { fn Java_org_shardline_CoordinatorDriver_nPoll(_, h: jlong) -> jlong {
-    Ok(opt_long(unsafe {
-        handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.poll()?))
-    }?))
-}}
-
-native! { fn Java_org_shardline_CoordinatorDriver_nTakeNotices(
-    env, h: jlong, buffer: JByteArray<'l>,
-) -> jbyteArray {
-    let notices = unsafe { handle::with::<CoordinatorDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, &buffer, &notices, Rows::notice)
 }}
 
 // ---- RegionDriver --------------------------------------------------------------------------
@@ -142,19 +156,6 @@ native! {
 fn Java_org_shardline_RegionDriver_nInput(
     env, h: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
 ) {
-    let input = region_input(env, kind, &a, &b, &c)?;
+    let input = region_input(env, kind, &a, &b, &c, 0)?;
     unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.input(input)?)) }
-}}
-
-native! { fn Java_org_shardline_RegionDriver_nPoll(_, h: jlong) -> jlong {
-    Ok(opt_long(unsafe {
-        handle::with::<RegionDriver, _>(h, |d| Ok(d.poll()?))
-    }?))
-}}
-
-native! { fn Java_org_shardline_RegionDriver_nTakeNotices(
-    env, h: jlong, buffer: JByteArray<'l>,
-) -> jbyteArray {
-    let notices = unsafe { handle::with::<RegionDriver, _>(h, |d| Ok(d.take_notices())) }?;
-    rows(env, &buffer, &notices, Rows::notice)
 }}

@@ -6,7 +6,7 @@
 //! INVALID_STATE saying so.
 
 use jni::objects::{JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jlong, jobject};
+use jni::sys::jlong;
 
 use shardline_bind::etcd::{self as bind, EtcdLease, EtcdStore, Serving};
 use shardline_bind::ops::etcd as ops_etcd;
@@ -14,7 +14,7 @@ use shardline_bind::ops::etcd as ops_etcd;
 use crate::convert::{opt_string, read_strings, string, ttl_ms};
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
-use crate::ops;
+use crate::ops::ops_native;
 use crate::workerid::{acquire, HolderTerms};
 
 native! { fn Java_org_shardline_Etcd_nConnect(
@@ -45,13 +45,12 @@ native! { fn Java_org_shardline_Etcd_nStore(
     Ok(Handle::into_raw("EtcdStore", store))
 }}
 
-native! {
-/// The named operations (`shardline_bind::ops::etcd::connection`), named in `Etcd.java`.
-fn Java_org_shardline_Etcd_nOp(env, h: jlong, op: JString<'l>, args: JObjectArray<'l>) -> jobject {
-    ops::call(env, "Etcd", &op, &args, |a| unsafe {
-        handle::with::<bind::Etcd, _>(h, |e| Ok(ops_etcd::connection(e, a)?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_Etcd_nOp,
+    "Etcd",
+    bind::Etcd,
+    ops_etcd::connection
+);
 
 native! {
 /// A worker-id holder whose registry is a session on this etcd, with the tenure's TTL.
@@ -67,26 +66,20 @@ fn Java_org_shardline_Etcd_nHolder(
 
 free_native!(Java_org_shardline_Etcd_nFree, bind::Etcd);
 
-native! {
-/// The named operations (`shardline_bind::ops::etcd::lease`), named in `EtcdLease.java`.
-fn Java_org_shardline_EtcdLease_nOp(
-    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-) -> jobject {
-    ops::call(env, "EtcdLease", &op, &args, |a| unsafe {
-        handle::with::<Serving<EtcdLease>, _>(h, |l| Ok(l.with(|l| ops_etcd::lease(l, a))?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_EtcdLease_nOp,
+    "EtcdLease",
+    Serving<EtcdLease>,
+    |l: &mut Serving<EtcdLease>, a| l.with(|l| ops_etcd::lease(l, a))
+);
 
 free_native!(Java_org_shardline_EtcdLease_nFree, Serving<EtcdLease>);
 
-native! {
-/// The named operations (`shardline_bind::ops::etcd::store`), named in `EtcdStore.java`.
-fn Java_org_shardline_EtcdStore_nOp(
-    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-) -> jobject {
-    ops::call(env, "EtcdStore", &op, &args, |a| unsafe {
-        handle::with::<Serving<EtcdStore>, _>(h, |s| Ok(s.with(|s| ops_etcd::store(s, a))?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_EtcdStore_nOp,
+    "EtcdStore",
+    Serving<EtcdStore>,
+    |s: &mut Serving<EtcdStore>, a| s.with(|s| ops_etcd::store(s, a))
+);
 
 free_native!(Java_org_shardline_EtcdStore_nFree, Serving<EtcdStore>);

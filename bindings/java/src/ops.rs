@@ -8,20 +8,11 @@
 //! and `LinkedHashMap`s (the core's order); an unsigned 64-bit value above `Long.MAX_VALUE`
 //! keeps its bits, as `Long.parseUnsignedLong` reads it.
 //!
-//! The pattern, for a Java class whose operations `shardline_bind::ops::<group>::<kind>` decides:
-//!
-//! ```ignore
-//! native! { fn Java_org_shardline_Kind_nOp(
-//!     env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-//! ) -> jobject {
-//!     ops::call(env, "Kind", &op, &args, |a| unsafe {
-//!         handle::with::<Kind, _>(h, |k| Ok(group::kind(k, a)?))
-//!     })
-//! }}
-//! ```
-//!
-//! with `private static native Object nOp(long h, String op, Object[] args);` in `Kind.java`
-//! and `String id() { return op(Kind::nOp, "id"); }` for each operation.
+//! A Java class whose operations `shardline_bind::ops::<group>::<kind>` decides declares
+//! `private static native Object nOp(long h, String op, Object[] args);`, gives each operation
+//! its name and type over `NativeHandle.op` (`String id() { return op(Kind::nOp, "id"); }`), and
+//! its native side is one line: `ops_native!(Java_org_shardline_Kind_nOp, "Kind", Kind,
+//! group::kind);`.
 
 use jni::objects::{JByteArray, JObject, JObjectArray, JString, JValue, JValueOwned};
 use jni::sys::jobject;
@@ -30,11 +21,28 @@ use shardline_bind::ops::{Args, Tree};
 use shardline_bind::tree::key_text;
 
 use crate::boundary::{Failure, Result};
+use crate::callback::BRIDGE;
 use crate::classes::{
     Class, ARRAY_LIST, BOOLEAN, BYTE, BYTES, DOUBLE, FLOAT, INTEGER, LINKED_HASH_MAP, LIST, LONG,
     MAP, SHORT,
 };
 use crate::convert::{new_string, string};
+
+/// Exports `static native Object nOp(long h, String op, Object[] args)` of Java class `$kind`,
+/// whose handles are `$t`s and whose operations `$ops(&mut $t, Args)` decides.
+macro_rules! ops_native {
+    ($name:ident, $kind:literal, $t:ty, $ops:expr) => {
+        $crate::native::native! { fn $name(
+            env, h: jni::sys::jlong, op: jni::objects::JString<'l>,
+            args: jni::objects::JObjectArray<'l>,
+        ) -> jni::sys::jobject {
+            $crate::ops::call(env, $kind, &op, &args, |a| unsafe {
+                $crate::handle::with::<$t, _>(h, |x| Ok($ops(x, a)?))
+            })
+        }}
+    };
+}
+pub(crate) use ops_native;
 
 /// Runs `f` on the arguments of `kind.op(args...)` and answers with a Java object.
 pub fn call(
@@ -103,54 +111,41 @@ pub fn tree_of(env: &mut JNIEnv, o: &JObject, at: &str, depth: usize) -> Result<
         let a = unsafe { JByteArray::from_raw(o.as_raw()) };
         return Ok(Tree::Bytes(env.convert_byte_array(&a)?));
     }
-    if is(env, o, &LIST)? {
-        let n = env.call_method(o, "size", "()I", &[])?.i()?;
-        let mut items = Vec::with_capacity(n.max(0) as usize);
-        for i in 0..n {
-            let item = env
-                .call_method(o, "get", "(I)Ljava/lang/Object;", &[JValue::Int(i)])?
-                .l()?;
-            let t = tree_of(env, &item, &format!("{at}[{i}]"), depth + 1);
-            env.delete_local_ref(item)?;
-            items.push(t?);
-        }
-        return Ok(Tree::Array(items));
-    }
-    if is(env, o, &MAP)? {
-        let set = env
-            .call_method(o, "entrySet", "()Ljava/util/Set;", &[])?
-            .l()?;
-        let entries = JObjectArray::from(
-            env.call_method(&set, "toArray", "()[Ljava/lang/Object;", &[])?
-                .l()?,
-        );
-        env.delete_local_ref(set)?;
-        let n = env.get_array_length(&entries)?;
+    let list = is(env, o, &LIST)?;
+    let map = !list && is(env, o, &MAP)?;
+    if list || map {
+        // One array of the items (a map's flattened: key, value, ...) rather than a JNI call
+        // per item.
+        let sig = "(Ljava/lang/Object;)[Ljava/lang/Object;";
+        let items = env.call_static_method(BRIDGE, "items", sig, &[JValue::Object(o)]);
+        let items = JObjectArray::from(items?.l()?);
+        let n = env.get_array_length(&items)?;
         let mut out = Vec::with_capacity(n as usize);
         for i in 0..n {
-            let e = env.get_object_array_element(&entries, i)?;
-            let k = env
-                .call_method(&e, "getKey", "()Ljava/lang/Object;", &[])?
-                .l()?;
-            let v = env
-                .call_method(&e, "getValue", "()Ljava/lang/Object;", &[])?
-                .l()?;
-            let key = match tree_of(env, &k, &format!("{at} key"), depth + 1)? {
-                Tree::Text(s) => s,
-                _ => {
-                    return Err(Failure::invalid_argument(format!(
-                        "{at}: map keys must be strings"
-                    )))
-                }
+            let item = env.get_object_array_element(&items, i)?;
+            let label = match out.last() {
+                _ if list => format!("{at}[{i}]"),
+                _ if i % 2 == 0 => format!("{at} key"),
+                Some(Tree::Text(key)) => format!("{at}.{key}"),
+                _ => at.to_owned(),
             };
-            let value = tree_of(env, &v, &format!("{at}.{key}"), depth + 1)?;
-            out.push((Tree::Text(key), value));
-            for r in [e, k, v] {
-                env.delete_local_ref(r)?;
+            let t = tree_of(env, &item, &label, depth + 1);
+            env.delete_local_ref(item)?;
+            let t = t?;
+            if map && i % 2 == 0 && !matches!(t, Tree::Text(_)) {
+                let e = format!("{at}: map keys must be strings");
+                return Err(Failure::invalid_argument(e));
             }
+            out.push(t);
         }
-        env.delete_local_ref(entries)?;
-        return Ok(Tree::Map(out));
+        env.delete_local_ref(items)?;
+        if list {
+            return Ok(Tree::Array(out));
+        }
+        let mut it = out.into_iter();
+        return Ok(Tree::Map(
+            std::iter::from_fn(|| Some((it.next()?, it.next()?))).collect(),
+        ));
     }
     let class = env.get_object_class(o)?;
     let name = env

@@ -7,21 +7,21 @@
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jint, jlong, jobject};
 
-use shardline_bind::driver_host::{HostCall, Spelling};
+use shardline_bind::driver_host::Spelling;
 use shardline_bind::pipeline_host;
 use shardline_bind::tree::Tree;
-use shardline_core::coordinator::{Coordinator, CoordinatorInput, Record, Snapshot};
+use shardline_core::coordinator::{Coordinator, CoordinatorInput};
 use shardline_core::host::{Completion, CoordinatorPipeline, Pending, Ticket};
-use shardline_core::protocol::Envelope;
 use shardline_core::replay::CoordinatorStep;
 
-use crate::boundary::{Failure, Result, Status};
-use crate::convert::{member, to_json, unsigned};
-use crate::envelope;
+use crate::boundary::Failure;
+use crate::convert::{member, unsigned};
 use crate::handle::{self, free_native, Handle};
+use crate::host::java_args;
 use crate::native::native;
 use crate::ops;
-use crate::outputs::{rows, Rows};
+use crate::outputs::rows;
+use shardline_bind::rows::Rows;
 
 native! { fn Java_org_shardline_AsyncCoordinatorDriver_nNew(_, coordinator: jlong) -> jlong {
     let c = unsafe { Handle::<Coordinator>::get(coordinator) }?.take()?;
@@ -42,7 +42,7 @@ fn Java_org_shardline_AsyncCoordinatorDriver_nStep(
     let step = match kind {
         -1 => CoordinatorStep::Start,
         -2 => CoordinatorStep::Timeout,
-        k => CoordinatorStep::Input(crate::coordinator::input(env, k, &a, &c, x, 0)?),
+        k => CoordinatorStep::Input(crate::coordinator::input(env, k, &a, &c, 0, x, 0)?),
     };
     unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.step(now, step)?)) }
 }}
@@ -54,28 +54,6 @@ native! { fn Java_org_shardline_AsyncCoordinatorDriver_nMember(
     let step = CoordinatorStep::Input(CoordinatorInput::Member(member(env, &fields, up_number)?));
     unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.step(now, step)?)) }
 }}
-
-/// A call's arguments as Java's host interfaces take them.
-fn java_args(call: HostCall) -> Result<Vec<Tree>> {
-    // The core's own values: one that does not convert is a bug here.
-    fn bug(e: impl std::fmt::Display) -> Failure {
-        Failure::new(Status::Internal, format!("a host call's argument: {e}"))
-    }
-    fn json<T: serde::de::DeserializeOwned + serde::Serialize>(t: &Tree) -> Result<Tree> {
-        Ok(Tree::Text(to_json(&t.deserialized::<T>().map_err(bug)?)))
-    }
-    let mut args = call.args;
-    match call.method {
-        "send" => {
-            let e: Envelope = args[0].deserialized().map_err(bug)?;
-            args = vec![Tree::Bytes(envelope::flat(&e)?)];
-        }
-        "append" => args[1] = json::<Record>(&args[1])?,
-        "save_snapshot" => args[1] = json::<Snapshot>(&args[1])?,
-        _ => {}
-    }
-    Ok(args)
-}
 
 native! {
 /// The next host call, `[ticket, method, args]`, or null while there is none.
@@ -89,7 +67,7 @@ fn Java_org_shardline_AsyncCoordinatorDriver_nNextCall(env, h: jlong, now: jlong
         Some((ticket, call)) => Tree::Array(vec![
             Tree::Integer(ticket.0.into()),
             Tree::Text(Spelling::Camel.spell(call.method)),
-            Tree::Array(java_args(call)?),
+            Tree::Array(java_args(call.method, call.args)?),
         ]),
     };
     ops::to_java(env, &row)
@@ -130,8 +108,8 @@ native! { fn Java_org_shardline_AsyncCoordinatorDriver_nInFlight(_, h: jlong) ->
 }}
 
 native! { fn Java_org_shardline_AsyncCoordinatorDriver_nTakeNotices(
-    env, h: jlong, buffer: JByteArray<'l>,
+    env, h: jlong, at: jlong, cap: jint,
 ) -> jbyteArray {
     let notices = unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.take_notices())) }?;
-    rows(env, &buffer, &notices, Rows::notice)
+    rows(env, at, cap, &notices, Rows::notice)
 }}

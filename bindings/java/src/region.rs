@@ -17,7 +17,8 @@ use crate::envelope;
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
-use crate::outputs::{rows, Rows};
+use crate::outputs::rows;
+use shardline_bind::rows::Rows;
 
 pub fn config(env: &mut JNIEnv, json: &JString) -> Result<RegionConfig> {
     let value = opt_from_json(env, json, "region config")?;
@@ -83,13 +84,14 @@ native! { fn Java_org_shardline_Region_nRoute(
 }}
 
 native! {
-/// Kind 0: receive(c=`Envelope.flat()`); 1: coordinatorChanged; 2: regionTerminated(a);
+/// `c` or the scratch memory at `at` as in `Coordinator.nInput`. Kind 0: receive(c=`Envelope.flat()`); 1: coordinatorChanged; 2: regionTerminated(a);
 /// 3: shardStopped(a); 4: entityPassivated(a=shard, b=entity); 5: gracefulShutdown.
 fn Java_org_shardline_Region_nInput(
     env, h: jlong, now: jlong, kind: jint, a: JString<'l>, b: JString<'l>, c: JByteArray<'l>,
+    at: jlong,
 ) {
     let now = unsigned(now, "nowMs")?;
-    let input = region_input(env, kind, &a, &b, &c)?;
+    let input = region_input(env, kind, &a, &b, &c, at)?;
     unsafe { handle::run::<Region>(h, |r| r.handle(now, input)) }
 }}
 
@@ -99,9 +101,10 @@ pub fn region_input(
     a: &JString,
     b: &JString,
     c: &JByteArray,
+    at: jlong,
 ) -> Result<RegionInput> {
     Ok(match kind {
-        0 => RegionInput::Receive(with_bytes(env, c, "envelope", envelope::read)?),
+        0 => RegionInput::Receive(with_bytes(env, c, at, "envelope", envelope::read)?),
         1 => RegionInput::CoordinatorChanged,
         2 => RegionInput::RegionTerminated {
             region: string(env, a, "region")?,
@@ -115,7 +118,7 @@ pub fn region_input(
         },
         5 => RegionInput::GracefulShutdown,
         // The inputs that carry maps (reportLoads, updateOffer), as a step document in `c`.
-        6 => utf8_json(env, c, "input")?,
+        6 => utf8_json(env, c, at, "input")?,
         other => {
             return Err(Failure::invalid_argument(format!(
                 "unknown input kind {other}"
@@ -124,9 +127,9 @@ pub fn region_input(
     })
 }
 
-native! { fn Java_org_shardline_Region_nDrain(env, h: jlong, buffer: JByteArray<'l>) -> jbyteArray {
+native! { fn Java_org_shardline_Region_nDrain(env, h: jlong, at: jlong, cap: jint) -> jbyteArray {
     let outputs = unsafe { handle::with::<Region, _>(h, |r| Ok(r.drain_outputs())) }?;
-    rows(env, &buffer, &outputs, Rows::region)
+    rows(env, at, cap, &outputs, Rows::region)
 }}
 
 // ---- queries shared by Region and RegionDriver ----------------------------------------------

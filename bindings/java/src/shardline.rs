@@ -1,8 +1,8 @@
 //! `org.shardline.Shardline`: the library's functions (conformance decisions, trace replay,
 //! entity -> shard), by name.
 
-use jni::objects::{JObjectArray, JString};
-use jni::sys::{jobject, jstring};
+use jni::objects::{JByteBuffer, JObjectArray, JString};
+use jni::sys::{jlong, jobject, jstring};
 
 use shardline_bind::ops::functions;
 
@@ -24,4 +24,11 @@ native! {
 /// Test hook for the panic boundary: a panic must come out as ShardlineException(PANIC).
 fn Java_org_shardline_Shardline_nPanicForTest(_) {
     panic!("deliberate panic (test hook)")
+}}
+
+native! {
+/// The address of a thread's scratch memory (`Rows.Scratch`), a direct buffer Java keeps for the
+/// thread's life: steps pass their byte arguments and take their rows through it.
+fn Java_org_shardline_Shardline_nAddress(env, buffer: JByteBuffer<'l>) -> jlong {
+    Ok(env.get_direct_buffer_address(&buffer)? as jlong)
 }}

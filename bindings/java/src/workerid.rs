@@ -4,8 +4,8 @@
 //! The holder waits (backoff, sequence overflow) through the host's `IdClock`, called back on
 //! the calling thread like every other callback.
 
-use jni::objects::{JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jint, jlong, jlongArray, jobject, JNI_FALSE, JNI_TRUE};
+use jni::objects::{JLongArray, JObject, JString};
+use jni::sys::{jboolean, jint, jlong, jlongArray, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
 use shardline_bind::driver_host::{self, Adapter};
@@ -20,7 +20,7 @@ use crate::convert::{long_array, opt_long, string, ttl_ms, unsigned};
 use crate::handle::{self, free_native, Handle};
 use crate::host::JavaHost;
 use crate::native::native;
-use crate::ops;
+use crate::ops::ops_native;
 
 fn layout(t: jint, w: jint, s: jint, epoch: jlong) -> Result<Layout> {
     let v = [t.into(), w.into(), s.into(), epoch];
@@ -68,15 +68,12 @@ fn Java_org_shardline_Snowflake_nNext(env, h: jlong, now: jlong) -> jlongArray {
     }
 }}
 
-native! {
-/// The named operations (`shardline_bind::ops::ids::snowflake`), named in `Snowflake.java`.
-fn Java_org_shardline_Snowflake_nOp(
-    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-) -> jobject {
-    ops::call(env, "Snowflake", &op, &args, |a| unsafe {
-        handle::with::<Generator, _>(h, |g| Ok(ops_ids::snowflake(g, a)?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_Snowflake_nOp,
+    "Snowflake",
+    Generator,
+    ops_ids::snowflake
+);
 
 native! {
 /// {unix ms, worker, sequence}.
@@ -108,16 +105,12 @@ native! { fn Java_org_shardline_InMemoryRegistry_nSession(_, h: jlong, ttl: jlon
     Ok(Handle::into_raw("InMemorySession", s))
 }}
 
-native! {
-/// The named operations (`shardline_bind::ops::ids::registry`), named in
-/// `InMemoryRegistry.java`.
-fn Java_org_shardline_InMemoryRegistry_nOp(
-    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-) -> jobject {
-    ops::call(env, "InMemoryRegistry", &op, &args, |a| unsafe {
-        handle::with::<InMemoryRegistry, _>(h, |r| Ok(ops_ids::registry(r, a)?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_InMemoryRegistry_nOp,
+    "InMemoryRegistry",
+    InMemoryRegistry,
+    ops_ids::registry
+);
 
 native! { fn Java_org_shardline_InMemorySession_nIsLive(_, h: jlong) -> jboolean {
     let live = unsafe { handle::with::<InMemorySession, _>(h, |s| Ok(s.is_live())) }?;
@@ -211,15 +204,12 @@ native! { fn Java_org_shardline_WorkerIdHolder_nNextId(_, h: jlong) -> jlong {
     }
 }}
 
-native! {
-/// The named operations (`shardline_bind::ops::ids::holder`), named in `WorkerIdHolder.java`.
-fn Java_org_shardline_WorkerIdHolder_nOp(
-    env, h: jlong, op: JString<'l>, args: JObjectArray<'l>,
-) -> jobject {
-    ops::call(env, "WorkerIdHolder", &op, &args, |a| unsafe {
-        handle::with::<Holder, _>(h, |x| Ok(ops_ids::holder(x, a)?))
-    })
-}}
+ops_native!(
+    Java_org_shardline_WorkerIdHolder_nOp,
+    "WorkerIdHolder",
+    Holder,
+    ops_ids::holder
+);
 
 native! {
 /// Core defaults, so Java never restates them: kind 0: reserve config {workerBits,

@@ -160,7 +160,8 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
         List<?> r = (List<?>) row;
         launch((Long) r.get(0), (String) r.get(1), (List<?>) r.get(2));
       }
-      notices = Rows.notices(call(h -> nTakeNotices(h, Rows.buffer())));
+      Rows.Scratch s = Rows.scratch();
+      notices = Rows.notices(s.rows(call(h -> nTakeNotices(h, s.address, s.capacity))));
       if (!idleWaiters.isEmpty() && inFlight() == 0) {
         idleWaiters.forEach(f -> f.complete(null));
         idleWaiters.clear();
@@ -249,7 +250,7 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
     }
     if (value instanceof OptionalLong l) return l.isPresent() ? l.getAsLong() : null;
     if (value instanceof WriteOutcome w) {
-      return w.isWritten() ? null : Map.of("outcome", "fenced", "highest", w.highestToken());
+      return Callbacks.outcome(w, method);
     }
     return value;
   }
@@ -301,5 +302,5 @@ public final class AsyncCoordinatorDriver extends AbstractCoordinator {
 
   private static native int nInFlight(long h);
 
-  private static native byte[] nTakeNotices(long h, byte[] buffer);
+  private static native byte[] nTakeNotices(long h, long at, int capacity);
 }

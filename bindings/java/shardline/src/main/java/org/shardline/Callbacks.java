@@ -69,54 +69,89 @@ final class Callbacks {
     return flat;
   }
 
-  static void send(Transport t, byte[] envelope) {
-    t.send(new Envelope(envelope));
+  /** A List's items, or a Map's entries flattened (key, value, ...), for the native side. */
+  static Object[] items(Object o) {
+    if (o instanceof List<?> l) return l.toArray();
+    Map<?, ?> m = (Map<?, ?>) o;
+    Object[] out = new Object[m.size() * 2];
+    int i = 0;
+    for (Map.Entry<?, ?> e : m.entrySet()) {
+      out[i++] = e.getKey();
+      out[i++] = e.getValue();
+    }
+    return out;
   }
 
-  /** {@code null}: denied; else {token, validUntilMs}. */
-  static long[] leaseAcquire(Lease lease, long nowMs) {
-    Optional<LeaseGrant> g = lease.acquire(nowMs);
-    if (g == null) throw nonsense("Lease.acquire returned null; return Optional.empty() when denied");
-    return g.map(x -> new long[] {x.token(), x.validUntilMs()}).orElse(null);
+  /**
+   * A driver's call of host object {@code target}'s {@code method} (the core's name, camelCase),
+   * with its arguments as the native side hands them (Long, String, byte[], a List of Strings),
+   * answering in the plain forms every language answers with (host.rs reads them): null for
+   * nothing, a number, a boolean, text, a list.
+   */
+  static Object host(Object target, String method, List<?> a) {
+    switch (method) {
+      case "send":
+        ((Transport) target).send(new Envelope((byte[]) a.get(0)));
+        return null;
+      case "nowMs":
+        return ((Clock) target).nowMs();
+      case "wallMs":
+        return ((IdClock) target).wallMs();
+      case "monotonicMs":
+        return ((IdClock) target).monotonicMs();
+      case "sleepUntil":
+        ((IdClock) target).sleepUntil((Long) a.get(0));
+        return null;
+      case "acquire":
+        Optional<LeaseGrant> g = ((Lease) target).acquire((Long) a.get(0));
+        if (g == null) throw nonsense("Lease.acquire returned null; return Optional.empty() when denied");
+        return g.map(x -> List.of(x.token(), x.validUntilMs())).orElse(null);
+      case "renew":
+        OptionalLong r = ((Lease) target).renew((Long) a.get(0), (Long) a.get(1));
+        if (r == null) throw nonsense("Lease.renew returned null; return OptionalLong.empty() when the grant is gone");
+        if (r.isPresent() && r.getAsLong() < 0) throw nonsense("Lease.renew returned a negative deadline");
+        return r.isPresent() ? r.getAsLong() : null;
+      case "release":
+        ((Lease) target).release((Long) a.get(0));
+        return null;
+      case "append":
+        return outcome(((Store) target).append((Long) a.get(0), (String) a.get(1)), "Store.append");
+      case "saveSnapshot":
+        return outcome(((Store) target).saveSnapshot((Long) a.get(0), (String) a.get(1)), "Store.saveSnapshot");
+      case "load":
+        Optional<String> state = ((Store) target).load((Long) a.get(0));
+        if (state == null) throw nonsense("Store.load returned null; return Optional.empty() when fenced");
+        return state.orElse(null);
+      case "startShard":
+        ((EntityHost) target).startShard((String) a.get(0), strings(a.get(1)));
+        return null;
+      case "startEntities":
+        ((EntityHost) target).startEntities((String) a.get(0), strings(a.get(1)));
+        return null;
+      case "deliver":
+        ((EntityHost) target).deliver((String) a.get(0), (String) a.get(1), (byte[]) a.get(2));
+        return null;
+      case "stopShard":
+        return ((EntityHost) target).stopShard((String) a.get(0));
+      case "undeliverable":
+        ((EntityHost) target).undeliverable((String) a.get(0), (String) a.get(1), (byte[]) a.get(2), (String) a.get(3));
+        return null;
+      case "stopped":
+        ((EntityHost) target).stopped();
+        return null;
+      default:
+        throw new IllegalStateException("no host method " + method);
+    }
   }
 
-  /** -1: the grant is gone; else the new local deadline. */
-  static long leaseRenew(Lease lease, long token, long nowMs) {
-    OptionalLong r = lease.renew(token, nowMs);
-    if (r == null) throw nonsense("Lease.renew returned null; return OptionalLong.empty() when the grant is gone");
-    if (r.isPresent() && r.getAsLong() < 0) throw nonsense("Lease.renew returned a negative deadline");
-    return r.orElse(-1);
+  @SuppressWarnings("unchecked")
+  private static List<String> strings(Object list) {
+    return List.copyOf((List<String>) list);
   }
 
-  private static long outcome(WriteOutcome o, String what) {
+  /** Written: null; fenced: the write outcome's own form. */
+  static Object outcome(WriteOutcome o, String what) {
     if (o == null) throw nonsense(what + " returned null");
-    return o.isWritten() ? -1 : o.highestToken();
-  }
-
-  static long storeAppend(Store s, long token, String record) {
-    return outcome(s.append(token, record), "Store.append");
-  }
-
-  static long storeSaveSnapshot(Store s, long token, String snapshot) {
-    return outcome(s.saveSnapshot(token, snapshot), "Store.saveSnapshot");
-  }
-
-  /** {@code null}: fenced. */
-  static String storeLoad(Store s, long token) {
-    Optional<String> state = s.load(token);
-    if (state == null) throw nonsense("Store.load returned null; return Optional.empty() when fenced");
-    return state.orElse(null);
-  }
-
-  static void startShard(EntityHost host, String shard, String[] entities) {
-    host.startShard(shard, List.of(entities));
-  }
-
-  static void startEntities(EntityHost host, String shard, String[] entities) {
-    host.startEntities(shard, List.of(entities));
-  }
-
-  static void deliver(EntityHost host, String shard, String entity, byte[] payload) {
-    host.deliver(shard, entity, payload);
+    return o.isWritten() ? null : Map.of("outcome", "fenced", "highest", o.highestToken());
   }
 }

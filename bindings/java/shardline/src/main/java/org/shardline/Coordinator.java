@@ -50,7 +50,13 @@ public final class Coordinator extends AbstractCoordinator {
    * {@link CoordinatorOutput.Send}'s message stays UTF-8 until {@link Envelope#message()} is read.
    */
   public List<CoordinatorOutput> drainOutputs() {
-    return Rows.coordinatorOutputs(call(h -> nDrain(h, Rows.buffer())));
+    Rows.Scratch s = Rows.scratch();
+    long h = enter();
+    try {
+      return Rows.coordinatorOutputs(s.rows(nDrain(h, s.address, s.capacity)));
+    } finally {
+      exit();
+    }
   }
 
   public void receive(long nowMs, Envelope e) {
@@ -134,7 +140,13 @@ public final class Coordinator extends AbstractCoordinator {
   }
 
   private void input(long nowMs, int kind, String a, byte[] c, long x, long y) {
-    run(h -> nInput(h, nowMs, kind, a, c, x, y));
+    long at = Rows.scratch().put(c);
+    long h = enter();
+    try {
+      nInput(h, nowMs, kind, a, at == 0 ? c : null, at, x, y);
+    } finally {
+      exit();
+    }
   }
 
   private static native long nNew(String configJson, long strategy, String selfAddress);
@@ -145,10 +157,10 @@ public final class Coordinator extends AbstractCoordinator {
 
   private static native void nOnTimeout(long h, long nowMs);
 
-  private static native byte[] nDrain(long h, byte[] buffer);
+  private static native byte[] nDrain(long h, long at, int capacity);
 
   private static native void nInput(
-      long h, long nowMs, int kind, String a, byte[] c, long x, long y);
+      long h, long nowMs, int kind, String a, byte[] c, long at, long x, long y);
 
   private static native void nMember(long h, long nowMs, String[] fields, int upNumber);
 }

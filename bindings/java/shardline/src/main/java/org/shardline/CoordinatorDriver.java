@@ -99,7 +99,8 @@ public final class CoordinatorDriver extends AbstractCoordinator {
 
   /** Notices since the last call. */
   public List<Notice> takeNotices() {
-    return Rows.notices(call(h -> nTakeNotices(h, Rows.buffer())));
+    Rows.Scratch s = Rows.scratch();
+    return Rows.notices(s.rows(call(h -> nTakeNotices(h, s.address, s.capacity))));
   }
 
   /** Kinds -1 (start) and -2 (leaseLost), else numbered as in {@code Coordinator.nInput}. */
@@ -124,5 +125,5 @@ public final class CoordinatorDriver extends AbstractCoordinator {
 
   private static native long nPoll(long h);
 
-  private static native byte[] nTakeNotices(long h, byte[] buffer);
+  private static native byte[] nTakeNotices(long h, long at, int capacity);
 }

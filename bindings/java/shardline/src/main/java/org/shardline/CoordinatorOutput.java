@@ -28,7 +28,7 @@ public sealed interface CoordinatorOutput {
 
   record Notify(Notice notice) implements CoordinatorOutput {}
 
-  /** Tags match the native side (outputs.rs). */
+  /** Tags match the native side (bind/src/rows.rs). */
   static CoordinatorOutput of(Rows r) {
     long token = r.token;
     switch (r.tag) {

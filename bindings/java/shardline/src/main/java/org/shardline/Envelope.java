@@ -10,14 +10,19 @@ import java.util.Objects;
  * the wire form. Delivery may be lossy and reordered; the protocol copes.
  *
  * <p>The message is JSON, opaque to the host. Between the state machines an envelope crosses in
- * its native form (the message's kind and fields, see the native envelope.rs), so an envelope
- * keeps whichever form it was made in and makes the other only when asked, once: one a state
- * machine sent is handed to another without any JSON, and the {@link #message()} text is made
- * only if read; one made from JSON is read natively on its first crossing.
+ * its native form (the message's kind and fields, packed as bind/src/rows.rs describes), so an
+ * envelope keeps whichever form it was made in and makes the other only when asked, once: one a
+ * state machine sent is handed to another without any JSON, and its endpoints and {@link
+ * #message()} text are read only if asked for; one made from JSON is read natively on its first
+ * crossing.
  */
 public final class Envelope {
+  // Null in an envelope the native side made: its endpoints are read from the native form when
+  // first asked (a step's outputs are often passed on unread) and kept in fromFlat and toFlat.
   private final Endpoint from;
   private final Endpoint to;
+  private Endpoint fromFlat;
+  private Endpoint toFlat;
   // Made once, when first needed; volatile publishes the array's contents with it, and a String
   // publishes safely through a data race.
   private volatile byte[] flat;
@@ -34,26 +39,36 @@ public final class Envelope {
 
   /** The native side's envelope: {@code flat} is its native form, owned by this envelope. */
   Envelope(byte[] flat) {
-    // kind (1 byte), then the sender's and the addressee's region ids (empty: the coordinator)
-    ByteBuffer in = ByteBuffer.wrap(flat, 1, flat.length - 1);
-    this.from = Endpoint.of(regionId(in));
-    this.to = Endpoint.of(regionId(in));
+    this.from = null;
+    this.to = null;
     this.flat = flat;
   }
 
-  private static String regionId(ByteBuffer in) {
-    int n = in.getInt();
-    String id = n == 0 ? null : new String(in.array(), in.position(), n, StandardCharsets.UTF_8);
-    in.position(in.position() + n);
-    return id;
+  /**
+   * Region id {@code i} of the native form: kind (1 byte), then the sender's and the
+   * addressee's region ids (empty: the coordinator).
+   */
+  private Endpoint endpoint(int i) {
+    byte[] f = flat;
+    ByteBuffer in = ByteBuffer.wrap(f);
+    int at = 1;
+    if (i == 1) at += 4 + in.getInt(at);
+    int n = in.getInt(at);
+    return n == 0 ? Endpoint.coordinator() : new Endpoint(new String(f, at + 4, n, StandardCharsets.UTF_8));
   }
 
   public Endpoint from() {
-    return from;
+    if (from != null) return from;
+    Endpoint e = fromFlat;
+    if (e == null) fromFlat = e = endpoint(0);
+    return e;
   }
 
   public Endpoint to() {
-    return to;
+    if (to != null) return to;
+    Endpoint e = toFlat;
+    if (e == null) toFlat = e = endpoint(1);
+    return e;
   }
 
   /** The message as JSON text. */
@@ -69,12 +84,12 @@ public final class Envelope {
    */
   byte[] flat() {
     byte[] f = flat;
-    if (f == null) flat = f = Shardline.nFlatten(from.regionId(), to.regionId(), message);
+    if (f == null) flat = f = Shardline.nFlatten(from().regionId(), to().regionId(), message);
     return f;
   }
 
   public String toJson() {
-    return "{\"from\":" + from.json() + ",\"to\":" + to.json() + ",\"message\":" + message() + "}";
+    return "{\"from\":" + from().json() + ",\"to\":" + to().json() + ",\"message\":" + message() + "}";
   }
 
   public byte[] toBytes() {
@@ -94,18 +109,18 @@ public final class Envelope {
   @Override
   public boolean equals(Object o) {
     return o instanceof Envelope e
-        && from.equals(e.from)
-        && to.equals(e.to)
+        && from().equals(e.from())
+        && to().equals(e.to())
         && message().equals(e.message());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(from, to, message());
+    return Objects.hash(from(), to(), message());
   }
 
   @Override
   public String toString() {
-    return "Envelope[from=" + from + ", to=" + to + ", message=" + message() + "]";
+    return "Envelope[from=" + from() + ", to=" + to() + ", message=" + message() + "]";
   }
 }

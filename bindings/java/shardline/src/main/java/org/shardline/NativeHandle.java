@@ -71,6 +71,20 @@ public abstract class NativeHandle implements AutoCloseable {
     }
   }
 
+  /**
+   * The handle for one call, counted as in flight until {@link #exit()}, which the caller runs
+   * in a {@code finally}: what {@link #run} does, for a hot call that should not capture its
+   * arguments in a lambda.
+   */
+  final long enter() {
+    return resource.acquire();
+  }
+
+  final void exit() {
+    resource.release();
+    Reference.reachabilityFence(this);
+  }
+
   final <T> T call(LongFunction<T> f) {
     long h = resource.acquire();
     try {

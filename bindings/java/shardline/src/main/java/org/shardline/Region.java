@@ -139,11 +139,23 @@ public final class Region extends AbstractRegion {
 
   /** Everything queued so far, in order, in one native call (see {@link Coordinator#drainOutputs}). */
   public List<RegionOutput> drainOutputs() {
-    return Rows.regionOutputs(call(h -> nDrain(h, Rows.buffer())));
+    Rows.Scratch s = Rows.scratch();
+    long h = enter();
+    try {
+      return Rows.regionOutputs(s.rows(nDrain(h, s.address, s.capacity)));
+    } finally {
+      exit();
+    }
   }
 
   private void input(long nowMs, int kind, String a, String b, byte[] c) {
-    run(h -> nInput(h, nowMs, kind, a, b, c));
+    long at = Rows.scratch().put(c);
+    long h = enter();
+    try {
+      nInput(h, nowMs, kind, a, b, at == 0 ? c : null, at);
+    } finally {
+      exit();
+    }
   }
 
   private static native long nNew(String configJson, String id, String node, int kind, int n);
@@ -156,7 +168,8 @@ public final class Region extends AbstractRegion {
 
   private static native void nRoute(long h, long nowMs, String shard, String entity, byte[] payload);
 
-  private static native void nInput(long h, long nowMs, int kind, String a, String b, byte[] c);
+  private static native void nInput(
+      long h, long nowMs, int kind, String a, String b, byte[] c, long at);
 
-  private static native byte[] nDrain(long h, byte[] buffer);
+  private static native byte[] nDrain(long h, long at, int capacity);
 }

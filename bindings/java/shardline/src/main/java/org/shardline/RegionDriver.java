@@ -84,7 +84,8 @@ public final class RegionDriver extends AbstractRegion {
   }
 
   public List<Notice> takeNotices() {
-    return Rows.notices(call(h -> nTakeNotices(h, Rows.buffer())));
+    Rows.Scratch s = Rows.scratch();
+    return Rows.notices(s.rows(call(h -> nTakeNotices(h, s.address, s.capacity))));
   }
 
   private void input(int kind, String a, String b, byte[] c) {
@@ -103,5 +104,5 @@ public final class RegionDriver extends AbstractRegion {
 
   private static native long nPoll(long h);
 
-  private static native byte[] nTakeNotices(long h, byte[] buffer);
+  private static native byte[] nTakeNotices(long h, long at, int capacity);
 }

@@ -28,7 +28,7 @@ public sealed interface RegionOutput {
 
   record Notify(Notice notice) implements RegionOutput {}
 
-  /** Tags match the native side (outputs.rs). */
+  /** Tags match the native side (bind/src/rows.rs). */
   static RegionOutput of(Rows r) {
     switch (r.tag) {
       case 0:

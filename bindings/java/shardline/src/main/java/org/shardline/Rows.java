@@ -1,24 +1,63 @@
 package org.shardline;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
- * Reads the outputs of one drain, which the native side writes as rows of one {@code byte[]}
- * behind their length (the layout is described in outputs.rs): one native call per drain, and
- * no Java object made from native code.
+ * Reads the outputs of one drain, which the native side writes as rows of one buffer behind
+ * their length (the layout is described in bind/src/rows.rs): one native call per drain, and no
+ * Java object made from native code.
  */
 final class Rows {
-  /**
-   * The array a drain on this thread writes into when its rows fit (else it answers a new one),
-   * so a step allocates none; each drain's rows are read before the thread's next drain.
-   */
-  private static final ThreadLocal<byte[]> BUFFER = ThreadLocal.withInitial(() -> new byte[4096]);
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
-  private final ByteBuffer in;
+  /**
+   * A thread's memory shared with the native side, so a step's byte argument and its rows cross
+   * without any JNI array call: a direct buffer whose address the native side writes to and reads
+   * from during a call, and the array its rows are copied into to be read. A call's argument is
+   * read, and a drain's rows copied out, before the thread's next call.
+   */
+  static final class Scratch {
+    private static final int SIZE = 16 * 1024;
+    private final ByteBuffer direct = ByteBuffer.allocateDirect(SIZE);
+    final long address = Shardline.nAddress(direct);
+    final int capacity = SIZE;
+    private byte[] rows = new byte[4096];
+
+    /**
+     * Copies {@code bytes} into the scratch behind their length and answers its address, or 0
+     * when they are null or do not fit (the array then crosses itself).
+     */
+    long put(byte[] bytes) {
+      if (bytes == null || bytes.length > SIZE - 4) return 0;
+      direct.putInt(0, bytes.length).put(4, bytes);
+      return address;
+    }
+
+    /** A drain's rows: the array it answered, or (null) the rows it wrote into the scratch. */
+    byte[] rows(byte[] answered) {
+      if (answered != null) return answered;
+      int n = 4 + direct.getInt(0);
+      if (rows.length < n) rows = new byte[Math.max(n, 2 * rows.length)];
+      direct.get(0, rows, 0, n);
+      return rows;
+    }
+  }
+
+  private static final VarHandle INT =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
+  private static final VarHandle LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
   private final byte[] bytes;
+  private final int end;
+  private int at = 4;
   int tag;
   long token;
   String a;
@@ -29,22 +68,28 @@ final class Rows {
 
   private Rows(byte[] bytes) {
     this.bytes = bytes;
-    this.in = ByteBuffer.wrap(bytes);
-    in.limit(4 + in.getInt());
+    this.end = 4 + (int) INT.get(bytes, 0);
   }
 
-  static byte[] buffer() {
-    return BUFFER.get();
+  private int getInt() {
+    int v = (int) INT.get(bytes, at);
+    at += 4;
+    return v;
+  }
+
+  static Scratch scratch() {
+    return SCRATCH.get();
   }
 
   private boolean next() {
-    if (!in.hasRemaining()) return false;
-    tag = in.get();
-    token = in.getLong();
+    if (at >= end) return false;
+    tag = bytes[at];
+    token = (long) LONG.get(bytes, at + 1);
+    at += 9;
     a = text();
     b = text();
     c = bytes();
-    int n = in.getInt();
+    int n = getInt();
     list = n < 0 ? null : new String[n];
     for (int i = 0; i < n; i++) list[i] = text();
     payload = bytes();
@@ -52,19 +97,17 @@ final class Rows {
   }
 
   private String text() {
-    int n = in.getInt();
+    int n = getInt();
     if (n < 0) return null;
-    String s = new String(bytes, in.position(), n, StandardCharsets.UTF_8);
-    in.position(in.position() + n);
-    return s;
+    at += n;
+    return new String(bytes, at - n, n, StandardCharsets.UTF_8);
   }
 
   private byte[] bytes() {
-    int n = in.getInt();
+    int n = getInt();
     if (n < 0) return null;
-    byte[] out = new byte[n];
-    in.get(out);
-    return out;
+    at += n;
+    return Arrays.copyOfRange(bytes, at - n, at);
   }
 
   String cText() {

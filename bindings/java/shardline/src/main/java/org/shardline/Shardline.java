@@ -80,6 +80,9 @@ public final class Shardline {
 
   static native String nMessageJson(byte[] flat);
 
+  /** The address of a direct buffer (see Rows.Scratch). */
+  static native long nAddress(java.nio.ByteBuffer buffer);
+
   /** Test hook: panics inside the native library. */
   static native void nPanicForTest();
 }
