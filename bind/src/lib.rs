@@ -14,6 +14,7 @@ pub mod flat_envelope;
 pub mod handle;
 pub mod host_state;
 pub mod ids;
+pub mod native;
 pub mod objects;
 pub mod ops;
 pub mod pipeline_host;
