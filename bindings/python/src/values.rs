@@ -24,10 +24,10 @@ use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 use serde::ser::Serialize;
 use serde_json::{Map, Value};
-use shardline_bind::driver_host::Spelling;
+use shardline_bind::configuration;
 use shardline_bind::native::{self, Reader, Seen};
 
-use crate::errors::{invalid_argument, InternalError};
+use crate::errors::{failure_err, invalid_argument, InternalError};
 
 /// A conversion failure: a wrong value, a Python type no core value has (TypeError), or a
 /// Python exception met on the way.
@@ -167,26 +167,12 @@ pub fn config(
     base: Option<&Bound<'_, PyAny>>,
     overrides: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Value> {
-    let mut map = match base.map(document).transpose()? {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m,
-        Some(other) => {
-            return Err(invalid_argument(format!(
-                "expected a configuration object, got {other}"
-            )))
-        }
+    let base = base.map(document).transpose()?.unwrap_or(Value::Null);
+    let overrides = match overrides {
+        Some(kw) => from_py::<Map<String, Value>>(kw.as_any(), "keyword arguments")?,
+        None => Map::new(),
     };
-    if let Some(kw) = overrides {
-        map.extend(from_py::<Map<String, Value>>(
-            kw.as_any(),
-            "keyword arguments",
-        )?);
-    }
-    Ok(Value::Object(
-        map.into_iter()
-            .map(|(k, v)| (Spelling::Camel.spell(&k), v))
-            .collect(),
-    ))
+    configuration::merged(base, overrides).map_err(failure_err)
 }
 
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
