@@ -11,6 +11,7 @@
 pub mod configuration;
 pub mod driver_host;
 pub mod etcd;
+pub mod first_error;
 pub mod flat_envelope;
 pub mod handle;
 pub mod host_state;
