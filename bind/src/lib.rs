@@ -8,12 +8,15 @@
 //! the core stays the sans-IO decision engine the CLI and the simulator use, and this crate
 //! only describes how a foreign host talks to it.
 
+pub mod configuration;
 pub mod driver_host;
 pub mod etcd;
+pub mod first_error;
 pub mod flat_envelope;
 pub mod handle;
 pub mod host_state;
 pub mod ids;
+pub mod native;
 pub mod objects;
 pub mod ops;
 pub mod pipeline_host;

@@ -6,9 +6,13 @@
 //! does not recognise exactly (a subclass, a `str` payload, JSON text, a wrong value) goes
 //! the general way, which also explains what is wrong.
 
+use std::hash::Hasher;
+use std::sync::{Mutex, PoisonError};
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
+use rustc_hash::FxHasher;
 use shardline_core::protocol::{
     Command, Directive, Endpoint, Envelope, Forward, Message, ShardHome, Stamp,
 };
@@ -44,6 +48,36 @@ pub fn list<'py, O>(
     Ok(list)
 }
 
+/// Python strings for the ids outputs repeat (region ids on every reply, the shards asked
+/// about most), made once and shared, as strings are immutable: making them cost a step
+/// about as much as one of its dicts. Direct-mapped with a fixed number of slots, so the
+/// memory it keeps stays bounded whatever ids come by. Under a mutex rather than per thread:
+/// the GIL serialises its users anyway, and an uncontended lock costs less than a
+/// thread-local lookup in a shared library.
+static IDS: Mutex<Vec<Option<Id>>> = Mutex::new(Vec::new());
+
+type Id = (Box<str>, Py<PyString>);
+
+const ID_SLOTS: usize = 512;
+
+fn id<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+    let mut h = FxHasher::default();
+    h.write(text.as_bytes());
+    let mut ids = IDS.lock().unwrap_or_else(PoisonError::into_inner);
+    if ids.is_empty() {
+        ids.resize_with(ID_SLOTS, || None);
+    }
+    let slot = &mut ids[h.finish() as usize % ID_SLOTS];
+    match slot {
+        Some((t, s)) if **t == *text => s.bind(py).clone(),
+        _ => {
+            let s = PyString::new(py, text);
+            *slot = Some((text.into(), s.clone().unbind()));
+            s
+        }
+    }
+}
+
 /// `{"type": "send", "envelope": ...}`, the output both machines send with.
 pub fn send<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py, PyAny>> {
     Ok(tagged!(py, "send", "envelope" => to_py(py, e)?).into_any())
@@ -66,7 +100,7 @@ fn to_py<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py, PyDict>> {
 fn endpoint<'py>(py: Python<'py>, e: &Endpoint) -> PyResult<Bound<'py, PyAny>> {
     Ok(match e {
         Endpoint::Coordinator => intern!(py, "coordinator").clone().into_any(),
-        Endpoint::Region(r) => dict!(py, "region" => r).into_any(),
+        Endpoint::Region(r) => dict!(py, "region" => id(py, r)).into_any(),
     })
 }
 
@@ -75,14 +109,15 @@ fn stamp<'py>(py: Python<'py>, s: &Stamp) -> PyResult<Bound<'py, PyDict>> {
 }
 
 fn home<'py>(py: Python<'py>, h: &ShardHome) -> PyResult<Bound<'py, PyDict>> {
-    Ok(dict!(py, "shard" => &h.shard, "region" => &h.region, "stamp" => stamp(py, &h.stamp)?))
+    let (shard, region) = (id(py, &h.shard), id(py, &h.region));
+    Ok(dict!(py, "shard" => shard, "region" => region, "stamp" => stamp(py, &h.stamp)?))
 }
 
 fn directive<'py>(py: Python<'py>, d: &Directive) -> PyResult<Bound<'py, PyDict>> {
     Ok(match d {
         Directive::RegisterAck { token } => tagged!(py, "registerAck", "token" => token.0),
         Directive::ShardHome(h) => {
-            let (shard, region, s) = (&h.shard, &h.region, stamp(py, &h.stamp)?);
+            let (shard, region, s) = (id(py, &h.shard), id(py, &h.region), stamp(py, &h.stamp)?);
             tagged!(py, "shardHome", "shard" => shard, "region" => region, "stamp" => s)
         }
         Directive::ShardHomes { token, homes } => {

@@ -3,10 +3,10 @@
 //! exception raised by a Python callback past the core back to the caller, unchanged.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use pyo3::prelude::*;
+use shardline_bind::first_error::FirstError;
 use shardline_bind::{Failure, Status};
 
 pyo3::import_exception!(shardline.errors, InvalidArgumentError);
@@ -58,28 +58,17 @@ pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
         .unwrap_or_else(|payload| Err(PanicError::new_err(Failure::from_panic(&*payload).message)))
 }
 
-/// The first exception a Python callback raised during the current call on one object.
-///
-/// The core only sees a `shardline_core::Error`; the original exception waits here and is
-/// raised once the core call returns, so the caller gets the very object (and traceback) the
-/// callback raised. Later ones are dropped, as the drivers keep only their first error.
+/// The first exception a Python callback raised during the current call on one object
+/// (`shardline_bind::first_error`), raised unchanged once the core call returns.
 #[derive(Clone, Default)]
-pub struct Raised(Arc<Slot>);
-
-#[derive(Default)]
-struct Slot {
-    /// Whether `kept` holds one: every call asks, and almost always nothing was raised, so
-    /// the answer takes no lock.
-    any: AtomicBool,
-    kept: Mutex<Option<PyErr>>,
-}
+pub struct Raised(Arc<FirstError<PyErr>>);
 
 impl Raised {
     /// Keeps the exception a callback raised (if it is the first) and returns the failure
     /// the shared adapters see instead.
     pub fn threw(&self, err: PyErr) -> Failure {
         let summary = Python::attach(|py| err.value(py).to_string());
-        self.keep(|| err);
+        self.0.keep(|| err);
         Failure::callback_failed(format!("raised: {summary}"))
     }
 
@@ -87,20 +76,12 @@ impl Raised {
     /// already) and returns what the core should see.
     pub fn keep_failure(&self, failure: Failure) -> shardline_core::Error {
         let core = failure.to_core();
-        self.keep(|| failure_err(failure));
+        self.0.keep(|| failure_err(failure));
         core
     }
 
-    fn keep(&self, err: impl FnOnce() -> PyErr) {
-        self.slot().get_or_insert_with(err);
-        self.0.any.store(true, Ordering::Release);
-    }
-
     pub fn take(&self) -> Option<PyErr> {
-        if !self.0.any.swap(false, Ordering::AcqRel) {
-            return None;
-        }
-        self.slot().take()
+        self.0.take()
     }
 
     /// The caller's view of a core result: a kept callback exception wins over whatever the
@@ -110,11 +91,6 @@ impl Raised {
             Some(e) => Err(e),
             None => r.map_err(|e| failure_err(e.into())),
         }
-    }
-
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<PyErr>> {
-        // Held only to move a value in or out; a poisoned slot is still a valid Option.
-        self.0.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -197,6 +197,24 @@ def test_envelopes_by_known_keys_match_the_general_conversion():
             "forward"} <= kinds, kinds
 
 
+def test_replies_name_the_shard_asked_about_whatever_ids_came_before():
+    # Replies take their id strings from a bounded cache of Python strings; ids that share a
+    # slot must still each come back as asked, unicode included.
+    c = allocating_coordinator()
+    c.drain_outputs()
+    frm = {"region": "r1"}
+    shards = [f"s-{i}" for i in range(3000)] + ["ünï-çødé", "s-7", "s-0"]
+    for shard in shards:
+        c.receive(0, {"from": frm, "to": "coordinator",
+                      "message": {"command": {"type": "getShardHome", "shard": shard}}})
+        [out] = [o for o in c.drain_outputs() if o["type"] == "send"
+                 and o["envelope"]["message"]["directive"]["type"] == "shardHome"]
+        home = out["envelope"]["message"]["directive"]
+        assert (home["shard"], home["region"], out["envelope"]["to"]) == (shard, "r1", frm)
+        assert shardline.decode_envelope(shardline.encode_envelope(out["envelope"])) == \
+            out["envelope"]
+
+
 def test_handle_takes_the_step_documents_the_named_methods_build():
     named, generic = (shardline.Coordinator("least-shard", NODE(0)) for _ in range(2))
     for c in (named, generic):
