@@ -842,20 +842,13 @@ export declare class CoordinatorDriver {
    * without `clock` time is the process's monotonic clock.
    */
   constructor(options: CoordinatorDriverOptions)
-  /** Starts contending for the lease (and, once granted, loads the stored state). */
-  start(): void
   /**
    * One step input at the clock's time (what `receive`, `member`, `memberRemoved`,
    * `reachability`, `regionTerminated`, `preparingForShutdown` and `stop` pass).
    */
   handle(input: CoordinatorInput): void
-  /** The lease backend reports the current grant lost. */
-  leaseLost(): void
   /** Runs every timer that is due; returns when to call again (or null). */
   poll(): number | null
-  nextDeadline(): number | null
-  /** Notices since the last call (activation, hand-offs, refusals, ...). */
-  takeNotices(): CoordinatorNotice[]
 }
 
 export declare class CoordinatorPipeline {
@@ -874,10 +867,6 @@ export declare class CoordinatorPipeline {
   /** Call `ticket` rejected; the caller keeps the reason. */
   fail(nowMs: number, ticket: number): void
   nextDeadline(): number | null
-  /** Calls handed out and not answered yet. */
-  get inFlight(): number
-  /** Notices since the last call. */
-  takeNotices(): CoordinatorNotice[]
 }
 
 /** A connection to an etcd cluster, under one key namespace. */
@@ -897,36 +886,19 @@ export declare class Etcd {
    * carry the writer's token. Give it to one driver.
    */
   store(name: string, options?: { boundToLease?: string }): EtcdStore
-  /**
-   * The named operations (`shardline_bind::ops::etcd::connection`); lib/etcd.cjs names
-   * them.
-   */
-  op(name: string, args: unknown[]): unknown
 }
 
 /**
  * The coordinator lease on etcd. Its methods (`holder()`, and a driver's `acquire(nowMs)`,
  * `renew(token, nowMs)`, `release(token)`) return Promises.
  */
-export declare class EtcdLease {
-  /**
-   * The named operations (`shardline_bind::ops::etcd::lease`), each on the libuv thread
-   * pool; lib/etcd.cjs names them.
-   */
-  op(name: string, args: unknown[]): Promise<unknown>
-}
+export declare class EtcdLease {}
 
 /**
  * The coordinator state store on etcd. Its methods (`append(token, record)`,
  * `saveSnapshot(token, snapshot)`, `load(token)`) return Promises.
  */
-export declare class EtcdStore {
-  /**
-   * The named operations (`shardline_bind::ops::etcd::store`), each on the libuv thread
-   * pool; lib/etcd.cjs names them.
-   */
-  op(name: string, args: unknown[]): Promise<unknown>
-}
+export declare class EtcdStore {}
 
 /**
  * The embedded coordinator lease: handles made with `contender` contend for the same lease.
@@ -983,8 +955,6 @@ export declare class RegionDriver {
    * shards and receives the messages for their entities.
    */
   constructor(options: RegionDriverOptions)
-  /** Registers with the coordinator (and keeps retrying from `poll`). */
-  start(): void
   /**
    * Routes a message to its entity wherever the entity's shard lives. Throws INVALID_STATE
    * when the region cannot take it (buffer full, shut down).
@@ -999,8 +969,6 @@ export declare class RegionDriver {
   handle(input: RegionInput): void
   /** Runs every timer that is due; returns when to call again (or null). */
   poll(): number | null
-  nextDeadline(): number | null
-  takeNotices(): RegionNotice[]
   shardOf(entity: string): string
 }
 

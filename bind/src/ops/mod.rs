@@ -18,6 +18,8 @@ pub use crate::tree::Tree;
 use crate::{Failure, Status};
 
 pub mod backends;
+pub mod constructors;
+pub mod drivers;
 pub mod etcd;
 pub mod functions;
 pub mod ids;

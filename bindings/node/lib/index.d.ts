@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, RegionOffer, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, RegionOffer, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionNotice, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 import { EventEmitter } from 'node:events'
 
@@ -278,6 +278,10 @@ declare module '../index' {
   interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations {
     /** Frees the state machine and forgets its callbacks; idempotent. */
     close(): void
+    /** Calls handed out and not answered yet. */
+    readonly inFlight: number
+    /** Notices since the last call. */
+    takeNotices(): CoordinatorNotice[]
   }
   interface CoordinatorDriver extends CoordinatorQueries, NamedOperations {
     /**
@@ -285,6 +289,13 @@ declare module '../index' {
      * lease: call `stop()` first for a clean hand-over.
      */
     close(): void
+    /** Starts contending for the lease (and, once granted, loads the stored state). */
+    start(): void
+    /** The lease backend reports the current grant lost. */
+    leaseLost(): void
+    nextDeadline(): number | null
+    /** Notices since the last call (activation, hand-offs, refusals, ...). */
+    takeNotices(): CoordinatorNotice[]
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void
     /** A cluster member joined or changed. */
@@ -303,6 +314,10 @@ declare module '../index' {
   interface RegionDriver extends RegionQueries, NamedOperations {
     /** Frees the region and forgets every callback; idempotent. */
     close(): void
+    /** Registers with the coordinator (and keeps retrying from `poll`). */
+    start(): void
+    nextDeadline(): number | null
+    takeNotices(): RegionNotice[]
     /** A message from the coordinator or another region. */
     receive(envelope: Envelope): void
     /** The host finished stopping a shard whose `stopShard` returned false. */
@@ -382,11 +397,13 @@ declare module '../index' {
     /** Reads the state and fences every token below `token`; null when `token` is fenced. */
     load(token: number): StoredState | null
   }
-  interface Etcd {
+  interface Etcd extends NamedOperations {
     readonly namespace: string
   }
   /** Each call is an etcd request on the libuv thread pool. */
   interface EtcdLease {
+    /** The named operations (`shardline_bind::ops::etcd::lease`), each on the libuv thread pool. */
+    op(name: string, args: unknown[]): Promise<unknown>
     /** The holder and token as etcd has them now. */
     holder(): Promise<{ owner: string; token: number } | null>
     acquire(nowMs: number): Promise<LeaseGrant | null>
@@ -395,6 +412,8 @@ declare module '../index' {
   }
   /** Each call is one etcd transaction on the libuv thread pool, guarded by `token`. */
   interface EtcdStore {
+    /** The named operations (`shardline_bind::ops::etcd::store`), each on the libuv thread pool. */
+    op(name: string, args: unknown[]): Promise<unknown>
     append(token: number, record: StoredRecord): Promise<WriteOutcome>
     saveSnapshot(token: number, snapshot: Snapshot): Promise<WriteOutcome>
     /** Reads the state and fences every token below `token`; null when `token` is fenced. */

@@ -1,6 +1,7 @@
 'use strict'
 // The coordinator's and region's queries (shardline_bind::ops::machines), by their
-// JavaScript names, for the step machines and the drivers alike.
+// JavaScript names, for the step machines and the drivers alike, and the drivers' and the
+// pipeline's own operations (shardline_bind::ops::drivers).
 
 const native = require('../index.js')
 const { define, shardId } = require('./ops.cjs')
@@ -41,6 +42,25 @@ const region = {
 }
 define(native.Region, region)
 define(native.RegionDriver, region)
+
+const driver = {
+  methods: {
+    /** Starts the driver: contends for the lease, or registers with the coordinator. */
+    start: 'start',
+    nextDeadline: 'next_deadline',
+    /** Notices since the last call (activation, hand-offs, refusals, ...). */
+    takeNotices: 'take_notices',
+  },
+}
+define(native.CoordinatorDriver, driver)
+define(native.RegionDriver, driver)
+/** The lease backend reports the current grant lost. */
+define(native.CoordinatorDriver, { methods: { leaseLost: 'lease_lost' } })
+define(native.CoordinatorPipeline, {
+  /** Calls handed out and not answered yet. */
+  getters: { inFlight: 'in_flight' },
+  methods: { takeNotices: 'take_notices' },
+})
 
 // `close()` frees a machine (a driver's too: call `stop()` first for a clean hand-over) and
 // forgets its callbacks; idempotent.

@@ -296,12 +296,3 @@ pub fn de<T: DeserializeOwned>(js: Js, v: V, what: &str) -> R<T> {
     let value = json(js, v, what)?;
     serde_json::from_value(value).map_err(|e| Fail::invalid(format!("{what}: {e}")))
 }
-
-/// `obj?.[key]` for an optional options object.
-pub fn field_opt(js: Js, obj: V, key: &str) -> R<Option<V>> {
-    match js.type_of(obj)? {
-        Type::Undefined | Type::Null => Ok(None),
-        Type::Object => field(js, obj, key),
-        _ => Err(wrong(js, obj, "options", "an object")),
-    }
-}

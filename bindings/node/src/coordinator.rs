@@ -4,7 +4,9 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig};
+use shardline_core::coordinator::{
+    Coordinator as CoreCoordinator, CoordinatorConfig, CoordinatorInput,
+};
 use shardline_core::host::CoordinatorDriver as CoreDriver;
 
 use crate::backends;
@@ -90,7 +92,7 @@ impl Coordinator {
     pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, c| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let input = proto::coordinator_input(js, input.raw())?;
+            let input = proto::input(js, input.raw(), CoordinatorInput::from_json_value)?;
             Ok(c.handle(now, input)?)
         })
     }
@@ -108,7 +110,7 @@ impl Coordinator {
     #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, c| {
-            Ok(unknown(js, proto::coordinator_output(js, c.poll_output())?))
+            Ok(unknown(js, proto::output(js, c.poll_output())?))
         })
     }
 
@@ -159,25 +161,17 @@ impl CoordinatorDriver {
         })
     }
 
-    /// Starts contending for the lease (and, once granted, loads the stored state).
-    #[napi(ts_args_type = "")]
-    pub fn start(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.call(env, &this, |_, d| Ok(d.start()?))
-    }
-
     /// One step input at the clock's time (what `receive`, `member`, `memberRemoved`,
     /// `reachability`, `regionTerminated`, `preparingForShutdown` and `stop` pass).
     #[napi(ts_args_type = "input: CoordinatorInput")]
     pub fn handle(&self, env: &Env, this: This, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, d| {
-            Ok(d.input(proto::coordinator_input(js, input.raw())?)?)
+            Ok(d.input(proto::input(
+                js,
+                input.raw(),
+                CoordinatorInput::from_json_value,
+            )?)?)
         })
-    }
-
-    /// The lease backend reports the current grant lost.
-    #[napi(ts_args_type = "")]
-    pub fn lease_lost(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.call(env, &this, |_, d| Ok(d.lease_lost()?))
     }
 
     /// Runs every timer that is due; returns when to call again (or null).
@@ -185,20 +179,5 @@ impl CoordinatorDriver {
     pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
         self.inner
             .call(env, &this, |_, d| Ok(d.poll()?.map(|t| t as f64)))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, d| Ok(d.next_deadline().map(|t| t as f64)))
-    }
-
-    /// Notices since the last call (activation, hand-offs, refusals, ...).
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorNotice[]")]
-    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            let n = d.take_notices();
-            Ok(unknown(js, conv::ser(js, &n)?))
-        })
     }
 }

@@ -9,6 +9,7 @@ use napi_derive::napi;
 use shardline_bind::driver_host::Spelling;
 use shardline_bind::pipeline_host;
 use shardline_bind::tree::Tree;
+use shardline_core::coordinator::CoordinatorInput;
 use shardline_core::host::{Completion, CoordinatorPipeline as CorePipeline, Ticket};
 use shardline_core::replay::CoordinatorStep;
 
@@ -57,7 +58,7 @@ impl CoordinatorPipeline {
     pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, h| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let input = proto::coordinator_input(js, input.raw())?;
+            let input = proto::input(js, input.raw(), CoordinatorInput::from_json_value)?;
             Ok(h.step(now, CoordinatorStep::Input(input))?)
         })
     }
@@ -119,21 +120,6 @@ impl CoordinatorPipeline {
     pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
         self.inner
             .query(env, |_, h| Ok(h.next_deadline().map(|d| d as f64)))
-    }
-
-    /// Calls handed out and not answered yet.
-    #[napi(getter)]
-    pub fn in_flight(&self, env: &Env) -> Result<u32> {
-        self.inner.query(env, |_, h| Ok(h.in_flight() as u32))
-    }
-
-    /// Notices since the last call.
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorNotice[]")]
-    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, h| {
-            let notices = h.take_notices();
-            Ok(unknown(js, conv::ser(js, &notices)?))
-        })
     }
 }
 

@@ -5,7 +5,9 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_core::host::RegionDriver as CoreDriver;
-use shardline_core::region::{ExtractorDoc, Region as CoreRegion, RegionConfig, ShardExtractor};
+use shardline_core::region::{
+    ExtractorDoc, Region as CoreRegion, RegionConfig, RegionInput, ShardExtractor,
+};
 
 use crate::backends;
 use crate::conv;
@@ -152,7 +154,7 @@ impl Region {
     pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, r| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let input = proto::region_input(js, input.raw())?;
+            let input = proto::input(js, input.raw(), RegionInput::from_json_value)?;
             r.region.handle(now, input);
             Ok(())
         })
@@ -169,10 +171,7 @@ impl Region {
     #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, r| {
-            Ok(unknown(
-                js,
-                proto::region_output(js, r.region.poll_output())?,
-            ))
+            Ok(unknown(js, proto::output(js, r.region.poll_output())?))
         })
     }
 
@@ -236,12 +235,6 @@ impl RegionDriver {
         })
     }
 
-    /// Registers with the coordinator (and keeps retrying from `poll`).
-    #[napi(ts_args_type = "")]
-    pub fn start(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.call(env, &this, |_, d| Ok(d.driver.start()?))
-    }
-
     /// Routes a message to its entity wherever the entity's shard lives. Throws INVALID_STATE
     /// when the region cannot take it (buffer full, shut down).
     #[napi(ts_args_type = "entity: string, payload: Payload")]
@@ -277,7 +270,8 @@ impl RegionDriver {
     #[napi(ts_args_type = "input: RegionInput")]
     pub fn handle(&self, env: &Env, this: This, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, d| {
-            Ok(d.driver.input(proto::region_input(js, input.raw())?)?)
+            Ok(d.driver
+                .input(proto::input(js, input.raw(), RegionInput::from_json_value)?)?)
         })
     }
 
@@ -286,20 +280,6 @@ impl RegionDriver {
     pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
         self.inner
             .call(env, &this, |_, d| Ok(d.driver.poll()?.map(|t| t as f64)))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, d| Ok(d.driver.next_deadline().map(|t| t as f64)))
-    }
-
-    #[napi(ts_args_type = "", ts_return_type = "RegionNotice[]")]
-    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            let n = d.driver.take_notices();
-            Ok(unknown(js, conv::ser(js, &n)?))
-        })
     }
 
     #[napi(ts_args_type = "entity: string")]
