@@ -824,15 +824,9 @@ export declare class Coordinator {
    * on; `config` holds Pekko-style settings (`rebalanceIntervalMs`, `handoffTimeoutMs`, ...).
    */
   constructor(options: CoordinatorOptions)
-  /** Starts contending for the lease. */
-  start(nowMs: number): void
   handle(nowMs: number, input: CoordinatorInput): void
-  /** Runs every timer due at `nowMs`. */
-  onTimeout(nowMs: number): void
   /** The next output to carry out, or null. */
   pollOutput(): CoordinatorOutput | null
-  /** When to call `onTimeout` next, or null. */
-  nextDeadline(): number | null
 }
 
 export declare class CoordinatorDriver {
@@ -847,26 +841,12 @@ export declare class CoordinatorDriver {
    * `reachability`, `regionTerminated`, `preparingForShutdown` and `stop` pass).
    */
   handle(input: CoordinatorInput): void
-  /** Runs every timer that is due; returns when to call again (or null). */
-  poll(): number | null
 }
 
 export declare class CoordinatorPipeline {
   /** `new CoordinatorPipeline({strategy, selfAddress, config?})`, as `Coordinator`. */
   constructor(options: CoordinatorOptions)
-  start(nowMs: number): void
-  onTimeout(nowMs: number): void
   handle(nowMs: number, input: CoordinatorInput): void
-  /**
-   * The next host call, `[ticket, role, method, args]` (method in camelCase), or null
-   * while there is none.
-   */
-  nextCall(nowMs: number): [number, 'transport' | 'lease' | 'store', string, unknown[]] | null
-  /** What call `ticket` resolved to. */
-  answer(nowMs: number, ticket: number, value: unknown): void
-  /** Call `ticket` rejected; the caller keeps the reason. */
-  fail(nowMs: number, ticket: number): void
-  nextDeadline(): number | null
 }
 
 /** A connection to an etcd cluster, under one key namespace. */
@@ -935,7 +915,6 @@ export declare class Region {
    * region, `node` is its cluster address.
    */
   constructor(options: RegionOptions)
-  start(nowMs: number): void
   /**
    * Routes a message from a local sender; throws INVALID_STATE when the region cannot take
    * it (buffer full, shut down), and nothing was queued then.
@@ -943,9 +922,7 @@ export declare class Region {
   route(nowMs: number, entity: string, payload: Payload): void
   routeToShard(nowMs: number, shard: ShardId, entity: string, payload: Payload): void
   handle(nowMs: number, input: RegionInput): void
-  onTimeout(nowMs: number): void
   pollOutput(): RegionOutput | null
-  nextDeadline(): number | null
   shardOf(entity: string): string
 }
 
@@ -967,8 +944,6 @@ export declare class RegionDriver {
    * pass).
    */
   handle(input: RegionInput): void
-  /** Runs every timer that is due; returns when to call again (or null). */
-  poll(): number | null
   shardOf(entity: string): string
 }
 

@@ -19,12 +19,12 @@ use crate::{Failure, Status};
 
 pub mod backends;
 pub mod constructors;
-pub mod drivers;
 pub mod etcd;
 pub mod functions;
 pub mod ids;
 pub mod machines;
 pub mod state;
+pub mod steps;
 pub mod strategy;
 
 /// The arguments of one call: the operation's name and its positional values.

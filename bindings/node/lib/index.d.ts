@@ -264,20 +264,38 @@ declare module '../index' {
     /** `rebalance` plus a structured explanation of the decision. */
     explainRebalance(state: AllocationState, inProgress?: Iterable<ShardId>): { shards: string[]; explanation: Explanation }
   }
-  interface Coordinator extends CoordinatorQueries, NamedOperations {
+  /** The calls that move a step machine on besides its inputs (./machines.cjs). */
+  interface StepCalls {
+    /** Starts the machine: the coordinator contends for the lease, a region registers. */
+    start(nowMs: number): void
+    /** Runs every timer due at `nowMs`. */
+    onTimeout(nowMs: number): void
+    /** When to call `onTimeout` next, or null. */
+    nextDeadline(): number | null
+  }
+  interface Coordinator extends CoordinatorQueries, NamedOperations, StepCalls {
     /** Frees the state machine and forgets its callbacks; idempotent. */
     close(): void
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
-  interface Region extends RegionQueries, NamedOperations {
+  interface Region extends RegionQueries, NamedOperations, StepCalls {
     /** Frees the state machine and forgets its callbacks; idempotent. */
     close(): void
     drainOutputs(): RegionOutput[]
   }
-  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations {
+  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations, StepCalls {
     /** Frees the state machine and forgets its callbacks; idempotent. */
     close(): void
+    /**
+     * The next host call, `[ticket, role, method, args]` (method in camelCase), or null
+     * while there is none.
+     */
+    nextCall(nowMs: number): [number, 'transport' | 'lease' | 'store', string, unknown[]] | null
+    /** What call `ticket` resolved to. */
+    answer(nowMs: number, ticket: number, value: unknown): void
+    /** Call `ticket` rejected; the caller keeps the reason. */
+    fail(nowMs: number, ticket: number): void
     /** Calls handed out and not answered yet. */
     readonly inFlight: number
     /** Notices since the last call. */
@@ -293,6 +311,8 @@ declare module '../index' {
     start(): void
     /** The lease backend reports the current grant lost. */
     leaseLost(): void
+    /** Runs every timer that is due; returns when to call again (or null). */
+    poll(): number | null
     nextDeadline(): number | null
     /** Notices since the last call (activation, hand-offs, refusals, ...). */
     takeNotices(): CoordinatorNotice[]
@@ -316,6 +336,8 @@ declare module '../index' {
     close(): void
     /** Registers with the coordinator (and keeps retrying from `poll`). */
     start(): void
+    /** Runs every timer that is due; returns when to call again (or null). */
+    poll(): number | null
     nextDeadline(): number | null
     takeNotices(): RegionNotice[]
     /** A message from the coordinator or another region. */

@@ -79,15 +79,6 @@ impl Coordinator {
         Ok(Coordinator { inner })
     }
 
-    /// Starts contending for the lease.
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, c| {
-            c.start(conv::uint(js, now_ms.raw(), "nowMs")?);
-            Ok(())
-        })
-    }
-
     #[napi(ts_args_type = "nowMs: number, input: CoordinatorInput")]
     pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, c| {
@@ -97,28 +88,12 @@ impl Coordinator {
         })
     }
 
-    /// Runs every timer due at `nowMs`.
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, c| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            Ok(c.on_timeout(now)?)
-        })
-    }
-
     /// The next output to carry out, or null.
     #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, c| {
             Ok(unknown(js, proto::output(js, c.poll_output())?))
         })
-    }
-
-    /// When to call `onTimeout` next, or null.
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, c| Ok(c.next_deadline().map(|d| d as f64)))
     }
 }
 
@@ -172,12 +147,5 @@ impl CoordinatorDriver {
                 CoordinatorInput::from_json_value,
             )?)?)
         })
-    }
-
-    /// Runs every timer that is due; returns when to call again (or null).
-    #[napi(ts_args_type = "")]
-    pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
-        self.inner
-            .call(env, &this, |_, d| Ok(d.poll()?.map(|t| t as f64)))
     }
 }

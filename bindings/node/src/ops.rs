@@ -9,7 +9,8 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_bind::ops::{backends, drivers, etcd, functions, ids, machines, state};
+use shardline_bind::driver_host::Spelling;
+use shardline_bind::ops::{backends, etcd, functions, ids, state, steps};
 use shardline_bind::ops::{Args, Reply, Tree};
 
 use crate::backends::{instance, InMemoryLease, InMemoryStore, ManualClock};
@@ -120,11 +121,11 @@ pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Re
     }
     classes! {
         AllocationState plain |s, a| state::call(s, crate::state::run, a);
-        Coordinator machine |c, a| machines::coordinator(c, a);
-        CoordinatorDriver machine |d, a| drivers::coordinator(d, a);
-        CoordinatorPipeline machine |p, a| drivers::pipeline(p, a);
-        Region machine |r, a| machines::region(&r.region, a);
-        RegionDriver machine |d, a| drivers::region(&mut d.driver, a);
+        Coordinator machine |c, a| steps::coordinator(c, a);
+        CoordinatorDriver machine |d, a| steps::coordinator_driver(d, a);
+        CoordinatorPipeline machine |p, a| steps::pipeline(p, Spelling::Camel, a);
+        Region machine |r, a| steps::region(&mut r.region, a);
+        RegionDriver machine |d, a| steps::region_driver(&mut d.driver, a);
         Snowflake handle |g, a| ids::snowflake(g, a);
         WorkerIdHolder handle |h, a| ids::holder(h, a);
         WorkerIdRegistry plain |r, a| ids::registry(r, a);

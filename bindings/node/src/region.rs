@@ -99,14 +99,6 @@ impl Region {
         })
     }
 
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, r| {
-            r.region.start(conv::uint(js, now_ms.raw(), "nowMs")?);
-            Ok(())
-        })
-    }
-
     /// Routes a message from a local sender; throws INVALID_STATE when the region cannot take
     /// it (buffer full, shut down), and nothing was queued then.
     #[napi(ts_args_type = "nowMs: number, entity: string, payload: Payload")]
@@ -160,25 +152,11 @@ impl Region {
         })
     }
 
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, r| {
-            r.region.on_timeout(conv::uint(js, now_ms.raw(), "nowMs")?);
-            Ok(())
-        })
-    }
-
     #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, r| {
             Ok(unknown(js, proto::output(js, r.region.poll_output())?))
         })
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, r| Ok(r.region.next_deadline().map(|d| d as f64)))
     }
 
     #[napi(ts_args_type = "entity: string")]
@@ -273,13 +251,6 @@ impl RegionDriver {
             Ok(d.driver
                 .input(proto::input(js, input.raw(), RegionInput::from_json_value)?)?)
         })
-    }
-
-    /// Runs every timer that is due; returns when to call again (or null).
-    #[napi(ts_args_type = "")]
-    pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
-        self.inner
-            .call(env, &this, |_, d| Ok(d.driver.poll()?.map(|t| t as f64)))
     }
 
     #[napi(ts_args_type = "entity: string")]
