@@ -112,13 +112,6 @@ pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Re
     if let Some(s) = instance::<Strategy>(js, t) {
         return s.op(env, t, name, args);
     }
-    // etcd requests run on the libuv thread pool and answer Promises.
-    if let Some(l) = instance::<EtcdLease>(js, t) {
-        return crate::etcd::spawn(env, "EtcdLease", &l.inner, name, args, etcd::lease);
-    }
-    if let Some(s) = instance::<EtcdStore>(js, t) {
-        return crate::etcd::spawn(env, "EtcdStore", &s.inner, name, args, etcd::store);
-    }
     classes! {
         AllocationState plain |s, a| state::call(s, crate::state::run, a);
         Coordinator machine |c, a| steps::coordinator(c, a);
@@ -133,6 +126,14 @@ pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Re
         InMemoryLease plain |l, a| backends::lease(l, a);
         InMemoryStore plain |s, a| backends::store(s, a);
         Etcd plain |e, a| etcd::connection(e, a);
+    }
+    // etcd requests run on the libuv thread pool and answer Promises. Checked after the
+    // classes above: each check that misses is a Node-API call on every operation.
+    if let Some(l) = instance::<EtcdLease>(js, t) {
+        return crate::etcd::spawn(env, "EtcdLease", &l.inner, name, args, etcd::lease);
+    }
+    if let Some(s) = instance::<EtcdStore>(js, t) {
+        return crate::etcd::spawn(env, "EtcdStore", &s.inner, name, args, etcd::store);
     }
     boundary(env, None, |js| -> R<Unknown> {
         Err(conv::wrong(js, t, "_op: target", "a shardline object"))
