@@ -17,6 +17,7 @@ pub mod host_defaults;
 pub mod host_state;
 pub mod host_value;
 pub mod ids;
+pub mod machine_init;
 pub mod objects;
 pub mod ops;
 pub mod pipeline_host;

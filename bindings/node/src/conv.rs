@@ -296,3 +296,9 @@ pub fn de<T: DeserializeOwned>(js: Js, v: V, what: &str) -> R<T> {
     let value = json(js, v, what)?;
     serde_json::from_value(value).map_err(|e| Fail::invalid(format!("{what}: {e}")))
 }
+
+/// The `config` option of `o` as JSON, if given.
+pub fn config(js: Js, o: V) -> R<Option<serde_json::Value>> {
+    let c = field(js, o, "config")?;
+    c.map(|c| json(js, c, "options.config")).transpose()
+}

@@ -4,9 +4,8 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::coordinator::{
-    Coordinator as CoreCoordinator, CoordinatorConfig, CoordinatorInput,
-};
+use shardline_bind::machine_init;
+use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorInput};
 use shardline_core::host::CoordinatorDriver as CoreDriver;
 
 use crate::backends;
@@ -16,7 +15,7 @@ use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, V};
 use crate::proto;
-use crate::state::{self, unknown};
+use crate::state::unknown;
 use crate::strategy::Spec;
 use shardline_bind::driver_host as adapt;
 
@@ -31,15 +30,8 @@ pub(crate) fn common(js: Js, options: V) -> R<Common> {
     let o = conv::object(js, options, "options")?;
     let spec = Spec::parse(js, js.get(o, "strategy")?, "options.strategy")?;
     let self_address = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
-    let config = match conv::field(js, o, "config")? {
-        Some(c) => CoordinatorConfig::from_json(&conv::json(js, c, "options.config")?)?,
-        None => CoordinatorConfig::default(),
-    };
-    let coordinator = CoreCoordinator::new(
-        config,
-        spec.build()?,
-        state::address(&self_address, "options.selfAddress")?,
-    )?;
+    let config = conv::config(js, o)?;
+    let coordinator = machine_init::coordinator(spec.build()?, &self_address, config.as_ref())?;
     Ok(Common {
         coordinator,
         imp: spec.imp(),

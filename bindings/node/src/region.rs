@@ -4,10 +4,9 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::machine_init;
 use shardline_core::host::RegionDriver as CoreDriver;
-use shardline_core::region::{
-    ExtractorDoc, Region as CoreRegion, RegionConfig, RegionInput, ShardExtractor,
-};
+use shardline_core::region::{Region as CoreRegion, RegionInput, ShardExtractor};
 
 use crate::backends;
 use crate::conv;
@@ -19,33 +18,27 @@ use crate::proto;
 use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
 
-/// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
-/// function from entity id to shard id. `None` in the second place: native.
-fn extractor(js: Js, v: V) -> R<(ShardExtractor, Option<V>)> {
-    if js.type_of(v)? == Type::Function {
-        return Ok((ShardExtractor::custom(|e| e.to_owned()), Some(v)));
-    }
-    let spec: ExtractorDoc = conv::de(js, v, "options.extractor")?;
-    Ok((spec.build()?, None))
-}
-
 struct Common {
     region: CoreRegion,
     js_extractor: Option<V>,
 }
 
-/// `{id, node, extractor, config?}`.
+/// `{id, node, extractor, config?}`; `extractor` is `{kind: 'pekko', numberOfShards}`,
+/// `{kind: 'actor-ts', numShards}`, or a function from entity id to shard id.
 fn common(js: Js, o: V) -> R<Common> {
     let id = conv::string(js, js.get(o, "id")?, "options.id")?;
     let node = conv::string(js, js.get(o, "node")?, "options.node")?;
-    let node = crate::state::address(&node, "options.node")?;
-    let (e, js_extractor) = extractor(js, js.get(o, "extractor")?)?;
-    let config = match conv::field(js, o, "config")? {
-        Some(c) => RegionConfig::from_json(&conv::json(js, c, "options.config")?)?,
-        None => RegionConfig::default(),
+    let e = js.get(o, "extractor")?;
+    let (e, js_extractor) = match js.type_of(e)? {
+        Type::Function => (ShardExtractor::custom(|e| e.to_owned()), Some(e)),
+        _ => (
+            machine_init::extractor(conv::json(js, e, "options.extractor")?, "options.extractor")?,
+            None,
+        ),
     };
+    let config = conv::config(js, o)?;
     Ok(Common {
-        region: CoreRegion::new(config, &id, node.as_str(), e)?,
+        region: machine_init::region(&id, &node, e, config.as_ref())?,
         js_extractor,
     })
 }
