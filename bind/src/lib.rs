@@ -8,20 +8,25 @@
 //! the core stays the sans-IO decision engine the CLI and the simulator use, and this crate
 //! only describes how a foreign host talks to it.
 
+pub mod call_frames;
 pub mod configuration;
 pub mod driver_host;
 pub mod etcd;
 pub mod first_error;
 pub mod flat_envelope;
 pub mod handle;
+pub mod host_defaults;
 pub mod host_state;
+pub mod host_value;
 pub mod ids;
+pub mod machine_init;
 pub mod native;
 pub mod objects;
 pub mod ops;
 pub mod pipeline_host;
 pub mod rows;
 pub mod status;
+pub mod step_output;
 pub mod strategy;
 pub mod tree;
 pub mod workerid_fields;

@@ -824,15 +824,9 @@ export declare class Coordinator {
    * on; `config` holds Pekko-style settings (`rebalanceIntervalMs`, `handoffTimeoutMs`, ...).
    */
   constructor(options: CoordinatorOptions)
-  /** Starts contending for the lease. */
-  start(nowMs: number): void
   handle(nowMs: number, input: CoordinatorInput): void
-  /** Runs every timer due at `nowMs`. */
-  onTimeout(nowMs: number): void
   /** The next output to carry out, or null. */
   pollOutput(): CoordinatorOutput | null
-  /** When to call `onTimeout` next, or null. */
-  nextDeadline(): number | null
 }
 
 export declare class CoordinatorDriver {
@@ -842,42 +836,17 @@ export declare class CoordinatorDriver {
    * without `clock` time is the process's monotonic clock.
    */
   constructor(options: CoordinatorDriverOptions)
-  /** Starts contending for the lease (and, once granted, loads the stored state). */
-  start(): void
   /**
    * One step input at the clock's time (what `receive`, `member`, `memberRemoved`,
    * `reachability`, `regionTerminated`, `preparingForShutdown` and `stop` pass).
    */
   handle(input: CoordinatorInput): void
-  /** The lease backend reports the current grant lost. */
-  leaseLost(): void
-  /** Runs every timer that is due; returns when to call again (or null). */
-  poll(): number | null
-  nextDeadline(): number | null
-  /** Notices since the last call (activation, hand-offs, refusals, ...). */
-  takeNotices(): CoordinatorNotice[]
 }
 
 export declare class CoordinatorPipeline {
   /** `new CoordinatorPipeline({strategy, selfAddress, config?})`, as `Coordinator`. */
   constructor(options: CoordinatorOptions)
-  start(nowMs: number): void
-  onTimeout(nowMs: number): void
   handle(nowMs: number, input: CoordinatorInput): void
-  /**
-   * The next host call, `[ticket, role, method, args]` (method in camelCase), or null
-   * while there is none.
-   */
-  nextCall(nowMs: number): [number, 'transport' | 'lease' | 'store', string, unknown[]] | null
-  /** What call `ticket` resolved to. */
-  answer(nowMs: number, ticket: number, value: unknown): void
-  /** Call `ticket` rejected; the caller keeps the reason. */
-  fail(nowMs: number, ticket: number): void
-  nextDeadline(): number | null
-  /** Calls handed out and not answered yet. */
-  get inFlight(): number
-  /** Notices since the last call. */
-  takeNotices(): CoordinatorNotice[]
 }
 
 /** A connection to an etcd cluster, under one key namespace. */
@@ -897,36 +866,19 @@ export declare class Etcd {
    * carry the writer's token. Give it to one driver.
    */
   store(name: string, options?: { boundToLease?: string }): EtcdStore
-  /**
-   * The named operations (`shardline_bind::ops::etcd::connection`); lib/etcd.cjs names
-   * them.
-   */
-  op(name: string, args: unknown[]): unknown
 }
 
 /**
  * The coordinator lease on etcd. Its methods (`holder()`, and a driver's `acquire(nowMs)`,
  * `renew(token, nowMs)`, `release(token)`) return Promises.
  */
-export declare class EtcdLease {
-  /**
-   * The named operations (`shardline_bind::ops::etcd::lease`), each on the libuv thread
-   * pool; lib/etcd.cjs names them.
-   */
-  op(name: string, args: unknown[]): Promise<unknown>
-}
+export declare class EtcdLease {}
 
 /**
  * The coordinator state store on etcd. Its methods (`append(token, record)`,
  * `saveSnapshot(token, snapshot)`, `load(token)`) return Promises.
  */
-export declare class EtcdStore {
-  /**
-   * The named operations (`shardline_bind::ops::etcd::store`), each on the libuv thread
-   * pool; lib/etcd.cjs names them.
-   */
-  op(name: string, args: unknown[]): Promise<unknown>
-}
+export declare class EtcdStore {}
 
 /**
  * The embedded coordinator lease: handles made with `contender` contend for the same lease.
@@ -963,7 +915,6 @@ export declare class Region {
    * region, `node` is its cluster address.
    */
   constructor(options: RegionOptions)
-  start(nowMs: number): void
   /**
    * Routes a message from a local sender; throws INVALID_STATE when the region cannot take
    * it (buffer full, shut down), and nothing was queued then.
@@ -971,9 +922,7 @@ export declare class Region {
   route(nowMs: number, entity: string, payload: Payload): void
   routeToShard(nowMs: number, shard: ShardId, entity: string, payload: Payload): void
   handle(nowMs: number, input: RegionInput): void
-  onTimeout(nowMs: number): void
   pollOutput(): RegionOutput | null
-  nextDeadline(): number | null
   shardOf(entity: string): string
 }
 
@@ -983,8 +932,6 @@ export declare class RegionDriver {
    * shards and receives the messages for their entities.
    */
   constructor(options: RegionDriverOptions)
-  /** Registers with the coordinator (and keeps retrying from `poll`). */
-  start(): void
   /**
    * Routes a message to its entity wherever the entity's shard lives. Throws INVALID_STATE
    * when the region cannot take it (buffer full, shut down).
@@ -997,10 +944,6 @@ export declare class RegionDriver {
    * pass).
    */
   handle(input: RegionInput): void
-  /** Runs every timer that is due; returns when to call again (or null). */
-  poll(): number | null
-  nextDeadline(): number | null
-  takeNotices(): RegionNotice[]
   shardOf(entity: string): string
 }
 

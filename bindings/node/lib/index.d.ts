@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, RegionOffer, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, RegionOffer, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionNotice, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 import { EventEmitter } from 'node:events'
 
@@ -264,20 +264,42 @@ declare module '../index' {
     /** `rebalance` plus a structured explanation of the decision. */
     explainRebalance(state: AllocationState, inProgress?: Iterable<ShardId>): { shards: string[]; explanation: Explanation }
   }
-  interface Coordinator extends CoordinatorQueries, NamedOperations {
+  /** The calls that move a step machine on besides its inputs (./machines.cjs). */
+  interface StepCalls {
+    /** Starts the machine: the coordinator contends for the lease, a region registers. */
+    start(nowMs: number): void
+    /** Runs every timer due at `nowMs`. */
+    onTimeout(nowMs: number): void
+    /** When to call `onTimeout` next, or null. */
+    nextDeadline(): number | null
+  }
+  interface Coordinator extends CoordinatorQueries, NamedOperations, StepCalls {
     /** Frees the state machine and forgets its callbacks; idempotent. */
     close(): void
     /** Every queued output, in the order they must be carried out. */
     drainOutputs(): CoordinatorOutput[]
   }
-  interface Region extends RegionQueries, NamedOperations {
+  interface Region extends RegionQueries, NamedOperations, StepCalls {
     /** Frees the state machine and forgets its callbacks; idempotent. */
     close(): void
     drainOutputs(): RegionOutput[]
   }
-  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations {
+  interface CoordinatorPipeline extends CoordinatorQueries, NamedOperations, StepCalls {
     /** Frees the state machine and forgets its callbacks; idempotent. */
     close(): void
+    /**
+     * The next host call, `[ticket, role, method, args]` (method in camelCase), or null
+     * while there is none.
+     */
+    nextCall(nowMs: number): [number, 'transport' | 'lease' | 'store', string, unknown[]] | null
+    /** What call `ticket` resolved to. */
+    answer(nowMs: number, ticket: number, value: unknown): void
+    /** Call `ticket` rejected; the caller keeps the reason. */
+    fail(nowMs: number, ticket: number): void
+    /** Calls handed out and not answered yet. */
+    readonly inFlight: number
+    /** Notices since the last call. */
+    takeNotices(): CoordinatorNotice[]
   }
   interface CoordinatorDriver extends CoordinatorQueries, NamedOperations {
     /**
@@ -285,6 +307,15 @@ declare module '../index' {
      * lease: call `stop()` first for a clean hand-over.
      */
     close(): void
+    /** Starts contending for the lease (and, once granted, loads the stored state). */
+    start(): void
+    /** The lease backend reports the current grant lost. */
+    leaseLost(): void
+    /** Runs every timer that is due; returns when to call again (or null). */
+    poll(): number | null
+    nextDeadline(): number | null
+    /** Notices since the last call (activation, hand-offs, refusals, ...). */
+    takeNotices(): CoordinatorNotice[]
     /** A message from a region or proxy. */
     receive(envelope: Envelope): void
     /** A cluster member joined or changed. */
@@ -303,6 +334,12 @@ declare module '../index' {
   interface RegionDriver extends RegionQueries, NamedOperations {
     /** Frees the region and forgets every callback; idempotent. */
     close(): void
+    /** Registers with the coordinator (and keeps retrying from `poll`). */
+    start(): void
+    /** Runs every timer that is due; returns when to call again (or null). */
+    poll(): number | null
+    nextDeadline(): number | null
+    takeNotices(): RegionNotice[]
     /** A message from the coordinator or another region. */
     receive(envelope: Envelope): void
     /** The host finished stopping a shard whose `stopShard` returned false. */
@@ -382,11 +419,13 @@ declare module '../index' {
     /** Reads the state and fences every token below `token`; null when `token` is fenced. */
     load(token: number): StoredState | null
   }
-  interface Etcd {
+  interface Etcd extends NamedOperations {
     readonly namespace: string
   }
   /** Each call is an etcd request on the libuv thread pool. */
   interface EtcdLease {
+    /** The named operations (`shardline_bind::ops::etcd::lease`), each on the libuv thread pool. */
+    op(name: string, args: unknown[]): Promise<unknown>
     /** The holder and token as etcd has them now. */
     holder(): Promise<{ owner: string; token: number } | null>
     acquire(nowMs: number): Promise<LeaseGrant | null>
@@ -395,6 +434,8 @@ declare module '../index' {
   }
   /** Each call is one etcd transaction on the libuv thread pool, guarded by `token`. */
   interface EtcdStore {
+    /** The named operations (`shardline_bind::ops::etcd::store`), each on the libuv thread pool. */
+    op(name: string, args: unknown[]): Promise<unknown>
     append(token: number, record: StoredRecord): Promise<WriteOutcome>
     saveSnapshot(token: number, snapshot: Snapshot): Promise<WriteOutcome>
     /** Reads the state and fences every token below `token`; null when `token` is fenced. */

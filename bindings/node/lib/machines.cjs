@@ -1,6 +1,7 @@
 'use strict'
 // The coordinator's and region's queries (shardline_bind::ops::machines), by their
-// JavaScript names, for the step machines and the drivers alike.
+// JavaScript names, for the step machines and the drivers alike, and the calls that move
+// each on besides its inputs (shardline_bind::ops::steps).
 
 const native = require('../index.js')
 const { define, shardId } = require('./ops.cjs')
@@ -41,6 +42,49 @@ const region = {
 }
 define(native.Region, region)
 define(native.RegionDriver, region)
+
+// The calls that move a machine on besides its inputs, and what a driver or the pipeline
+// reports beyond its machine's queries (shardline_bind::ops::steps).
+const steps = {
+  methods: {
+    start: 'start',
+    /** Runs every timer due at `nowMs`. */
+    onTimeout: 'on_timeout',
+    /** When to call `onTimeout` next, or null. */
+    nextDeadline: 'next_deadline',
+  },
+}
+define(native.Coordinator, steps)
+define(native.Region, steps)
+define(native.CoordinatorPipeline, {
+  /** Calls handed out and not answered yet. */
+  getters: { inFlight: 'in_flight' },
+  methods: {
+    ...steps.methods,
+    /** The next host call, `[ticket, role, method, args]`, or null while there is none. */
+    nextCall: 'next_call',
+    /** What call `ticket` resolved to. */
+    answer: 'answer',
+    /** Call `ticket` rejected; the caller keeps the reason. */
+    fail: 'fail',
+    takeNotices: 'take_notices',
+  },
+})
+const driver = {
+  methods: {
+    /** Starts the driver: contends for the lease, or registers with the coordinator. */
+    start: 'start',
+    /** Runs every timer that is due; returns when to call again (or null). */
+    poll: 'poll',
+    nextDeadline: 'next_deadline',
+    /** Notices since the last call (activation, hand-offs, refusals, ...). */
+    takeNotices: 'take_notices',
+  },
+}
+define(native.CoordinatorDriver, driver)
+define(native.RegionDriver, driver)
+/** The lease backend reports the current grant lost. */
+define(native.CoordinatorDriver, { methods: { leaseLost: 'lease_lost' } })
 
 // `close()` frees a machine (a driver's too: call `stop()` first for a clean hand-over) and
 // forgets its callbacks; idempotent.

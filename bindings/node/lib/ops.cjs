@@ -1,8 +1,8 @@
 'use strict'
 // Operations by name (src/ops.rs): the native `_op(target, name, args)` answers every class's
 // operations, `define` puts `op(name, args)` over it on a native class's prototype (unless the
-// class has its own) and gives each operation its public name there, so `instanceof` and the
-// generated constructors stay as they are. Declare what you define in lib/index.d.ts
+// class has its own, as AsyncCoordinatorDriver does) and gives each operation its public name
+// there, so `instanceof` and the generated constructors stay as they are. Declare what you define in lib/index.d.ts
 // (`declare module '../index' { interface Kind { ... } }`).
 
 const native = require('../index.js')

@@ -3,13 +3,13 @@
 
 use std::any::TypeId;
 use std::cell::Cell;
-use std::time::Instant;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
-use shardline_bind::objects::LeaseOptions;
+use shardline_bind::host_defaults as defaults;
+use shardline_bind::ops::constructors;
 use shardline_core::host::{Clock, ManualClock as CoreClock};
 use shardline_core::host::{InMemoryLease as CoreLease, Lease};
 use shardline_core::host::{InMemoryStore as CoreStore, Store};
@@ -18,21 +18,7 @@ use crate::conv;
 use crate::error::{boundary, R};
 use crate::host;
 use crate::js::{Js, V};
-
-/// Milliseconds since the clock was made, from the OS monotonic clock.
-pub struct Monotonic(Instant);
-
-impl Monotonic {
-    pub fn new() -> Monotonic {
-        Monotonic(Instant::now())
-    }
-}
-
-impl Clock for Monotonic {
-    fn now_ms(&self) -> u64 {
-        self.0.elapsed().as_millis() as u64
-    }
-}
+use crate::ops::make;
 
 // ---- choosing native or JavaScript services -------------------------------------------------
 
@@ -100,7 +86,7 @@ pub fn checked<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
 /// clock when left out. A JavaScript clock joins the call's callback `holder`.
 pub fn clock(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box<dyn Clock>> {
     let Some(v) = v else {
-        return Ok(Box::new(Monotonic::new()));
+        return Ok(defaults::clock());
     };
     if let Some(c) = instance::<ManualClock>(js, v) {
         return Ok(Box::new(c.inner.clone()));
@@ -117,7 +103,7 @@ pub fn lease(
     holder: &mut Vec<(&'static str, V)>,
 ) -> R<Box<dyn Lease>> {
     let Some(v) = v else {
-        return Ok(Box::new(CoreLease::new(owner, 30_000)));
+        return Ok(defaults::lease(owner));
     };
     if let Some(l) = instance::<InMemoryLease>(js, v) {
         return Ok(Box::new(l.inner.clone()));
@@ -132,7 +118,7 @@ pub fn lease(
 
 pub fn store(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box<dyn Store>> {
     let Some(v) = v else {
-        return Ok(Box::new(CoreStore::new()));
+        return Ok(defaults::store());
     };
     if let Some(s) = instance::<InMemoryStore>(js, v) {
         return Ok(Box::new(s.inner.clone()));
@@ -158,14 +144,9 @@ pub struct ManualClock {
 impl ManualClock {
     #[napi(constructor, ts_args_type = "nowMs?: number")]
     pub fn new(env: &Env, now_ms: Unknown) -> Result<Self> {
-        boundary(env, None, |js| {
-            let n = if js.is_nullish(now_ms.raw())? {
-                0
-            } else {
-                conv::uint(js, now_ms.raw(), "nowMs")?
-            };
+        make(env, "ManualClock", "new", &[&now_ms], |a| {
             Ok(ManualClock {
-                inner: CoreClock::new(n),
+                inner: constructors::manual_clock(a)?,
             })
         })
     }
@@ -187,20 +168,17 @@ impl InMemoryLease {
         ts_args_type = "owner: string, ttlMs: number, options?: { marginMs?: number; driftPpm?: number }"
     )]
     pub fn new(env: &Env, owner: Unknown, ttl_ms: Unknown, options: Unknown) -> Result<Self> {
-        boundary(env, None, |js| {
-            let owner = conv::string(js, owner.raw(), "owner")?;
-            let ttl = conv::uint(js, ttl_ms.raw(), "ttlMs")?;
-            let mut l = CoreLease::new(&owner, ttl);
-            let opts = if js.is_nullish(options.raw())? {
-                LeaseOptions::default()
-            } else {
-                conv::de::<LeaseOptions>(js, options.raw(), "options")?
-            };
-            if let Some((margin, drift)) = opts.safety(ttl) {
-                l = l.with_safety(margin, drift);
-            }
-            Ok(InMemoryLease { inner: l })
-        })
+        make(
+            env,
+            "InMemoryLease",
+            "new",
+            &[&owner, &ttl_ms, &options],
+            |a| {
+                Ok(InMemoryLease {
+                    inner: constructors::in_memory_lease(a)?,
+                })
+            },
+        )
     }
 
     /// Another contender for the same lease.
@@ -228,13 +206,10 @@ impl InMemoryStore {
     /// An empty store, or one holding `state` (e.g. another store's `contents()`).
     #[napi(constructor, ts_args_type = "state?: StoredState")]
     pub fn new(env: &Env, state: Unknown) -> Result<Self> {
-        boundary(env, None, |js| {
-            let inner = if js.is_nullish(state.raw())? {
-                CoreStore::new()
-            } else {
-                CoreStore::from_state(conv::de(js, state.raw(), "state")?)
-            };
-            Ok(InMemoryStore { inner })
+        make(env, "InMemoryStore", "new", &[&state], |a| {
+            Ok(InMemoryStore {
+                inner: constructors::in_memory_store(a)?,
+            })
         })
     }
 }

@@ -297,11 +297,8 @@ pub fn de<T: DeserializeOwned>(js: Js, v: V, what: &str) -> R<T> {
     serde_json::from_value(value).map_err(|e| Fail::invalid(format!("{what}: {e}")))
 }
 
-/// `obj?.[key]` for an optional options object.
-pub fn field_opt(js: Js, obj: V, key: &str) -> R<Option<V>> {
-    match js.type_of(obj)? {
-        Type::Undefined | Type::Null => Ok(None),
-        Type::Object => field(js, obj, key),
-        _ => Err(wrong(js, obj, "options", "an object")),
-    }
+/// The `config` option of `o` as JSON, if given.
+pub fn config(js: Js, o: V) -> R<Option<serde_json::Value>> {
+    let c = field(js, o, "config")?;
+    c.map(|c| json(js, c, "options.config")).transpose()
 }

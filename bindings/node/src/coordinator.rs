@@ -4,7 +4,8 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorConfig};
+use shardline_bind::machine_init;
+use shardline_core::coordinator::{Coordinator as CoreCoordinator, CoordinatorInput};
 use shardline_core::host::CoordinatorDriver as CoreDriver;
 
 use crate::backends;
@@ -14,7 +15,7 @@ use crate::handle::{install, Handle};
 use crate::host;
 use crate::js::{Js, V};
 use crate::proto;
-use crate::state::{self, unknown};
+use crate::state::unknown;
 use crate::strategy::Spec;
 use shardline_bind::driver_host as adapt;
 
@@ -29,15 +30,8 @@ pub(crate) fn common(js: Js, options: V) -> R<Common> {
     let o = conv::object(js, options, "options")?;
     let spec = Spec::parse(js, js.get(o, "strategy")?, "options.strategy")?;
     let self_address = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
-    let config = match conv::field(js, o, "config")? {
-        Some(c) => CoordinatorConfig::from_json(&conv::json(js, c, "options.config")?)?,
-        None => CoordinatorConfig::default(),
-    };
-    let coordinator = CoreCoordinator::new(
-        config,
-        spec.build()?,
-        state::address(&self_address, "options.selfAddress")?,
-    )?;
+    let config = conv::config(js, o)?;
+    let coordinator = machine_init::coordinator(spec.build()?, &self_address, config.as_ref())?;
     Ok(Common {
         coordinator,
         imp: spec.imp(),
@@ -77,30 +71,12 @@ impl Coordinator {
         Ok(Coordinator { inner })
     }
 
-    /// Starts contending for the lease.
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, c| {
-            c.start(conv::uint(js, now_ms.raw(), "nowMs")?);
-            Ok(())
-        })
-    }
-
     #[napi(ts_args_type = "nowMs: number, input: CoordinatorInput")]
     pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, c| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let input = proto::coordinator_input(js, input.raw())?;
+            let input = proto::input(js, input.raw(), CoordinatorInput::from_json_value)?;
             Ok(c.handle(now, input)?)
-        })
-    }
-
-    /// Runs every timer due at `nowMs`.
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, c| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            Ok(c.on_timeout(now)?)
         })
     }
 
@@ -108,15 +84,8 @@ impl Coordinator {
     #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, c| {
-            Ok(unknown(js, proto::coordinator_output(js, c.poll_output())?))
+            Ok(unknown(js, proto::output(js, c.poll_output())?))
         })
-    }
-
-    /// When to call `onTimeout` next, or null.
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, c| Ok(c.next_deadline().map(|d| d as f64)))
     }
 }
 
@@ -159,46 +128,16 @@ impl CoordinatorDriver {
         })
     }
 
-    /// Starts contending for the lease (and, once granted, loads the stored state).
-    #[napi(ts_args_type = "")]
-    pub fn start(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.call(env, &this, |_, d| Ok(d.start()?))
-    }
-
     /// One step input at the clock's time (what `receive`, `member`, `memberRemoved`,
     /// `reachability`, `regionTerminated`, `preparingForShutdown` and `stop` pass).
     #[napi(ts_args_type = "input: CoordinatorInput")]
     pub fn handle(&self, env: &Env, this: This, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, d| {
-            Ok(d.input(proto::coordinator_input(js, input.raw())?)?)
-        })
-    }
-
-    /// The lease backend reports the current grant lost.
-    #[napi(ts_args_type = "")]
-    pub fn lease_lost(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.call(env, &this, |_, d| Ok(d.lease_lost()?))
-    }
-
-    /// Runs every timer that is due; returns when to call again (or null).
-    #[napi(ts_args_type = "")]
-    pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
-        self.inner
-            .call(env, &this, |_, d| Ok(d.poll()?.map(|t| t as f64)))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, d| Ok(d.next_deadline().map(|t| t as f64)))
-    }
-
-    /// Notices since the last call (activation, hand-offs, refusals, ...).
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorNotice[]")]
-    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            let n = d.take_notices();
-            Ok(unknown(js, conv::ser(js, &n)?))
+            Ok(d.input(proto::input(
+                js,
+                input.raw(),
+                CoordinatorInput::from_json_value,
+            )?)?)
         })
     }
 }

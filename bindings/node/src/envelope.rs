@@ -12,8 +12,9 @@ use napi_derive::napi;
 use shardline_bind::flat_envelope::{FlatEnvelope, KINDS};
 use shardline_core::protocol::{Envelope, ShardHome};
 
-use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput};
-use shardline_core::region::{RegionInput, RegionOutput};
+use shardline_bind::step_output::StepOutput;
+use shardline_core::coordinator::CoordinatorInput;
+use shardline_core::region::RegionInput;
 
 use crate::backends::instance;
 use crate::conv;
@@ -45,14 +46,14 @@ pub fn set_send_builder(env: &Env, f: Unknown) -> Result<()> {
 /// `(into, kind, from, to, shard, entity, region, node, token, version, extra)`, which also
 /// pushes it onto the array `into` if there is one; text a kind does not use, and the
 /// coordinator as `from` or `to`, is undefined.
-pub fn send_js(js: Js, e: &Envelope, into: Option<V>) -> R<V> {
+pub fn send_js<O: StepOutput>(js: Js, o: &O, e: &Envelope, into: Option<V>) -> R<V> {
     let builder = match BUILDER.get() {
         Some((env, r)) if env == js.env => js.deref_object(r)?,
         _ => return Err(Fail::state("lib/envelope.cjs did not register its builder")),
     };
     let Some(f) = FlatEnvelope::of(e) else {
         // Load reports and offers have no flat form; they are rare, so serde builds them.
-        let o = conv::ser(js, &CoordinatorOutput::Send(e.clone()))?;
+        let o = conv::ser(js, o)?;
         if let Some(into) = into {
             js.set_index(into, js.array_len(into)?, o)?;
         }
@@ -145,32 +146,31 @@ pub fn receive(
 #[napi(js_name = "_drain", skip_typescript)]
 pub fn drain(env: &Env, target: Unknown, into: Unknown) -> Result<()> {
     let (t, into, js) = (target.raw(), into.raw(), Js::new(env.raw()));
-    // A send output is pushed onto `into` by the builder; the others are set at their index.
     if let Some(c) = instance::<Coordinator>(js, t) {
-        return c.inner.query(env, |js, c| {
-            for (i, o) in c.drain_outputs().iter().enumerate() {
-                match o {
-                    CoordinatorOutput::Send(e) => send_js(js, e, Some(into)).map(drop)?,
-                    o => js.set_index(into, i as u32, conv::ser(js, o)?)?,
-                }
-            }
-            Ok(())
-        });
+        return c
+            .inner
+            .query(env, |js, c| outputs(js, &c.drain_outputs(), into));
     }
     if let Some(r) = instance::<Region>(js, t) {
-        return r.inner.query(env, |js, r| {
-            for (i, o) in r.region.drain_outputs().iter().enumerate() {
-                match o {
-                    RegionOutput::Send(e) => send_js(js, e, Some(into)).map(drop)?,
-                    o => js.set_index(into, i as u32, conv::ser(js, o)?)?,
-                }
-            }
-            Ok(())
-        });
+        return r
+            .inner
+            .query(env, |js, r| outputs(js, &r.region.drain_outputs(), into));
     }
     boundary(env, None, |_| {
         Err(Fail::invalid("_drain: not a Coordinator or Region"))
     })
+}
+
+/// Sets `outputs` as JavaScript into the array `into`: a send output is pushed by the
+/// builder, the others are set at their index.
+fn outputs<O: StepOutput>(js: Js, outputs: &[O], into: V) -> R<()> {
+    for (i, o) in outputs.iter().enumerate() {
+        match o.sent() {
+            Some(e) => send_js(js, o, e, Some(into)).map(drop)?,
+            None => js.set_index(into, i as u32, conv::ser(js, o)?)?,
+        }
+    }
+    Ok(())
 }
 
 /// The envelope of the arguments `envelope.cjs` flattened one into (the order of [`send_js`]).

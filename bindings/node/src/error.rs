@@ -11,10 +11,10 @@
 //! callbacks, and the adapters the core calls read the top frame. No JavaScript value is
 //! referenced from Rust between calls, so a closed or forgotten object keeps nothing alive.
 
-use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use napi::{sys, Env, Status};
+use shardline_bind::call_frames::CallFrames;
 use shardline_bind::Failure;
 
 use crate::js::{CallError, Js, V};
@@ -80,39 +80,22 @@ impl From<CallError> for Fail {
     }
 }
 
-struct Frame {
-    env: sys::napi_env,
-    /// The object holding the callbacks of the native object under way.
-    holder: Option<V>,
-    /// The first callback failure of this call; later ones are dropped.
-    failure: Option<Fail>,
-}
-
 thread_local! {
-    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+    /// The native calls in progress on this thread: each one's environment and the object
+    /// holding its callbacks, and the first failure a callback had.
+    static FRAMES: CallFrames<(sys::napi_env, Option<V>), Fail> = const { CallFrames::new() };
 }
 
-/// Runs one exported call: pushes its frame, catches panics, and throws whichever failure
+/// Runs one exported call: opens its frame, catches panics, and throws whichever failure
 /// comes first (a callback's, then the call's own).
 pub fn boundary<T>(env: &Env, holder: Option<V>, body: impl FnOnce(Js) -> R<T>) -> napi::Result<T> {
     let js = Js::new(env.raw());
-    let depth = FRAMES.with(|f| {
-        let mut f = f.borrow_mut();
-        f.push(Frame {
-            env: js.env,
-            holder,
-            failure: None,
-        });
-        f.len() - 1
-    });
+    let depth = FRAMES.with(|f| f.open((js.env, holder)));
     let result = match catch_unwind(AssertUnwindSafe(|| body(js))) {
         Ok(r) => r,
         Err(p) => Err(Failure::from_panic(&*p).into()),
     };
-    // Nested calls have popped their frames (panics are caught above), so this is the last.
-    let first = FRAMES.with(|f| f.borrow_mut().split_off(depth).pop());
-    let first = first.and_then(|frame| frame.failure);
-    let fail = match (first, result) {
+    let fail = match (FRAMES.with(|f| f.close(depth)), result) {
         (Some(f), Err(e)) => {
             discard(js, e);
             f
@@ -150,25 +133,14 @@ pub fn raise(js: Js, fail: Fail) -> napi::Error {
 
 /// Records a callback failure in the frame of the call under way.
 pub fn record(fail: Fail) {
-    let leftover = FRAMES.with(|f| {
-        let mut f = f.borrow_mut();
-        match f.last_mut() {
-            Some(fr) if fr.failure.is_none() => {
-                fr.failure = Some(fail);
-                None
-            }
-            Some(fr) => Some((fr.env, fail)),
-            None => None,
-        }
-    });
-    if let Some((env, Fail::Threw(r))) = leftover {
+    if let Some(((env, _), Fail::Threw(r))) = FRAMES.with(|f| f.record(fail)) {
         Js::new(env).delete_ref(r);
     }
 }
 
 /// The environment and callback holder of the call under way, for the core's adapters.
 pub fn current() -> Option<(Js, Option<V>)> {
-    FRAMES.with(|f| f.borrow().last().map(|fr| (Js::new(fr.env), fr.holder)))
+    FRAMES.with(|f| f.current().map(|(env, holder)| (Js::new(env), holder)))
 }
 
 /// Runs `f` on the callback holder's `key` for the call under way, in its own handle scope.

@@ -15,30 +15,21 @@ use napi::Task;
 use napi_derive::napi;
 
 use shardline_bind::etcd::{self as bind, Serving};
-use shardline_bind::etcd::{ConnectOptions, LeaseOptions, StoreOptions};
-use shardline_bind::ops::{etcd as ops_etcd, Args, Reply, Tree};
+use shardline_bind::ops::{constructors, Args, Reply};
 use shardline_core::host::{Lease, Store};
 use shardline_core::workerid::Registry;
 
 use crate::backends::instance;
 use crate::conv;
-use crate::error::{boundary, R};
+use crate::error::boundary;
 use crate::js::{Js, V};
-use crate::ops;
+use crate::ops::{self, make};
 use crate::state::unknown;
-
-/// Optional options object `v` as `T`.
-fn options<T: Default + serde::de::DeserializeOwned>(js: Js, v: V) -> R<T> {
-    if js.is_nullish(v)? {
-        return Ok(T::default());
-    }
-    conv::de(js, v, "options")
-}
 
 /// A connection to an etcd cluster, under one key namespace.
 #[napi]
 pub struct Etcd {
-    inner: bind::Etcd,
+    pub(crate) inner: bind::Etcd,
 }
 
 #[napi]
@@ -55,12 +46,10 @@ impl Etcd {
         namespace: Unknown,
         options: Unknown,
     ) -> Result<Self> {
-        boundary(env, None, |js| {
-            let endpoints = conv::strings(js, endpoints.raw(), "endpoints")?;
-            let namespace = conv::string(js, namespace.raw(), "namespace")?;
-            let o: ConnectOptions = self::options(js, options.raw())?;
+        let args = [&endpoints, &namespace, &options];
+        make(env, "Etcd", "new", &args, |a| {
             Ok(Etcd {
-                inner: bind::connect(&endpoints, &namespace, o.timeout_ms)?,
+                inner: constructors::etcd(a)?,
             })
         })
     }
@@ -75,13 +64,9 @@ impl Etcd {
         owner: Unknown,
         options: Unknown,
     ) -> Result<EtcdLease> {
-        boundary(env, None, |js| {
-            let name = conv::string(js, name.raw(), "name")?;
-            let owner = conv::string(js, owner.raw(), "owner")?;
-            let o: LeaseOptions = self::options(js, options.raw())?;
-            Ok(EtcdLease {
-                inner: Arc::new(bind::lease(&self.inner, &name, &owner, o.ttl_ms)?),
-            })
+        make(env, "Etcd", "lease", &[&name, &owner, &options], |a| {
+            let inner = Arc::new(constructors::etcd_lease(&self.inner, a)?);
+            Ok(EtcdLease { inner })
         })
     }
 
@@ -89,53 +74,52 @@ impl Etcd {
     /// carry the writer's token. Give it to one driver.
     #[napi(ts_args_type = "name: string, options?: { boundToLease?: string }")]
     pub fn store(&self, env: &Env, name: Unknown, options: Unknown) -> Result<EtcdStore> {
-        boundary(env, None, |js| {
-            let name = conv::string(js, name.raw(), "name")?;
-            let o: StoreOptions = self::options(js, options.raw())?;
-            Ok(EtcdStore {
-                inner: Arc::new(bind::store(&self.inner, &name, o.bound_to_lease.as_deref())),
-            })
+        make(env, "Etcd", "store", &[&name, &options], |a| {
+            let inner = Arc::new(constructors::etcd_store(&self.inner, a)?);
+            Ok(EtcdStore { inner })
         })
     }
+}
 
-    /// The named operations (`shardline_bind::ops::etcd::connection`); lib/etcd.cjs names
-    /// them.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "unknown"
-    )]
-    pub fn op<'a>(&self, env: &'a Env, name: Unknown, args: Unknown) -> Result<Unknown<'a>> {
-        boundary(env, None, |js| {
-            ops::call(js, "Etcd", name.raw(), args.raw(), |a| {
-                ops_etcd::connection(&self.inner, a)
-            })
-        })
-    }
+/// The coordinator lease on etcd. Its methods (`holder()`, and a driver's `acquire(nowMs)`,
+/// `renew(token, nowMs)`, `release(token)`) return Promises.
+#[napi]
+pub struct EtcdLease {
+    pub(crate) inner: Arc<Serving<bind::EtcdLease>>,
+}
+
+/// The coordinator state store on etcd. Its methods (`append(token, record)`,
+/// `saveSnapshot(token, snapshot)`, `load(token)`) return Promises.
+#[napi]
+pub struct EtcdStore {
+    pub(crate) inner: Arc<Serving<bind::EtcdStore>>,
+}
+
+/// `_op` on an EtcdLease or EtcdStore: `kind.name(...args)` on the backend in `slot`, by
+/// `op`, run on the libuv thread pool; answers a Promise.
+pub fn spawn<'a, T: Send + 'static>(
+    env: &'a Env,
+    kind: &'static str,
+    slot: &Arc<Serving<T>>,
+    name: V,
+    args: V,
+    op: fn(&mut T, Args<'_>) -> Reply,
+) -> Result<Unknown<'a>> {
+    boundary(env, None, |js| {
+        let name = conv::string(js, name, &format!("{kind}.op: name"))?;
+        let values = ops::arguments(js, args, &format!("{kind}.{name}"))?;
+        let slot = Arc::clone(slot);
+        let run = move || slot.with(|backend| op(backend, Args::new(kind, &name, &values)));
+        let call = Call {
+            run: Some(Box::new(run)),
+        };
+        Ok(unknown(js, env.spawn(call)?.promise_object().raw()))
+    })
 }
 
 /// One named operation on a lease or store, run on the libuv thread pool.
-pub struct Call {
+struct Call {
     run: Option<Box<dyn FnOnce() -> Reply + Send>>,
-}
-
-impl Call {
-    /// `kind.name(...args)` on the backend in `slot`, by `op`.
-    fn new<T: Send + 'static>(
-        js: Js,
-        kind: &'static str,
-        slot: &Arc<Serving<T>>,
-        name: V,
-        args: V,
-        op: fn(&mut T, Args<'_>) -> Reply,
-    ) -> R<AsyncTask<Call>> {
-        let name = conv::string(js, name, &format!("{kind}.op: name"))?;
-        let values: Vec<Tree> = ops::arguments(js, args, &format!("{kind}.{name}"))?;
-        let slot = Arc::clone(slot);
-        let run = move || slot.with(|backend| op(backend, Args::new(kind, &name, &values)));
-        Ok(AsyncTask::new(Call {
-            run: Some(Box::new(run)),
-        }))
-    }
 }
 
 impl Task for Call {
@@ -165,73 +149,15 @@ impl Task for Call {
     }
 }
 
-/// The coordinator lease on etcd. Its methods (`holder()`, and a driver's `acquire(nowMs)`,
-/// `renew(token, nowMs)`, `release(token)`) return Promises.
-#[napi]
-pub struct EtcdLease {
-    inner: Arc<Serving<bind::EtcdLease>>,
-}
-
-#[napi]
-impl EtcdLease {
-    /// The named operations (`shardline_bind::ops::etcd::lease`), each on the libuv thread
-    /// pool; lib/etcd.cjs names them.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "Promise<unknown>"
-    )]
-    pub fn op(&self, env: &Env, name: Unknown, args: Unknown) -> Result<AsyncTask<Call>> {
-        boundary(env, None, |js| {
-            Call::new(
-                js,
-                "EtcdLease",
-                &self.inner,
-                name.raw(),
-                args.raw(),
-                ops_etcd::lease,
-            )
-        })
-    }
-}
-
-/// The coordinator state store on etcd. Its methods (`append(token, record)`,
-/// `saveSnapshot(token, snapshot)`, `load(token)`) return Promises.
-#[napi]
-pub struct EtcdStore {
-    inner: Arc<Serving<bind::EtcdStore>>,
-}
-
-#[napi]
-impl EtcdStore {
-    /// The named operations (`shardline_bind::ops::etcd::store`), each on the libuv thread
-    /// pool; lib/etcd.cjs names them.
-    #[napi(
-        ts_args_type = "name: string, args: unknown[]",
-        ts_return_type = "Promise<unknown>"
-    )]
-    pub fn op(&self, env: &Env, name: Unknown, args: Unknown) -> Result<AsyncTask<Call>> {
-        boundary(env, None, |js| {
-            Call::new(
-                js,
-                "EtcdStore",
-                &self.inner,
-                name.raw(),
-                args.raw(),
-                ops_etcd::store,
-            )
-        })
-    }
-}
-
 /// The backend of an EtcdLease for a synchronous driver, or None if `v` is not one.
-pub fn lease(js: Js, v: V) -> R<Option<Box<dyn Lease>>> {
+pub fn lease(js: Js, v: V) -> crate::error::R<Option<Box<dyn Lease>>> {
     match instance::<EtcdLease>(js, v) {
         Some(l) => Ok(Some(bind::as_lease(l.inner.take()?))),
         None => Ok(None),
     }
 }
 
-pub fn store(js: Js, v: V) -> R<Option<Box<dyn Store>>> {
+pub fn store(js: Js, v: V) -> crate::error::R<Option<Box<dyn Store>>> {
     match instance::<EtcdStore>(js, v) {
         Some(s) => Ok(Some(bind::as_store(s.inner.take()?))),
         None => Ok(None),

@@ -7,6 +7,7 @@
 //! call returns; the core meanwhile sees a failed callback and carries on as it documents.
 
 use shardline_bind::driver_host::{HostObject, Role, Spelling};
+use shardline_bind::host_value::{self, Given};
 use shardline_bind::tree::Tree;
 use shardline_bind::Failure;
 
@@ -84,20 +85,13 @@ impl HostObject for JsObject {
 /// The option `what` (`v`) as the holder's `key` in `role`, once it has the methods the role
 /// needs.
 pub fn object(js: Js, v: V, what: &str, key: &'static str, role: &Role) -> R<JsObject> {
-    let one_method = role.required.len() == 1;
-    let callable = match js.type_of(v)? {
-        Type::Function if one_method => true,
-        Type::Object | Type::Function => false,
-        Type::Undefined | Type::Null => return Err(conv::missing(what)),
-        _ => {
-            let expected = if one_method {
-                "a function or an object"
-            } else {
-                "an object"
-            };
-            return Err(Fail::invalid(format!("{what}: expected {expected}")));
-        }
+    let given = match js.type_of(v)? {
+        Type::Function => Given::Function,
+        Type::Object => Given::Object,
+        Type::Undefined | Type::Null => Given::Missing,
+        _ => Given::Other,
     };
+    let callable = host_value::serves(role, given, what)?;
     role.check(Spelling::Camel, |m| {
         callable || has_method(js, v, m).unwrap_or(false)
     })?;

@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
 use shardline_bind::ids::{Generator, HolderInit, HostClock, SystemClock};
-use shardline_bind::objects::LayoutSpec;
+use shardline_bind::ops::constructors;
 use shardline_core::workerid::{InMemoryRegistry, Registry};
 
 use crate::backends;
@@ -15,6 +15,7 @@ use crate::conv;
 use crate::error::{boundary, Fail};
 use crate::handle::{install, Handle};
 use crate::host;
+use crate::ops::make;
 use crate::strategy::holder_of;
 
 /// A Snowflake generator for one worker id. Sans-IO: `next(wallMs)` returns an id, or null
@@ -32,20 +33,10 @@ impl Snowflake {
         ts_args_type = "worker: number, options?: { layout?: SnowflakeLayout; floorMs?: number }"
     )]
     pub fn new(env: &Env, worker: Unknown, options: Unknown) -> Result<Self> {
-        boundary(env, None, |js| {
-            let w = conv::uint(js, worker.raw(), "worker")?;
-            // `{timestampBits = 41, workerBits = 10, sequenceBits = 12, epochMs = 2024-01-01}`.
-            let l = conv::field_opt(js, options.raw(), "layout")?;
-            let l = l
-                .map(|l| conv::de::<LayoutSpec>(js, l, "layout"))
-                .transpose()?;
-            let floor = conv::field_opt(js, options.raw(), "floorMs")?;
-            let floor = floor
-                .map(|f| conv::uint(js, f, "options.floorMs"))
-                .transpose()?;
-            let l = l.unwrap_or_default().build()?;
+        make(env, "Snowflake", "new", &[&worker, &options], |a| {
+            let g = constructors::snowflake(a)?;
             Ok(Snowflake {
-                inner: Handle::new("Snowflake", Generator::new(l, w, floor.is_some(), floor)?),
+                inner: Handle::new("Snowflake", g),
             })
         })
     }

@@ -3,20 +3,21 @@
 //! by its type tag (as `_receive` does), converts the arguments and the answer, and runs what
 //! `shardline_bind::ops` decides for that class; with a null target it runs the library's
 //! functions. lib/ops.cjs's `define` puts `op(name, args)` over it on each class's prototype,
-//! and each operation under its camelCase name; lib/index.d.ts declares them.
-//!
-//! A class may still answer through its own `op(name, args)` method ([`call`] converts for
-//! it); `define` keeps that one.
+//! and each operation under its camelCase name; lib/index.d.ts declares them. An etcd lease's
+//! or store's operation answers a Promise (see `etcd.rs`).
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_bind::ops::{backends, functions, ids, machines, state, Args, Reply, Tree};
+use shardline_bind::driver_host::Spelling;
+use shardline_bind::ops::{backends, etcd, functions, ids, state, steps};
+use shardline_bind::ops::{Args, Reply, Tree};
 
 use crate::backends::{instance, InMemoryLease, InMemoryStore, ManualClock};
 use crate::conv;
 use crate::coordinator::{Coordinator, CoordinatorDriver};
 use crate::error::{boundary, R};
+use crate::etcd::{Etcd, EtcdLease, EtcdStore};
 use crate::ids::{Snowflake, WorkerIdHolder, WorkerIdRegistry};
 use crate::js::{Js, Type, V};
 use crate::pipeline::CoordinatorPipeline;
@@ -44,14 +45,32 @@ pub fn arguments(js: Js, args: V, at: &str) -> R<Vec<Tree>> {
     if js.is_nullish(args)? {
         return Ok(Vec::new());
     }
-    conv::iterable(js, args, &format!("{at}: arguments"))?
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| match js.bytes_of(v)? {
-            Some(b) => Ok(Tree::Bytes(b)),
-            None => conv::tree_of(js, v, &format!("{at}: argument {}", i + 1)),
-        })
-        .collect()
+    let items = conv::iterable(js, args, &format!("{at}: arguments"))?;
+    values(js, &items, at)
+}
+
+fn values(js: Js, items: &[V], at: &str) -> R<Vec<Tree>> {
+    let value = |(i, v): (usize, &V)| match js.bytes_of(*v)? {
+        Some(b) => Ok(Tree::Bytes(b)),
+        None => conv::tree_of(js, *v, &format!("{at}: argument {}", i + 1)),
+    };
+    items.iter().enumerate().map(value).collect()
+}
+
+/// What a constructor (`op` "new") or factory method makes from its arguments, which `f`
+/// reads (`shardline_bind::ops::constructors`).
+pub fn make<T>(
+    env: &Env,
+    kind: &'static str,
+    op: &str,
+    args: &[&Unknown],
+    f: impl FnOnce(Args<'_>) -> R<T>,
+) -> Result<T> {
+    boundary(env, None, |js| {
+        let raw: Vec<V> = args.iter().map(|a| a.raw()).collect();
+        let values = values(js, &raw, &format!("{kind}.{op}"))?;
+        f(Args::new(kind, op, &values))
+    })
 }
 
 /// `_op(target, name, args)`: `target`'s operation `name` (the library's functions when
@@ -95,17 +114,26 @@ pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Re
     }
     classes! {
         AllocationState plain |s, a| state::call(s, crate::state::run, a);
-        Coordinator machine |c, a| machines::coordinator(c, a);
-        CoordinatorDriver machine |d, a| machines::coordinator(d.coordinator(), a);
-        CoordinatorPipeline machine |p, a| machines::coordinator(p.coordinator(), a);
-        Region machine |r, a| machines::region(&r.region, a);
-        RegionDriver machine |d, a| machines::region(d.driver.region(), a);
+        Coordinator machine |c, a| steps::coordinator(c, a);
+        CoordinatorDriver machine |d, a| steps::coordinator_driver(d, a);
+        CoordinatorPipeline machine |p, a| steps::pipeline(p, Spelling::Camel, a);
+        Region machine |r, a| steps::region(&mut r.region, a);
+        RegionDriver machine |d, a| steps::region_driver(&mut d.driver, a);
         Snowflake handle |g, a| ids::snowflake(g, a);
         WorkerIdHolder handle |h, a| ids::holder(h, a);
         WorkerIdRegistry plain |r, a| ids::registry(r, a);
         ManualClock plain |c, a| backends::clock(c, a);
         InMemoryLease plain |l, a| backends::lease(l, a);
         InMemoryStore plain |s, a| backends::store(s, a);
+        Etcd plain |e, a| etcd::connection(e, a);
+    }
+    // etcd requests run on the libuv thread pool and answer Promises. Checked after the
+    // classes above: each check that misses is a Node-API call on every operation.
+    if let Some(l) = instance::<EtcdLease>(js, t) {
+        return crate::etcd::spawn(env, "EtcdLease", &l.inner, name, args, etcd::lease);
+    }
+    if let Some(s) = instance::<EtcdStore>(js, t) {
+        return crate::etcd::spawn(env, "EtcdStore", &s.inner, name, args, etcd::store);
     }
     boundary(env, None, |js| -> R<Unknown> {
         Err(conv::wrong(js, t, "_op: target", "a shardline object"))

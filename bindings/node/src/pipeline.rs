@@ -6,10 +6,8 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use shardline_bind::driver_host::Spelling;
-use shardline_bind::pipeline_host;
-use shardline_bind::tree::Tree;
-use shardline_core::host::{Completion, CoordinatorPipeline as CorePipeline, Ticket};
+use shardline_core::coordinator::CoordinatorInput;
+use shardline_core::host::CoordinatorPipeline as CorePipeline;
 use shardline_core::replay::CoordinatorStep;
 
 use crate::conv;
@@ -17,21 +15,11 @@ use crate::coordinator::machine;
 use crate::handle::Handle;
 use crate::host;
 use crate::proto;
-use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
 
 #[napi]
 pub struct CoordinatorPipeline {
     pub(crate) inner: Handle<CorePipeline>,
-}
-
-impl CoordinatorPipeline {
-    fn step(&self, env: &Env, this: &This, now_ms: Unknown, step: CoordinatorStep) -> Result<()> {
-        self.inner.call(env, this, |js, h| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            Ok(h.step(now, step)?)
-        })
-    }
 }
 
 #[napi]
@@ -43,96 +31,12 @@ impl CoordinatorPipeline {
         Ok(CoordinatorPipeline { inner })
     }
 
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.step(env, &this, now_ms, CoordinatorStep::Start)
-    }
-
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.step(env, &this, now_ms, CoordinatorStep::Timeout)
-    }
-
     #[napi(ts_args_type = "nowMs: number, input: CoordinatorInput")]
     pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, h| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let input = proto::coordinator_input(js, input.raw())?;
+            let input = proto::input(js, input.raw(), CoordinatorInput::from_json_value)?;
             Ok(h.step(now, CoordinatorStep::Input(input))?)
-        })
-    }
-
-    /// The next host call, `[ticket, role, method, args]` (method in camelCase), or null
-    /// while there is none.
-    #[napi(
-        ts_args_type = "nowMs: number",
-        ts_return_type = "[number, 'transport' | 'lease' | 'store', string, unknown[]] | null"
-    )]
-    pub fn next_call<'a>(&self, env: &'a Env, now_ms: Unknown) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, h| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let call = pipeline_host::next_call(h, now)?.map(|(ticket, call)| {
-                let method = Spelling::Camel.spell(call.method);
-                let (ticket, role, args) = (ticket.0.into(), call.role.name.into(), call.args);
-                Tree::Array(vec![ticket, role, method.into(), Tree::Array(args)])
-            });
-            let v = conv::tree_js(js, call.as_ref().unwrap_or(&Tree::Null))?;
-            Ok(unknown(js, v))
-        })
-    }
-
-    /// What call `ticket` resolved to.
-    #[napi(ts_args_type = "nowMs: number, ticket: number, value: unknown")]
-    pub fn answer(
-        &self,
-        env: &Env,
-        this: This,
-        now_ms: Unknown,
-        ticket: Unknown,
-        value: Unknown,
-    ) -> Result<()> {
-        self.inner.call(env, &this, |js, h| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let ticket = Ticket(conv::uint(js, ticket.raw(), "ticket")?);
-            let value = conv::tree_of(js, value.raw(), "value")?;
-            Ok(pipeline_host::answer(
-                h,
-                now,
-                ticket,
-                &value,
-                Spelling::Camel,
-            )?)
-        })
-    }
-
-    /// Call `ticket` rejected; the caller keeps the reason.
-    #[napi(ts_args_type = "nowMs: number, ticket: number")]
-    pub fn fail(&self, env: &Env, this: This, now_ms: Unknown, ticket: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, h| {
-            let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let ticket = Ticket(conv::uint(js, ticket.raw(), "ticket")?);
-            Ok(h.complete(now, ticket, Completion::Failed)?)
-        })
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, h| Ok(h.next_deadline().map(|d| d as f64)))
-    }
-
-    /// Calls handed out and not answered yet.
-    #[napi(getter)]
-    pub fn in_flight(&self, env: &Env) -> Result<u32> {
-        self.inner.query(env, |_, h| Ok(h.in_flight() as u32))
-    }
-
-    /// Notices since the last call.
-    #[napi(ts_args_type = "", ts_return_type = "CoordinatorNotice[]")]
-    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, h| {
-            let notices = h.take_notices();
-            Ok(unknown(js, conv::ser(js, &notices)?))
         })
     }
 }

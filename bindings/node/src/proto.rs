@@ -2,46 +2,27 @@
 //! core's JSON step form (`shardline_core::protocol::json`, shared with the C ABI), carried through
 //! a JSON value.
 
-use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput};
-use shardline_core::region::{RegionInput, RegionOutput};
+use serde_json::Value;
+use shardline_bind::step_output::StepOutput;
 
 use crate::conv;
 use crate::envelope;
 use crate::error::{Fail, R};
 use crate::js::{Js, V};
 
-/// The input as a JSON value; undefined or null is a missing argument.
-fn input_json(js: Js, v: V) -> R<serde_json::Value> {
+/// The input `parse` reads from a JSON value; undefined or null is a missing argument.
+pub fn input<T>(js: Js, v: V, parse: fn(&Value, &str) -> shardline_core::Result<T>) -> R<T> {
     if js.is_nullish(v)? {
         return Err(conv::missing("input"));
     }
-    conv::json(js, v, "input")
-}
-
-pub fn coordinator_input(js: Js, v: V) -> R<CoordinatorInput> {
-    Ok(CoordinatorInput::from_json_value(
-        &input_json(js, v)?,
-        "input",
-    )?)
+    Ok(parse(&conv::json(js, v, "input")?, "input")?)
 }
 
 /// The output as JavaScript (null for none).
-pub fn coordinator_output(js: Js, o: Option<CoordinatorOutput>) -> R<V> {
-    match o {
-        Some(CoordinatorOutput::Send(e)) => envelope::send_js(js, &e, None),
-        o => conv::ser(js, &o),
-    }
-}
-
-pub fn region_input(js: Js, v: V) -> R<RegionInput> {
-    Ok(RegionInput::from_json_value(&input_json(js, v)?, "input")?)
-}
-
-/// The output as JavaScript (null for none).
-pub fn region_output(js: Js, o: Option<RegionOutput>) -> R<V> {
-    match o {
-        Some(RegionOutput::Send(e)) => envelope::send_js(js, &e, None),
-        o => conv::ser(js, &o),
+pub fn output<O: StepOutput>(js: Js, o: Option<O>) -> R<V> {
+    match o.as_ref().map(|o| (o, o.sent())) {
+        Some((o, Some(e))) => envelope::send_js(js, o, e, None),
+        _ => conv::ser(js, &o),
     }
 }
 

@@ -4,8 +4,9 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use shardline_bind::machine_init;
 use shardline_core::host::RegionDriver as CoreDriver;
-use shardline_core::region::{ExtractorDoc, Region as CoreRegion, RegionConfig, ShardExtractor};
+use shardline_core::region::{Region as CoreRegion, RegionInput, ShardExtractor};
 
 use crate::backends;
 use crate::conv;
@@ -17,33 +18,27 @@ use crate::proto;
 use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
 
-/// `extractor`: `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts', numShards}`, or a
-/// function from entity id to shard id. `None` in the second place: native.
-fn extractor(js: Js, v: V) -> R<(ShardExtractor, Option<V>)> {
-    if js.type_of(v)? == Type::Function {
-        return Ok((ShardExtractor::custom(|e| e.to_owned()), Some(v)));
-    }
-    let spec: ExtractorDoc = conv::de(js, v, "options.extractor")?;
-    Ok((spec.build()?, None))
-}
-
 struct Common {
     region: CoreRegion,
     js_extractor: Option<V>,
 }
 
-/// `{id, node, extractor, config?}`.
+/// `{id, node, extractor, config?}`; `extractor` is `{kind: 'pekko', numberOfShards}`,
+/// `{kind: 'actor-ts', numShards}`, or a function from entity id to shard id.
 fn common(js: Js, o: V) -> R<Common> {
     let id = conv::string(js, js.get(o, "id")?, "options.id")?;
     let node = conv::string(js, js.get(o, "node")?, "options.node")?;
-    let node = crate::state::address(&node, "options.node")?;
-    let (e, js_extractor) = extractor(js, js.get(o, "extractor")?)?;
-    let config = match conv::field(js, o, "config")? {
-        Some(c) => RegionConfig::from_json(&conv::json(js, c, "options.config")?)?,
-        None => RegionConfig::default(),
+    let e = js.get(o, "extractor")?;
+    let (e, js_extractor) = match js.type_of(e)? {
+        Type::Function => (ShardExtractor::custom(|e| e.to_owned()), Some(e)),
+        _ => (
+            machine_init::extractor(conv::json(js, e, "options.extractor")?, "options.extractor")?,
+            None,
+        ),
     };
+    let config = conv::config(js, o)?;
     Ok(Common {
-        region: CoreRegion::new(config, &id, node.as_str(), e)?,
+        region: machine_init::region(&id, &node, e, config.as_ref())?,
         js_extractor,
     })
 }
@@ -97,14 +92,6 @@ impl Region {
         })
     }
 
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn start(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, r| {
-            r.region.start(conv::uint(js, now_ms.raw(), "nowMs")?);
-            Ok(())
-        })
-    }
-
     /// Routes a message from a local sender; throws INVALID_STATE when the region cannot take
     /// it (buffer full, shut down), and nothing was queued then.
     #[napi(ts_args_type = "nowMs: number, entity: string, payload: Payload")]
@@ -152,16 +139,8 @@ impl Region {
     pub fn handle(&self, env: &Env, this: This, now_ms: Unknown, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, r| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
-            let input = proto::region_input(js, input.raw())?;
+            let input = proto::input(js, input.raw(), RegionInput::from_json_value)?;
             r.region.handle(now, input);
-            Ok(())
-        })
-    }
-
-    #[napi(ts_args_type = "nowMs: number")]
-    pub fn on_timeout(&self, env: &Env, this: This, now_ms: Unknown) -> Result<()> {
-        self.inner.call(env, &this, |js, r| {
-            r.region.on_timeout(conv::uint(js, now_ms.raw(), "nowMs")?);
             Ok(())
         })
     }
@@ -169,17 +148,8 @@ impl Region {
     #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, r| {
-            Ok(unknown(
-                js,
-                proto::region_output(js, r.region.poll_output())?,
-            ))
+            Ok(unknown(js, proto::output(js, r.region.poll_output())?))
         })
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, r| Ok(r.region.next_deadline().map(|d| d as f64)))
     }
 
     #[napi(ts_args_type = "entity: string")]
@@ -236,12 +206,6 @@ impl RegionDriver {
         })
     }
 
-    /// Registers with the coordinator (and keeps retrying from `poll`).
-    #[napi(ts_args_type = "")]
-    pub fn start(&self, env: &Env, this: This) -> Result<()> {
-        self.inner.call(env, &this, |_, d| Ok(d.driver.start()?))
-    }
-
     /// Routes a message to its entity wherever the entity's shard lives. Throws INVALID_STATE
     /// when the region cannot take it (buffer full, shut down).
     #[napi(ts_args_type = "entity: string, payload: Payload")]
@@ -277,28 +241,8 @@ impl RegionDriver {
     #[napi(ts_args_type = "input: RegionInput")]
     pub fn handle(&self, env: &Env, this: This, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, d| {
-            Ok(d.driver.input(proto::region_input(js, input.raw())?)?)
-        })
-    }
-
-    /// Runs every timer that is due; returns when to call again (or null).
-    #[napi(ts_args_type = "")]
-    pub fn poll(&self, env: &Env, this: This) -> Result<Option<f64>> {
-        self.inner
-            .call(env, &this, |_, d| Ok(d.driver.poll()?.map(|t| t as f64)))
-    }
-
-    #[napi(ts_args_type = "")]
-    pub fn next_deadline(&self, env: &Env) -> Result<Option<f64>> {
-        self.inner
-            .query(env, |_, d| Ok(d.driver.next_deadline().map(|t| t as f64)))
-    }
-
-    #[napi(ts_args_type = "", ts_return_type = "RegionNotice[]")]
-    pub fn take_notices<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, d| {
-            let n = d.driver.take_notices();
-            Ok(unknown(js, conv::ser(js, &n)?))
+            Ok(d.driver
+                .input(proto::input(js, input.raw(), RegionInput::from_json_value)?)?)
         })
     }
 

@@ -10,10 +10,8 @@ use napi_derive::napi;
 
 use shardline_bind::handle::Wait;
 use shardline_bind::host_state::HostState;
-use shardline_bind::objects;
 use shardline_bind::ops::state as ops_state;
 use shardline_bind::Failure;
-use shardline_core::model::Address;
 use shardline_core::model::AllocationState as CoreState;
 
 use crate::conv;
@@ -23,10 +21,6 @@ use crate::js::{Js, V};
 #[napi]
 pub struct AllocationState {
     pub(crate) inner: HostState,
-}
-
-pub fn address(s: &str, name: &str) -> R<Address> {
-    Ok(objects::address(s, name)?)
 }
 
 /// JavaScript runs on one thread: a state another call holds is a re-entry, never a wait.
