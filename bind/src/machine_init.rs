@@ -16,11 +16,20 @@ pub fn coordinator(
     self_address: &str,
     config: Option<&Value>,
 ) -> Result<Coordinator, Failure> {
+    coordinator_named(strategy, (self_address, "options.selfAddress"), config)
+}
+
+/// As [`coordinator`], for a host whose own spelling of the address option is `.1`.
+pub fn coordinator_named(
+    strategy: Box<dyn AllocationStrategy>,
+    (self_address, name): (&str, &str),
+    config: Option<&Value>,
+) -> Result<Coordinator, Failure> {
     let config = config.map_or(
         Ok(CoordinatorConfig::default()),
         CoordinatorConfig::from_json,
     )?;
-    let self_address = address(self_address, "options.selfAddress")?;
+    let self_address = address(self_address, name)?;
     Ok(Coordinator::new(config, strategy, self_address)?)
 }
 
@@ -31,7 +40,17 @@ pub fn region(
     extractor: ShardExtractor,
     config: Option<&Value>,
 ) -> Result<Region, Failure> {
-    let node = address(node, "options.node")?;
+    region_named(id, (node, "options.node"), extractor, config)
+}
+
+/// As [`region`], for a host whose own spelling of the node option is `.1`.
+pub fn region_named(
+    id: &str,
+    (node, name): (&str, &str),
+    extractor: ShardExtractor,
+    config: Option<&Value>,
+) -> Result<Region, Failure> {
+    let node = address(node, name)?;
     let config = config.map_or(Ok(RegionConfig::default()), RegionConfig::from_json)?;
     Ok(Region::new(config, id, node.as_str(), extractor)?)
 }
@@ -80,5 +99,10 @@ mod tests {
         let pekko = extractor(json!({"kind": "pekko", "numberOfShards": 10}), "x").unwrap();
         let e = region("r1", "nowhere", pekko, None).unwrap_err();
         assert!(e.message.contains("options.node"), "{}", e.message);
+        let e = coordinator_named(least_shard(), ("nowhere", "self_address"), None).err();
+        assert!(e.unwrap().message.starts_with("self_address: "));
+        let pekko = extractor(json!({"kind": "pekko", "numberOfShards": 10}), "x").unwrap();
+        let e = region_named("r1", ("nowhere", "node"), pekko, None).unwrap_err();
+        assert!(e.message.starts_with("node: "), "{}", e.message);
     }
 }

@@ -3,15 +3,13 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use shardline_bind::machine_init;
 use shardline_bind::ops::machines;
-use shardline_core::coordinator::{
-    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
-};
+use shardline_core::coordinator::{Coordinator, CoordinatorInput, CoordinatorOutput};
 
 use crate::busy::Guarded;
-use crate::errors::{OrRaise, Raised};
+use crate::errors::{failure_err, Raised};
 use crate::ops::{self, Answer, Rest};
-use crate::state::parse_address;
 use crate::strategy::strategy_from;
 use crate::{envelope, values};
 
@@ -22,8 +20,9 @@ pub fn build(
     raised: &Raised,
 ) -> PyResult<Coordinator> {
     let strategy = strategy_from(strategy, raised)?;
-    let config = CoordinatorConfig::from_json(&values::config(config, None)?).or_raise()?;
-    Coordinator::new(config, strategy, parse_address(self_address)?).or_raise()
+    let config = values::config(config, None)?;
+    machine_init::coordinator_named(strategy, (self_address, "self_address"), Some(&config))
+        .map_err(failure_err)
 }
 
 fn output<'py>(py: Python<'py>, o: &CoordinatorOutput) -> PyResult<Bound<'py, PyAny>> {

@@ -2,16 +2,14 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString};
+use shardline_bind::machine_init;
 use shardline_bind::ops::machines;
 use shardline_core::region::{
-    ExtractorDoc, Region, RegionConfig, RegionInput, RegionOutput, RejectReason, Rejected,
-    ShardExtractor,
+    Region, RegionInput, RegionOutput, RejectReason, Rejected, ShardExtractor,
 };
 
 use crate::busy::Enter;
-use crate::errors::{
-    callback_failed, failure_err, guard, invalid_argument, InvalidStateError, OrRaise,
-};
+use crate::errors::{callback_failed, failure_err, guard, InvalidStateError, OrRaise};
 use crate::ops::{self, Answer, Rest};
 use crate::{envelope, values};
 use shardline_bind::HandleCell;
@@ -33,11 +31,8 @@ pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)
             Extractor { python },
         ));
     }
-    let doc: ExtractorDoc = serde_json::from_value(values::config(Some(obj), None)?)
-        .map_err(|e| invalid_argument(format!("shard extractor: {e}")))?;
-    let core = doc
-        .build()
-        .map_err(|e| failure_err(e.context("shard extractor").into()))?;
+    let doc = values::config(Some(obj), None)?;
+    let core = machine_init::extractor(doc, "shard extractor").map_err(failure_err)?;
     Ok((core, Extractor { python: None }))
 }
 
@@ -82,8 +77,9 @@ pub fn build(
     config: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<RegionCore> {
     let (core, extractor) = extractor(shards)?;
-    let config = RegionConfig::from_json(&values::config(config, None)?).or_raise()?;
-    let region = Region::new(config, region_id, node, core).or_raise()?;
+    let config = values::config(config, None)?;
+    let region = machine_init::region_named(region_id, (node, "node"), core, Some(&config))
+        .map_err(failure_err)?;
     Ok(RegionCore { region, extractor })
 }
 

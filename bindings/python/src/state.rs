@@ -9,10 +9,10 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use shardline_bind::host_state::HostState;
 use shardline_bind::ops::state as ops_state;
-use shardline_core::model::{Address, AllocationState};
+use shardline_core::model::AllocationState;
 
 use crate::busy::park;
-use crate::errors::{failure_err, OrRaise};
+use crate::errors::failure_err;
 use crate::ops::{self, Answer, Rest};
 
 thread_local! {
@@ -61,10 +61,6 @@ impl PyAllocationState {
     pub fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&AllocationState) -> R) -> PyResult<R> {
         self.state.read(park(py), f).map_err(failure_err)
     }
-}
-
-pub fn parse_address(s: &str) -> PyResult<Address> {
-    Address::parse(s).or_raise()
 }
 
 #[pymethods]

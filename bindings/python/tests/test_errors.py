@@ -41,6 +41,15 @@ def test_invalid_argument():
         shardline.AllocationState("no address")
     with pytest.raises(shardline.InvalidArgumentError, match="handoffTimeoutMs"):
         shardline.Coordinator("least-shard", "pekko://s@h:1", {"handoff_timeout_ms": 0})
+    # The constructors name the argument that is wrong, as Node's name their options.
+    with pytest.raises(shardline.InvalidArgumentError, match="^self_address: "):
+        shardline.Coordinator("least-shard", "no address")
+    with pytest.raises(shardline.InvalidArgumentError, match="^node: "):
+        shardline.Region("r1", "no address", {"kind": "pekko", "numberOfShards": 4})
+    with pytest.raises(shardline.InvalidArgumentError, match="^shard extractor: "):
+        shardline.Region("r1", "pekko://s@h:1", {"kind": "pekko"})
+    with pytest.raises(shardline.InvalidArgumentError, match="numberOfShards must be >= 1"):
+        shardline.Region("r1", "pekko://s@h:1", {"kind": "pekko", "numberOfShards": 0})
 
 
 def test_invalid_state():
