@@ -16,12 +16,25 @@ pub fn coordinator(
     self_address: &str,
     config: Option<&Value>,
 ) -> Result<Coordinator, Failure> {
-    let config = config.map_or(
-        Ok(CoordinatorConfig::default()),
-        CoordinatorConfig::from_json,
-    )?;
-    let self_address = address(self_address, "options.selfAddress")?;
-    Ok(Coordinator::new(config, strategy, self_address)?)
+    coordinator_then(self_address, config, || Ok(strategy))
+}
+
+/// [`coordinator`] for a host whose strategy object stays usable when construction is
+/// refused: `strategy` is taken only once the address and settings are known to be good.
+pub fn coordinator_then<E: From<Failure>>(
+    self_address: &str,
+    config: Option<&Value>,
+    strategy: impl FnOnce() -> Result<Box<dyn AllocationStrategy>, E>,
+) -> Result<Coordinator, E> {
+    let config = config
+        .map_or(
+            Ok(CoordinatorConfig::default()),
+            CoordinatorConfig::from_json,
+        )
+        .map_err(Failure::from)?;
+    let self_address = address(self_address, "options.selfAddress").map_err(Failure::from)?;
+    let strategy = strategy()?;
+    Ok(Coordinator::new(config, strategy, self_address).map_err(Failure::from)?)
 }
 
 /// The region `id` (this incarnation's name) on the node `node`.
@@ -80,5 +93,17 @@ mod tests {
         let pekko = extractor(json!({"kind": "pekko", "numberOfShards": 10}), "x").unwrap();
         let e = region("r1", "nowhere", pekko, None).unwrap_err();
         assert!(e.message.contains("options.node"), "{}", e.message);
+
+        let mut taken = false;
+        let zero = json!({"handoffTimeoutMs": 0});
+        let e = coordinator_then("pekko://sys@h:1", Some(&zero), || -> Result<_, Failure> {
+            taken = true;
+            Ok(least_shard())
+        });
+        assert_eq!(e.err().map(|e| e.status), Some(Status::InvalidArgument));
+        assert!(
+            !taken,
+            "a refused construction leaves the strategy with its owner"
+        );
     }
 }
