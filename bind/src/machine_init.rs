@@ -22,15 +22,28 @@ pub fn coordinator(
 /// As [`coordinator`], for a host whose own spelling of the address option is `.1`.
 pub fn coordinator_named(
     strategy: Box<dyn AllocationStrategy>,
-    (self_address, name): (&str, &str),
+    self_address: (&str, &str),
     config: Option<&Value>,
 ) -> Result<Coordinator, Failure> {
-    let config = config.map_or(
-        Ok(CoordinatorConfig::default()),
-        CoordinatorConfig::from_json,
-    )?;
-    let self_address = address(self_address, name)?;
-    Ok(Coordinator::new(config, strategy, self_address)?)
+    coordinator_then(self_address, config, || Ok(strategy))
+}
+
+/// [`coordinator_named`] for a host whose strategy object stays usable when construction is
+/// refused: `strategy` is taken only once the address and settings are known to be good.
+pub fn coordinator_then<E: From<Failure>>(
+    (self_address, name): (&str, &str),
+    config: Option<&Value>,
+    strategy: impl FnOnce() -> Result<Box<dyn AllocationStrategy>, E>,
+) -> Result<Coordinator, E> {
+    let config = config
+        .map_or(
+            Ok(CoordinatorConfig::default()),
+            CoordinatorConfig::from_json,
+        )
+        .map_err(Failure::from)?;
+    let self_address = address(self_address, name).map_err(Failure::from)?;
+    let strategy = strategy()?;
+    Ok(Coordinator::new(config, strategy, self_address).map_err(Failure::from)?)
 }
 
 /// The region `id` (this incarnation's name) on the node `node`.
@@ -104,5 +117,21 @@ mod tests {
         let pekko = extractor(json!({"kind": "pekko", "numberOfShards": 10}), "x").unwrap();
         let e = region_named("r1", ("nowhere", "node"), pekko, None).unwrap_err();
         assert!(e.message.starts_with("node: "), "{}", e.message);
+
+        let mut taken = false;
+        let zero = json!({"handoffTimeoutMs": 0});
+        let e = coordinator_then(
+            ("pekko://sys@h:1", "a"),
+            Some(&zero),
+            || -> Result<_, Failure> {
+                taken = true;
+                Ok(least_shard())
+            },
+        );
+        assert_eq!(e.err().map(|e| e.status), Some(Status::InvalidArgument));
+        assert!(
+            !taken,
+            "a refused construction leaves the strategy with its owner"
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! (one `send` per output, one `deliver` per buffered message) never fill the thread's local
 //! reference table.
 
-use jni::objects::{GlobalRef, JObject, JValue};
+use jni::objects::{GlobalRef, JObject};
 use jni::JNIEnv;
 
 use shardline_bind::Failure as BindFailure;
@@ -92,19 +92,6 @@ pub struct JavaObject {
 }
 
 impl JavaObject {
-    /// `Callbacks.<method>(this object, args...)`, a bridge method answering an object.
-    pub fn bridge<'a>(
-        &self,
-        env: &mut JNIEnv<'a>,
-        method: &str,
-        sig: &str,
-        args: &[JValue],
-    ) -> jni::errors::Result<JObject<'a>> {
-        let mut values = vec![JValue::Object(self.obj.as_obj())];
-        values.extend_from_slice(args);
-        env.call_static_method(BRIDGE, method, sig, &values)?.l()
-    }
-
     pub fn new(env: &mut JNIEnv, obj: &JObject, what: &str) -> crate::boundary::Result<JavaObject> {
         if obj.is_null() {
             return Err(crate::boundary::Failure::null(what));

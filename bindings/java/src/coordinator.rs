@@ -5,9 +5,11 @@ use jni::objects::{JByteArray, JObjectArray, JString};
 use jni::sys::{jbyteArray, jint, jlong, jobject};
 use jni::JNIEnv;
 
+use serde_json::Value;
+use shardline_bind::machine_init;
 use shardline_bind::ops::machines;
 use shardline_core::coordinator::LeaseGrant;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorInput};
+use shardline_core::coordinator::{Coordinator, CoordinatorInput};
 use shardline_core::host::{CoordinatorDriver, CoordinatorPipeline};
 use shardline_core::model::Address;
 use shardline_core::protocol::FencingToken;
@@ -22,22 +24,13 @@ use crate::outputs::rows;
 use crate::strategy::Strategy;
 use shardline_bind::rows::Rows;
 
-pub fn config(env: &mut JNIEnv, json: &JString) -> Result<CoordinatorConfig> {
-    let value = opt_from_json(env, json, "coordinator config")?;
-    Ok(value.map_or(Ok(CoordinatorConfig::default()), |v| {
-        CoordinatorConfig::from_json(&v)
-    })?)
-}
-
 native! { fn Java_org_shardline_Coordinator_nNew(
     env, config_json: JString<'l>, strategy: jlong, self_address: JString<'l>,
 ) -> jlong {
-    let config = config(env, &config_json)?;
-    let a = Address::parse(&string(env, &self_address, "selfAddress")?)?;
-    // Validate everything before taking the strategy, so a failure leaves it usable.
-    config.validate()?;
-    let s = unsafe { Handle::<Strategy>::get(strategy) }?.take()?;
-    let c = Coordinator::new(config, s, a)?;
+    let config: Option<Value> = opt_from_json(env, &config_json, "coordinator config")?;
+    let a = string(env, &self_address, "selfAddress")?;
+    let take = || unsafe { Handle::<Strategy>::get(strategy) }?.take();
+    let c = machine_init::coordinator_then((&a, "selfAddress"), config.as_ref(), take)?;
     Ok(Handle::into_raw("coordinator", c))
 }}
 

@@ -5,9 +5,11 @@ use jni::objects::{JByteArray, JObjectArray, JString};
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, JNI_FALSE};
 use jni::JNIEnv;
 
+use serde_json::Value;
+use shardline_bind::machine_init;
 use shardline_bind::ops::machines;
 use shardline_core::host::RegionDriver;
-use shardline_core::region::{Region, RegionConfig, RegionInput, ShardExtractor};
+use shardline_core::region::{Region, RegionInput, ShardExtractor};
 
 use crate::boundary::{Failure, Result};
 use crate::convert::{
@@ -20,39 +22,20 @@ use crate::ops;
 use crate::outputs::rows;
 use shardline_bind::rows::Rows;
 
-pub fn config(env: &mut JNIEnv, json: &JString) -> Result<RegionConfig> {
-    let value = opt_from_json(env, json, "region config")?;
-    Ok(value.map_or(Ok(RegionConfig::default()), |v| RegionConfig::from_json(&v))?)
-}
-
-/// Kind 0: Pekko `HashCodeMessageExtractor(n)`; 1: actor-ts `hashShardId(n)`; 2: the Java
-/// side computes shard ids itself and only ever routes with a known shard.
-fn extractor(kind: jint, n: jint) -> Result<ShardExtractor> {
-    Ok(match kind {
-        0 => ShardExtractor::pekko(n)?,
-        1 => {
-            ShardExtractor::actor_ts(u32::try_from(n).map_err(|_| {
-                Failure::invalid_argument(format!("numShards must be >= 1, got {n}"))
-            })?)?
-        }
-        2 => ShardExtractor::custom(|entity| entity.to_owned()),
-        other => {
-            return Err(Failure::invalid_argument(format!(
-                "unknown extractor kind {other}"
-            )))
-        }
-    })
-}
-
 native! {
-#[allow(clippy::too_many_arguments)]
+/// `extractor`: a built-in extractor's description (`BuiltinExtractor.description`); null: the Java
+/// side computes shard ids itself and only ever routes with a known shard.
 fn Java_org_shardline_Region_nNew(
-    env, config_json: JString<'l>, id: JString<'l>, node: JString<'l>, kind: jint, n: jint,
+    env, config_json: JString<'l>, id: JString<'l>, node: JString<'l>, extractor: JString<'l>,
 ) -> jlong {
-    let config = config(env, &config_json)?;
+    let config: Option<Value> = opt_from_json(env, &config_json, "region config")?;
     let id = string(env, &id, "region id")?;
-    let node = shardline_core::model::Address::parse(&string(env, &node, "node")?)?;
-    let r = Region::new(config, &id, node.as_str(), extractor(kind, n)?)?;
+    let node = string(env, &node, "node")?;
+    let extractor = match opt_from_json(env, &extractor, "extractor")? {
+        Some(doc) => machine_init::extractor(doc, "extractor")?,
+        None => ShardExtractor::custom(|entity| entity.to_owned()),
+    };
+    let r = machine_init::region_named(&id, (&node, "node"), extractor, config.as_ref())?;
     Ok(Handle::into_raw("region", r))
 }}
 

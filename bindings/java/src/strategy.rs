@@ -6,6 +6,7 @@ use jni::objects::{JObject, JObjectArray, JString, JValue, JValueOwned};
 use jni::sys::{jlong, jobject, jstring};
 use jni::JNIEnv;
 
+use shardline_bind::driver_host::HostObject;
 use shardline_bind::host_state::HostState;
 use shardline_bind::ops::strategy as ops_strategy;
 use shardline_bind::ops::{Args, Tree};
@@ -18,7 +19,7 @@ use shardline_core::strategy::{
 };
 
 use crate::boundary::Result;
-use crate::callback::{call, keep, JavaObject, Refusal};
+use crate::callback::{call, keep, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
     from_json, local_opt_string, local_string_array, new_string, opt_string, read_strings, string,
 };
@@ -71,8 +72,9 @@ impl JavaHost {
         let mut values = vec![JValueOwned::Long(&view as *const HostState as jlong)];
         let r = call(method, |env| {
             values.extend(args(env)?);
-            let values: Vec<JValue> = values.iter().map(JValueOwned::borrow).collect();
-            let r = self.target.bridge(env, method, sig, &values)?;
+            let mut all = vec![JValue::Object(self.target.obj.as_obj())];
+            all.extend(values.iter().map(JValueOwned::borrow));
+            let r = env.call_static_method(BRIDGE, method, sig, &all)?.l()?;
             answer(env, r)
         });
         view.end_view();
@@ -120,48 +122,51 @@ impl StrategyHost for JavaHost {
     }
 }
 
-/// External's location source implemented by a Java `ShardLocations`.
-struct JavaLocations {
-    target: JavaObject,
+/// External's location source implemented by a Java `ShardLocations`, called through
+/// `Callbacks.host` as the drivers' host objects are.
+struct JavaLocations(crate::host::JavaHost);
+
+impl JavaLocations {
+    /// `m`'s answer as `read` reads it. Null, or a failure (kept for the boundary), is
+    /// unavailability, which Pekko answers with the requester.
+    fn ask<T>(&self, m: &str, a: Vec<Tree>, read: fn(Tree) -> Result<T, String>) -> Lookup<T> {
+        let unusable = BindFailure::callback_failed;
+        let answer = self.0.call(m, a).and_then(|t| match t {
+            Tree::Null => Ok(Lookup::Unavailable),
+            t => read(t).map(Lookup::Found).map_err(unusable),
+        });
+        answer.unwrap_or_else(|f| {
+            let message = format!("ShardLocations.{m}: {}", f.message);
+            keep(BindFailure::new(f.status, message));
+            Lookup::Unavailable
+        })
+    }
 }
 
-fn parse_address(a: &str) -> Result<Address, Refusal> {
-    Address::parse(a).map_err(|e| Refusal::Invalid(e.to_string()))
+fn address(a: &str) -> Result<Address, String> {
+    Address::parse(a).map_err(|e| e.to_string())
 }
 
 impl ShardLocations for JavaLocations {
     fn location(&mut self, shard: &str) -> Lookup<Option<Address>> {
-        let r = call("ShardLocations.location", |env| {
-            let shard = JObject::from(env.new_string(shard)?);
-            let sig = "(Lorg/shardline/ShardLocations;Ljava/lang/String;)[Ljava/lang/String;";
-            let r = self
-                .target
-                .bridge(env, "location", sig, &[JValue::Object(&shard)])?;
-            match read_string_array(env, r, "location")? {
-                None => Ok(Lookup::Unavailable),
-                Some(v) => match v.first() {
-                    None => Ok(Lookup::Found(None)),
-                    Some(a) => Ok(Lookup::Found(Some(parse_address(a)?))),
-                },
+        self.ask("location", vec![Tree::Text(shard.into())], |t| {
+            match t.into_array().ok().as_deref() {
+                Some([]) => Ok(None),
+                Some([Tree::Text(a)]) => address(a).map(Some),
+                _ => Err("returned neither nothing nor one address".into()),
             }
-        });
-        // A failed callback is kept for the boundary; for the decision it is unavailability,
-        // which Pekko answers with the requester.
-        r.unwrap_or(Lookup::Unavailable)
+        })
     }
 
     fn locations(&mut self) -> Lookup<Vec<(String, Address)>> {
-        let r = call("ShardLocations.locations", |env| {
-            let sig = "(Lorg/shardline/ShardLocations;)[Ljava/lang/String;";
-            let r = self.target.bridge(env, "locations", sig, &[])?;
-            let Some(flat) = read_string_array(env, r, "locations")? else {
-                return Ok(Lookup::Unavailable);
+        self.ask("locations", vec![], |t| {
+            let pair = |p| match p {
+                (Tree::Text(s), Tree::Text(a)) => Ok((s, address(&a)?)),
+                _ => Err("returned a shard or address that is not a string".to_owned()),
             };
-            let pairs = flat.chunks_exact(2);
-            let found = pairs.map(|p| Ok((p[0].clone(), parse_address(&p[1])?)));
-            Ok(Lookup::Found(found.collect::<Result<_, Refusal>>()?))
-        });
-        r.unwrap_or(Lookup::Unavailable)
+            let pairs = t.into_map().map_err(|_| "did not return a map")?;
+            pairs.into_iter().map(pair).collect()
+        })
     }
 }
 
@@ -186,10 +191,8 @@ native! { fn Java_org_shardline_Strategy_nCustom(
 }}
 
 native! { fn Java_org_shardline_Strategy_nExternalSource(env, source: JObject<'l>) -> jlong {
-    let target = JavaObject::new(env, &source, "locations")?;
-    Ok(into_handle(Box::new(External::with_source(Box::new(
-        JavaLocations { target },
-    )))))
+    let source = crate::host::JavaHost::new(env, &source, "locations")?;
+    Ok(into_handle(Box::new(External::with_source(Box::new(JavaLocations(source))))))
 }}
 
 free_native!(Java_org_shardline_Strategy_nFree, Strategy);

@@ -15,6 +15,13 @@ final class BuiltinExtractor implements ShardExtractor {
     this.shards = shards;
   }
 
+  /** As the native side reads it: {@code {"kind": "pekko", "numberOfShards": n}} or actor-ts's. */
+  String description() {
+    return kind == 0
+        ? "{\"kind\": \"pekko\", \"numberOfShards\": " + shards + "}"
+        : "{\"kind\": \"actor-ts\", \"numShards\": " + shards + "}";
+  }
+
   @Override
   public String shardOf(String entityId) {
     return kind == 0

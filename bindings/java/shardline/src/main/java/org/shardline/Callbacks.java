@@ -46,29 +46,6 @@ final class Callbacks {
     }
   }
 
-  /** {@code null}: unavailable; {@code {}}: no location; {@code {address}}. */
-  static String[] location(ShardLocations source, String shard) {
-    Optional<String> l = source.location(shard);
-    if (l == null) return null;
-    return l.map(a -> new String[] {a}).orElseGet(() -> new String[0]);
-  }
-
-  /** {@code null}: unavailable; else {shard, address, shard, address, ...}. */
-  static String[] locations(ShardLocations source) {
-    Map<String, String> all = source.locations();
-    if (all == null) return null;
-    String[] flat = new String[all.size() * 2];
-    int i = 0;
-    for (Map.Entry<String, String> e : all.entrySet()) {
-      if (e.getKey() == null || e.getValue() == null) {
-        throw nonsense("ShardLocations.locations returned a null shard or address");
-      }
-      flat[i++] = e.getKey();
-      flat[i++] = e.getValue();
-    }
-    return flat;
-  }
-
   /** A List's items, or a Map's entries flattened (key, value, ...), for the native side. */
   static Object[] items(Object o) {
     if (o instanceof List<?> l) return l.toArray();
@@ -93,6 +70,16 @@ final class Callbacks {
       case "send":
         ((Transport) target).send(new Envelope((byte[]) a.get(0)));
         return null;
+      case "location": // null: unavailable; [] no location; [address]
+        Optional<String> l = ((ShardLocations) target).location((String) a.get(0));
+        return l == null ? null : l.map(List::of).orElse(List.of());
+      case "locations":
+        Map<String, String> all = ((ShardLocations) target).locations();
+        // containsKey(null) throws for Map.of and friends, so every entry is looked at.
+        if (all != null && all.entrySet().stream().anyMatch(e -> e.getKey() == null || e.getValue() == null)) {
+          throw nonsense("ShardLocations.locations returned a null shard or address");
+        }
+        return all;
       case "nowMs":
         return ((Clock) target).nowMs();
       case "wallMs":

@@ -32,11 +32,9 @@ public final class Region extends AbstractRegion {
 
   private static long make(String configJson, String id, String node, ShardExtractor extractor) {
     Objects.requireNonNull(extractor, "extractor");
-    if (extractor instanceof BuiltinExtractor) {
-      BuiltinExtractor b = (BuiltinExtractor) extractor;
-      return nNew(configJson, id, node, b.kind, b.shards);
-    }
-    return nNew(configJson, id, node, 2, 0);
+    String builtin =
+        extractor instanceof BuiltinExtractor ? ((BuiltinExtractor) extractor).description() : null;
+    return nNew(configJson, id, node, builtin);
   }
 
   /** Registers with the coordinator. */
@@ -158,7 +156,7 @@ public final class Region extends AbstractRegion {
     }
   }
 
-  private static native long nNew(String configJson, String id, String node, int kind, int n);
+  private static native long nNew(String configJson, String id, String node, String extractor);
 
   private static native void nFree(long h);
 

@@ -125,6 +125,29 @@ class StrategyTest {
   }
 
   @Test
+  void aSourceNamingNoAddressIsACallbackFailure() {
+    ShardLocations source =
+        new ShardLocations() {
+          @Override
+          public Optional<String> location(String shard) {
+            return Optional.of("nowhere");
+          }
+
+          @Override
+          public Map<String, String> locations() {
+            return Map.of("1", "nowhere");
+          }
+        };
+    try (AllocationState s = threeRegions(); Strategy ext = Strategy.external(source)) {
+      ShardlineException e = assertThrows(ShardlineException.class, () -> ext.allocate(s, "a", "1"));
+      assertEquals(Status.CALLBACK_FAILED, e.status());
+      assertTrue(e.getMessage().contains("ShardLocations.location") && e.getMessage().contains("nowhere"), e.getMessage());
+      e = assertThrows(ShardlineException.class, () -> ext.rebalance(s, List.of()));
+      assertTrue(e.getMessage().contains("ShardLocations.locations"), e.getMessage());
+    }
+  }
+
+  @Test
   void actorTsStrategiesNeedCandidates() {
     try (AllocationState s = new AllocationState("sys@h:1"); Strategy st = Strategy.actorTsHash()) {
       ShardlineException e = assertThrows(ShardlineException.class, () -> st.allocate(s, null, "1"));
