@@ -16,6 +16,7 @@ use shardline_core::host::{InMemoryStore as CoreStore, Store};
 
 use crate::conv;
 use crate::error::{boundary, R};
+use crate::handle::Holder;
 use crate::host;
 use crate::js::{Js, V};
 use crate::ops::make;
@@ -84,7 +85,7 @@ pub fn checked<'a, T: 'static + TypeTag>(js: Js, v: V) -> Option<&'a T> {
 
 /// The clock option: a ManualClock (shared), a function or `{nowMs()}`, or the monotonic
 /// clock when left out. A JavaScript clock joins the call's callback `holder`.
-pub fn clock(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box<dyn Clock>> {
+pub fn clock(js: Js, v: Option<V>, holder: &mut Holder) -> R<Box<dyn Clock>> {
     let Some(v) = v else {
         return Ok(defaults::clock());
     };
@@ -96,12 +97,7 @@ pub fn clock(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box
     Ok(adapt::clock(c))
 }
 
-pub fn lease(
-    js: Js,
-    v: Option<V>,
-    owner: &str,
-    holder: &mut Vec<(&'static str, V)>,
-) -> R<Box<dyn Lease>> {
+pub fn lease(js: Js, v: Option<V>, owner: &str, holder: &mut Holder) -> R<Box<dyn Lease>> {
     let Some(v) = v else {
         return Ok(defaults::lease(owner));
     };
@@ -116,7 +112,7 @@ pub fn lease(
     Ok(adapt::lease(l))
 }
 
-pub fn store(js: Js, v: Option<V>, holder: &mut Vec<(&'static str, V)>) -> R<Box<dyn Store>> {
+pub fn store(js: Js, v: Option<V>, holder: &mut Holder) -> R<Box<dyn Store>> {
     let Some(v) = v else {
         return Ok(defaults::store());
     };

@@ -11,7 +11,7 @@ use shardline_core::host::CoordinatorDriver as CoreDriver;
 use crate::backends;
 use crate::conv;
 use crate::error::R;
-use crate::handle::{install, Handle};
+use crate::handle::{construct, Handle, Holder};
 use crate::host;
 use crate::js::{Js, V};
 use crate::proto;
@@ -19,41 +19,15 @@ use crate::state::unknown;
 use crate::strategy::Spec;
 use shardline_bind::driver_host as adapt;
 
-pub(crate) struct Common {
-    pub(crate) coordinator: CoreCoordinator,
-    /// Set on the holder under `strategy` when the strategy is written in JavaScript.
-    pub(crate) imp: Option<V>,
-}
-
-/// `{strategy, selfAddress, config?}`.
-pub(crate) fn common(js: Js, options: V) -> R<Common> {
-    let o = conv::object(js, options, "options")?;
+/// The coordinator `{strategy, selfAddress, config?}` makes; a JavaScript strategy joins the
+/// callback holder as `strategy`.
+pub(crate) fn common(js: Js, o: V, holder: &mut Holder) -> R<CoreCoordinator> {
     let spec = Spec::parse(js, js.get(o, "strategy")?, "options.strategy")?;
     let self_address = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
     let config = conv::config(js, o)?;
     let coordinator = machine_init::coordinator(spec.build()?, &self_address, config.as_ref())?;
-    Ok(Common {
-        coordinator,
-        imp: spec.imp(),
-    })
-}
-
-/// A step machine around the coordinator `{strategy, selfAddress, config?}` makes, with its
-/// JavaScript strategy (if any) kept on `this`.
-pub(crate) fn machine<T>(
-    env: &Env,
-    this: This,
-    options: Unknown,
-    what: &'static str,
-    make: impl FnOnce(CoreCoordinator) -> T,
-) -> Result<Handle<T>> {
-    let this = this.object.raw();
-    crate::error::boundary(env, None, |js| {
-        let c = common(js, options.raw())?;
-        let imp: Vec<_> = c.imp.map(|imp| ("strategy", imp)).into_iter().collect();
-        let callbacks = install(js, this, &imp)?;
-        Ok(Handle::new(what, make(c.coordinator)).calling_back(callbacks))
-    })
+    holder.extend(spec.imp().map(|imp| ("strategy", imp)));
+    Ok(coordinator)
 }
 
 #[napi]
@@ -67,7 +41,7 @@ impl Coordinator {
     /// on; `config` holds Pekko-style settings (`rebalanceIntervalMs`, `handoffTimeoutMs`, ...).
     #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let inner = machine(env, this, options, "Coordinator", |c| c)?;
+        let inner = construct(env, this, options, "Coordinator", common)?;
         Ok(Coordinator { inner })
     }
 
@@ -101,31 +75,17 @@ impl CoordinatorDriver {
     /// without `clock` time is the process's monotonic clock.
     #[napi(constructor, ts_args_type = "options: CoordinatorDriverOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        crate::error::boundary(env, None, |js| {
-            let o = conv::object(js, options.raw(), "options")?;
-            let c = common(js, o)?;
-            let mut holder: Vec<(&str, V)> = Vec::new();
-            if let Some(imp) = c.imp {
-                holder.push(("strategy", imp));
-            }
-            let transport = host::option(js, o, "transport", &adapt::TRANSPORT, &mut holder)?;
-            let clock = backends::clock(js, conv::field(js, o, "clock")?, &mut holder)?;
+        let inner = construct(env, this, options, "CoordinatorDriver", |js, o, holder| {
+            let c = common(js, o, holder)?;
+            let transport = host::option(js, o, "transport", &adapt::TRANSPORT, holder)?;
+            let clock = backends::clock(js, conv::field(js, o, "clock")?, holder)?;
             let owner = conv::string(js, js.get(o, "selfAddress")?, "options.selfAddress")?;
-            let lease = backends::lease(js, conv::field(js, o, "lease")?, &owner, &mut holder)?;
-            let store = backends::store(js, conv::field(js, o, "store")?, &mut holder)?;
-            let callbacks = install(js, this_raw, &holder)?;
-            let d = CoreDriver::new(
-                c.coordinator,
-                adapt::transport(transport),
-                clock,
-                lease,
-                store,
-            );
-            Ok(CoordinatorDriver {
-                inner: Handle::new("CoordinatorDriver", d).calling_back(callbacks),
-            })
-        })
+            let lease = backends::lease(js, conv::field(js, o, "lease")?, &owner, holder)?;
+            let store = backends::store(js, conv::field(js, o, "store")?, holder)?;
+            let transport = adapt::transport(transport);
+            Ok(CoreDriver::new(c, transport, clock, lease, store))
+        })?;
+        Ok(CoordinatorDriver { inner })
     }
 
     /// One step input at the clock's time (what `receive`, `member`, `memberRemoved`,

@@ -120,7 +120,7 @@ pub fn receive(
     if let Some(r) = instance::<Region>(js, t) {
         return r.inner.call_on(env, t, |js, r| {
             let input = RegionInput::Receive(from_args(js, a)?);
-            r.region.handle(now(js)?, input);
+            r.machine.handle(now(js)?, input);
             Ok(())
         });
     }
@@ -132,7 +132,7 @@ pub fn receive(
     if let Some(d) = instance::<RegionDriver>(js, t) {
         return d
             .inner
-            .call_on(env, t, |js, d| Ok(d.driver.receive(from_args(js, a)?)?));
+            .call_on(env, t, |js, d| Ok(d.machine.receive(from_args(js, a)?)?));
     }
     boundary(env, None, |_| -> R<()> {
         Err(Fail::invalid(
@@ -154,7 +154,7 @@ pub fn drain(env: &Env, target: Unknown, into: Unknown) -> Result<()> {
     if let Some(r) = instance::<Region>(js, t) {
         return r
             .inner
-            .query(env, |js, r| outputs(js, &r.region.drain_outputs(), into));
+            .query(env, |js, r| outputs(js, &r.machine.drain_outputs(), into));
     }
     boundary(env, None, |_| {
         Err(Fail::invalid("_drain: not a Coordinator or Region"))

@@ -8,9 +8,13 @@
 use napi::bindgen_prelude::*;
 use shardline_bind::HandleCell;
 
+use crate::conv;
 use crate::error::{boundary, Fail, R};
 use crate::js::{Js, V};
 use crate::strategy::{holder_of, HOLDER};
+
+/// The JavaScript objects a native object's callbacks live on, by their key in the holder.
+pub type Holder = Vec<(&'static str, V)>;
 
 /// Keeps the JavaScript objects a native object's callbacks live on, out of sight on `this`;
 /// whether there were any.
@@ -24,6 +28,26 @@ pub fn install(js: Js, this: V, entries: &[(&str, V)]) -> R<bool> {
     }
     js.define_hidden(this, HOLDER, h)?;
     Ok(true)
+}
+
+/// The native object `make` builds from the object `options` (the constructor's argument),
+/// with the JavaScript objects its callbacks live on, which `make` adds to the holder, kept on
+/// `this`.
+pub fn construct<T>(
+    env: &Env,
+    this: This,
+    options: Unknown,
+    what: &'static str,
+    make: impl FnOnce(Js, V, &mut Holder) -> R<T>,
+) -> Result<Handle<T>> {
+    let this = this.object.raw();
+    boundary(env, None, |js| {
+        let o = conv::object(js, options.raw(), "options")?;
+        let mut holder = Holder::new();
+        let value = make(js, o, &mut holder)?;
+        let callbacks = install(js, this, &holder)?;
+        Ok(Handle::new(what, value).calling_back(callbacks))
+    })
 }
 
 pub struct Handle<T> {

@@ -13,6 +13,7 @@ use shardline_bind::Failure;
 
 use crate::conv;
 use crate::error::{self, Fail, R};
+use crate::handle::Holder;
 use crate::js::{Js, Type, V};
 
 /// The object under `key` in the callback holder; a plain function serves a one-method role
@@ -104,7 +105,7 @@ pub fn option(
     options: V,
     key: &'static str,
     role: &Role,
-    holder: &mut Vec<(&str, V)>,
+    holder: &mut Holder,
 ) -> R<JsObject> {
     let v = js.get(options, key)?;
     let obj = object(js, v, &format!("options.{key}"), key, role)?;

@@ -117,8 +117,8 @@ pub fn op<'a>(env: &'a Env, target: Unknown, name: Unknown, args: Unknown) -> Re
         Coordinator machine |c, a| steps::coordinator(c, a);
         CoordinatorDriver machine |d, a| steps::coordinator_driver(d, a);
         CoordinatorPipeline machine |p, a| steps::pipeline(p, Spelling::Camel, a);
-        Region machine |r, a| steps::region(&mut r.region, a);
-        RegionDriver machine |d, a| steps::region_driver(&mut d.driver, a);
+        Region machine |r, a| steps::region(&mut r.machine, a);
+        RegionDriver machine |d, a| steps::region_driver(&mut d.machine, a);
         Snowflake handle |g, a| ids::snowflake(g, a);
         WorkerIdHolder handle |h, a| ids::holder(h, a);
         WorkerIdRegistry plain |r, a| ids::registry(r, a);

@@ -11,8 +11,8 @@ use shardline_core::host::CoordinatorPipeline as CorePipeline;
 use shardline_core::replay::CoordinatorStep;
 
 use crate::conv;
-use crate::coordinator::machine;
-use crate::handle::Handle;
+use crate::coordinator::common;
+use crate::handle::{construct, Handle};
 use crate::host;
 use crate::proto;
 use shardline_bind::driver_host as adapt;
@@ -27,7 +27,13 @@ impl CoordinatorPipeline {
     /// `new CoordinatorPipeline({strategy, selfAddress, config?})`, as `Coordinator`.
     #[napi(constructor, ts_args_type = "options: CoordinatorOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let inner = machine(env, this, options, "CoordinatorPipeline", CorePipeline::new)?;
+        let inner = construct(
+            env,
+            this,
+            options,
+            "CoordinatorPipeline",
+            |js, o, holder| Ok(CorePipeline::new(common(js, o, holder)?)),
+        )?;
         Ok(CoordinatorPipeline { inner })
     }
 

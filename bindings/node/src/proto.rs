@@ -7,7 +7,7 @@ use shardline_bind::step_output::StepOutput;
 
 use crate::conv;
 use crate::envelope;
-use crate::error::{Fail, R};
+use crate::error::R;
 use crate::js::{Js, V};
 
 /// The input `parse` reads from a JSON value; undefined or null is a missing argument.
@@ -24,8 +24,4 @@ pub fn output<O: StepOutput>(js: Js, o: Option<O>) -> R<V> {
         Some((o, Some(e))) => envelope::send_js(js, o, e, None),
         _ => conv::ser(js, &o),
     }
-}
-
-pub fn fail_from_rejected(r: shardline_core::region::Rejected) -> Fail {
-    Fail::state(r.to_string())
 }

@@ -7,48 +7,42 @@ use napi_derive::napi;
 use shardline_bind::machine_init;
 use shardline_core::host::RegionDriver as CoreDriver;
 use shardline_core::region::{Region as CoreRegion, RegionInput, ShardExtractor};
+use shardline_core::Error as CoreError;
 
 use crate::backends;
 use crate::conv;
-use crate::error::{self, boundary, Code, Fail, R};
-use crate::handle::{install, Handle};
+use crate::error::{self, Code, Fail, R};
+use crate::handle::{construct, Handle, Holder};
 use crate::host;
 use crate::js::{Js, Type, V};
 use crate::proto;
 use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
 
-struct Common {
-    region: CoreRegion,
-    js_extractor: Option<V>,
-}
-
-/// `{id, node, extractor, config?}`; `extractor` is `{kind: 'pekko', numberOfShards}`,
-/// `{kind: 'actor-ts', numShards}`, or a function from entity id to shard id.
-fn common(js: Js, o: V) -> R<Common> {
+/// The region `{id, node, extractor, config?}` makes, and whether its extractor is written in
+/// JavaScript: `extractor` is `{kind: 'pekko', numberOfShards}`, `{kind: 'actor-ts',
+/// numShards}`, or a function from entity id to shard id, which joins the callback holder.
+fn common(js: Js, o: V, holder: &mut Holder) -> R<(CoreRegion, bool)> {
     let id = conv::string(js, js.get(o, "id")?, "options.id")?;
     let node = conv::string(js, js.get(o, "node")?, "options.node")?;
     let e = js.get(o, "extractor")?;
-    let (e, js_extractor) = match js.type_of(e)? {
-        Type::Function => (ShardExtractor::custom(|e| e.to_owned()), Some(e)),
-        _ => (
-            machine_init::extractor(conv::json(js, e, "options.extractor")?, "options.extractor")?,
-            None,
-        ),
+    let js_extractor = js.type_of(e)? == Type::Function;
+    let extractor = if js_extractor {
+        holder.push(("extractor", e));
+        ShardExtractor::custom(|e| e.to_owned())
+    } else {
+        machine_init::extractor(conv::json(js, e, "options.extractor")?, "options.extractor")?
     };
     let config = conv::config(js, o)?;
-    Ok(Common {
-        region: machine_init::region(&id, &node, e, config.as_ref())?,
-        js_extractor,
-    })
+    let region = machine_init::region(&id, &node, extractor, config.as_ref())?;
+    Ok((region, js_extractor))
 }
 
 /// The shard of `entity`, from the JavaScript extractor when there is one.
-fn shard_of(js: Js, js_extractor: bool, region: &CoreRegion, entity: &str) -> R<String> {
+fn shard_of(js_extractor: bool, region: &CoreRegion, entity: &str) -> R<String> {
     if !js_extractor {
         return Ok(region.shard_of(entity)?);
     }
-    let _ = js;
     error::callback("extractor", |js, f| {
         let v = js.call(js.undefined()?, f, &[js.string(entity)?])?;
         conv::shard(js, v, "the extractor's shard id").map_err(Fail::into_callback_failure)
@@ -56,14 +50,16 @@ fn shard_of(js: Js, js_extractor: bool, region: &CoreRegion, entity: &str) -> R<
     .ok_or_else(|| Fail::new(Code::CallbackFailed, "the extractor failed"))
 }
 
-pub(crate) struct StepRegion {
-    pub(crate) region: CoreRegion,
+/// A region's machine (the step machine or its driver) and whether its extractor is written
+/// in JavaScript.
+pub(crate) struct Routed<T> {
+    pub(crate) machine: T,
     js_extractor: bool,
 }
 
 #[napi]
 pub struct Region {
-    pub(crate) inner: Handle<StepRegion>,
+    pub(crate) inner: Handle<Routed<CoreRegion>>,
 }
 
 #[napi]
@@ -72,24 +68,14 @@ impl Region {
     /// region, `node` is its cluster address.
     #[napi(constructor, ts_args_type = "options: RegionOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        boundary(env, None, |js| {
-            let c = common(js, conv::object(js, options.raw(), "options")?)?;
-            let f: Vec<_> = c
-                .js_extractor
-                .map(|f| ("extractor", f))
-                .into_iter()
-                .collect();
-            let callbacks = install(js, this_raw, &f)?;
-            let js_extractor = c.js_extractor.is_some();
-            let region = StepRegion {
-                region: c.region,
+        let inner = construct(env, this, options, "Region", |js, o, holder| {
+            let (machine, js_extractor) = common(js, o, holder)?;
+            Ok(Routed {
+                machine,
                 js_extractor,
-            };
-            Ok(Region {
-                inner: Handle::new("Region", region).calling_back(callbacks),
             })
-        })
+        })?;
+        Ok(Region { inner })
     }
 
     /// Routes a message from a local sender; throws INVALID_STATE when the region cannot take
@@ -107,10 +93,9 @@ impl Region {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
             let entity = conv::string(js, entity.raw(), "entity")?;
             let payload = conv::bytes(js, payload.raw(), "payload")?;
-            let shard = shard_of(js, r.js_extractor, &r.region, &entity)?;
-            r.region
-                .route_to_shard(now, &shard, &entity, payload)
-                .map_err(proto::fail_from_rejected)
+            let shard = shard_of(r.js_extractor, &r.machine, &entity)?;
+            let routed = r.machine.route_to_shard(now, &shard, &entity, payload);
+            Ok(routed.map_err(CoreError::from)?)
         })
     }
 
@@ -129,9 +114,8 @@ impl Region {
             let shard = conv::shard(js, shard.raw(), "shard")?;
             let entity = conv::string(js, entity.raw(), "entity")?;
             let payload = conv::bytes(js, payload.raw(), "payload")?;
-            r.region
-                .route_to_shard(now, &shard, &entity, payload)
-                .map_err(proto::fail_from_rejected)
+            let routed = r.machine.route_to_shard(now, &shard, &entity, payload);
+            Ok(routed.map_err(CoreError::from)?)
         })
     }
 
@@ -140,7 +124,7 @@ impl Region {
         self.inner.call(env, &this, |js, r| {
             let now = conv::uint(js, now_ms.raw(), "nowMs")?;
             let input = proto::input(js, input.raw(), RegionInput::from_json_value)?;
-            r.region.handle(now, input);
+            r.machine.handle(now, input);
             Ok(())
         })
     }
@@ -148,7 +132,7 @@ impl Region {
     #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
         self.inner.query(env, |js, r| {
-            Ok(unknown(js, proto::output(js, r.region.poll_output())?))
+            Ok(unknown(js, proto::output(js, r.machine.poll_output())?))
         })
     }
 
@@ -156,19 +140,14 @@ impl Region {
     pub fn shard_of(&self, env: &Env, this: This, entity: Unknown) -> Result<String> {
         self.inner.call(env, &this, |js, r| {
             let e = conv::string(js, entity.raw(), "entity")?;
-            shard_of(js, r.js_extractor, &r.region, &e)
+            shard_of(r.js_extractor, &r.machine, &e)
         })
     }
 }
 
-pub(crate) struct DriverState {
-    pub(crate) driver: CoreDriver,
-    js_extractor: bool,
-}
-
 #[napi]
 pub struct RegionDriver {
-    pub(crate) inner: Handle<DriverState>,
+    pub(crate) inner: Handle<Routed<CoreDriver>>,
 }
 
 #[napi]
@@ -177,33 +156,19 @@ impl RegionDriver {
     /// shards and receives the messages for their entities.
     #[napi(constructor, ts_args_type = "options: RegionDriverOptions")]
     pub fn new(env: &Env, this: This, options: Unknown) -> Result<Self> {
-        let this_raw = this.object.raw();
-        boundary(env, None, |js| {
-            let o = conv::object(js, options.raw(), "options")?;
-            let c = common(js, o)?;
-            let mut holder: Vec<(&str, V)> = Vec::new();
-            if let Some(f) = c.js_extractor {
-                holder.push(("extractor", f));
-            }
-            let transport = host::option(js, o, "transport", &adapt::TRANSPORT, &mut holder)?;
-            let entity_host = host::option(js, o, "host", &adapt::ENTITY_HOST, &mut holder)?;
-            let clock = backends::clock(js, conv::field(js, o, "clock")?, &mut holder)?;
-            let callbacks = install(js, this_raw, &holder)?;
-            let driver = CoreDriver::new(
-                c.region,
-                adapt::transport(transport),
-                clock,
-                adapt::entity_host(entity_host),
-            );
-            let js_extractor = c.js_extractor.is_some();
-            let driver = DriverState {
-                driver,
+        let inner = construct(env, this, options, "RegionDriver", |js, o, holder| {
+            let (region, js_extractor) = common(js, o, holder)?;
+            let transport = host::option(js, o, "transport", &adapt::TRANSPORT, holder)?;
+            let entity_host = host::option(js, o, "host", &adapt::ENTITY_HOST, holder)?;
+            let clock = backends::clock(js, conv::field(js, o, "clock")?, holder)?;
+            let (transport, entity_host) =
+                (adapt::transport(transport), adapt::entity_host(entity_host));
+            Ok(Routed {
+                machine: CoreDriver::new(region, transport, clock, entity_host),
                 js_extractor,
-            };
-            Ok(RegionDriver {
-                inner: Handle::new("RegionDriver", driver).calling_back(callbacks),
             })
-        })
+        })?;
+        Ok(RegionDriver { inner })
     }
 
     /// Routes a message to its entity wherever the entity's shard lives. Throws INVALID_STATE
@@ -213,8 +178,8 @@ impl RegionDriver {
         self.inner.call(env, &this, |js, d| {
             let entity = conv::string(js, entity.raw(), "entity")?;
             let payload = conv::bytes(js, payload.raw(), "payload")?;
-            let shard = shard_of(js, d.js_extractor, d.driver.region(), &entity)?;
-            Ok(d.driver.route_to_shard(&shard, &entity, payload)?)
+            let shard = shard_of(d.js_extractor, d.machine.region(), &entity)?;
+            Ok(d.machine.route_to_shard(&shard, &entity, payload)?)
         })
     }
 
@@ -231,7 +196,7 @@ impl RegionDriver {
             let shard = conv::shard(js, shard.raw(), "shard")?;
             let entity = conv::string(js, entity.raw(), "entity")?;
             let payload = conv::bytes(js, payload.raw(), "payload")?;
-            Ok(d.driver.route_to_shard(&shard, &entity, payload)?)
+            Ok(d.machine.route_to_shard(&shard, &entity, payload)?)
         })
     }
 
@@ -241,7 +206,7 @@ impl RegionDriver {
     #[napi(ts_args_type = "input: RegionInput")]
     pub fn handle(&self, env: &Env, this: This, input: Unknown) -> Result<()> {
         self.inner.call(env, &this, |js, d| {
-            Ok(d.driver
+            Ok(d.machine
                 .input(proto::input(js, input.raw(), RegionInput::from_json_value)?)?)
         })
     }
@@ -250,7 +215,7 @@ impl RegionDriver {
     pub fn shard_of(&self, env: &Env, this: This, entity: Unknown) -> Result<String> {
         self.inner.call(env, &this, |js, d| {
             let e = conv::string(js, entity.raw(), "entity")?;
-            shard_of(js, d.js_extractor, d.driver.region(), &e)
+            shard_of(d.js_extractor, d.machine.region(), &e)
         })
     }
 }
