@@ -8,14 +8,16 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
+use shardline_bind::etcd;
 use shardline_bind::host_defaults as defaults;
-use shardline_bind::ops::constructors;
+use shardline_bind::ops::constructors::{in_memory_lease, in_memory_store, manual_clock};
 use shardline_core::host::{Clock, ManualClock as CoreClock};
 use shardline_core::host::{InMemoryLease as CoreLease, Lease};
 use shardline_core::host::{InMemoryStore as CoreStore, Store};
 
 use crate::conv;
 use crate::error::{boundary, R};
+use crate::etcd::{EtcdLease, EtcdStore};
 use crate::handle::Holder;
 use crate::host;
 use crate::js::{Js, V};
@@ -92,9 +94,8 @@ pub fn clock(js: Js, v: Option<V>, holder: &mut Holder) -> R<Box<dyn Clock>> {
     if let Some(c) = instance::<ManualClock>(js, v) {
         return Ok(Box::new(c.inner.clone()));
     }
-    let c = host::object(js, v, "options.clock", "clock", &adapt::CLOCK)?;
-    holder.push(("clock", v));
-    Ok(adapt::clock(c))
+    let host = host::join(js, v, "clock", &adapt::CLOCK, holder)?;
+    Ok(adapt::clock(host))
 }
 
 pub fn lease(js: Js, v: Option<V>, owner: &str, holder: &mut Holder) -> R<Box<dyn Lease>> {
@@ -104,12 +105,11 @@ pub fn lease(js: Js, v: Option<V>, owner: &str, holder: &mut Holder) -> R<Box<dy
     if let Some(l) = instance::<InMemoryLease>(js, v) {
         return Ok(Box::new(l.inner.clone()));
     }
-    if let Some(l) = crate::etcd::lease(js, v)? {
-        return Ok(l);
+    if let Some(l) = instance::<EtcdLease>(js, v) {
+        return Ok(etcd::as_lease(l.inner.take()?));
     }
-    let l = host::object(js, v, "options.lease", "lease", &adapt::LEASE)?;
-    holder.push(("lease", v));
-    Ok(adapt::lease(l))
+    let host = host::join(js, v, "lease", &adapt::LEASE, holder)?;
+    Ok(adapt::lease(host))
 }
 
 pub fn store(js: Js, v: Option<V>, holder: &mut Holder) -> R<Box<dyn Store>> {
@@ -119,12 +119,11 @@ pub fn store(js: Js, v: Option<V>, holder: &mut Holder) -> R<Box<dyn Store>> {
     if let Some(s) = instance::<InMemoryStore>(js, v) {
         return Ok(Box::new(s.inner.clone()));
     }
-    if let Some(s) = crate::etcd::store(js, v)? {
-        return Ok(s);
+    if let Some(s) = instance::<EtcdStore>(js, v) {
+        return Ok(etcd::as_store(s.inner.take()?));
     }
-    let s = host::object(js, v, "options.store", "store", &adapt::STORE)?;
-    holder.push(("store", v));
-    Ok(adapt::store(s))
+    let host = host::join(js, v, "store", &adapt::STORE, holder)?;
+    Ok(adapt::store(host))
 }
 
 // ---- native backends ------------------------------------------------------------------------
@@ -140,11 +139,8 @@ pub struct ManualClock {
 impl ManualClock {
     #[napi(constructor, ts_args_type = "nowMs?: number")]
     pub fn new(env: &Env, now_ms: Unknown) -> Result<Self> {
-        make(env, "ManualClock", "new", &[&now_ms], |a| {
-            Ok(ManualClock {
-                inner: constructors::manual_clock(a)?,
-            })
-        })
+        let inner = make(env, "ManualClock", "new", &[&now_ms], manual_clock)?;
+        Ok(ManualClock { inner })
     }
 }
 
@@ -164,17 +160,9 @@ impl InMemoryLease {
         ts_args_type = "owner: string, ttlMs: number, options?: { marginMs?: number; driftPpm?: number }"
     )]
     pub fn new(env: &Env, owner: Unknown, ttl_ms: Unknown, options: Unknown) -> Result<Self> {
-        make(
-            env,
-            "InMemoryLease",
-            "new",
-            &[&owner, &ttl_ms, &options],
-            |a| {
-                Ok(InMemoryLease {
-                    inner: constructors::in_memory_lease(a)?,
-                })
-            },
-        )
+        let args = [&owner, &ttl_ms, &options];
+        let inner = make(env, "InMemoryLease", "new", &args, in_memory_lease)?;
+        Ok(InMemoryLease { inner })
     }
 
     /// Another contender for the same lease.
@@ -202,10 +190,7 @@ impl InMemoryStore {
     /// An empty store, or one holding `state` (e.g. another store's `contents()`).
     #[napi(constructor, ts_args_type = "state?: StoredState")]
     pub fn new(env: &Env, state: Unknown) -> Result<Self> {
-        make(env, "InMemoryStore", "new", &[&state], |a| {
-            Ok(InMemoryStore {
-                inner: constructors::in_memory_store(a)?,
-            })
-        })
+        let inner = make(env, "InMemoryStore", "new", &[&state], in_memory_store)?;
+        Ok(InMemoryStore { inner })
     }
 }

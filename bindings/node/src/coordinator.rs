@@ -15,7 +15,6 @@ use crate::handle::{construct, Handle, Holder};
 use crate::host;
 use crate::js::{Js, V};
 use crate::proto;
-use crate::state::unknown;
 use crate::strategy::Spec;
 use shardline_bind::driver_host as adapt;
 
@@ -57,9 +56,8 @@ impl Coordinator {
     /// The next output to carry out, or null.
     #[napi(ts_args_type = "", ts_return_type = "CoordinatorOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, c| {
-            Ok(unknown(js, proto::output(js, c.poll_output())?))
-        })
+        self.inner
+            .query(env, |js, c| proto::output(js, c.poll_output()))
     }
 }
 

@@ -138,6 +138,14 @@ pub fn record(fail: Fail) {
     }
 }
 
+/// Keeps `failure` for the call under way to throw (a failure kept earlier wins) and returns
+/// what the core sees of it.
+pub fn keep(failure: Failure) -> shardline_core::Error {
+    let core = failure.to_core();
+    record(failure.into());
+    core
+}
+
 /// The environment and callback holder of the call under way, for the core's adapters.
 pub fn current() -> Option<(Js, Option<V>)> {
     FRAMES.with(|f| f.current().map(|(env, holder)| (Js::new(env), holder)))

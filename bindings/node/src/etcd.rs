@@ -15,8 +15,8 @@ use napi::Task;
 use napi_derive::napi;
 
 use shardline_bind::etcd::{self as bind, Serving};
-use shardline_bind::ops::{constructors, Args, Reply};
-use shardline_core::host::{Lease, Store};
+use shardline_bind::ops::constructors::{self, etcd_lease, etcd_store};
+use shardline_bind::ops::{Args, Reply};
 use shardline_core::workerid::Registry;
 
 use crate::backends::instance;
@@ -47,11 +47,8 @@ impl Etcd {
         options: Unknown,
     ) -> Result<Self> {
         let args = [&endpoints, &namespace, &options];
-        make(env, "Etcd", "new", &args, |a| {
-            Ok(Etcd {
-                inner: constructors::etcd(a)?,
-            })
-        })
+        let inner = make(env, "Etcd", "new", &args, constructors::etcd)?;
+        Ok(Etcd { inner })
     }
 
     /// The coordinator lease `name`, contended for as `owner` (`ttlMs` default 30000). Give it
@@ -64,9 +61,10 @@ impl Etcd {
         owner: Unknown,
         options: Unknown,
     ) -> Result<EtcdLease> {
-        make(env, "Etcd", "lease", &[&name, &owner, &options], |a| {
-            let inner = Arc::new(constructors::etcd_lease(&self.inner, a)?);
-            Ok(EtcdLease { inner })
+        let args = [&name, &owner, &options];
+        let lease = make(env, "Etcd", "lease", &args, |a| etcd_lease(&self.inner, a))?;
+        Ok(EtcdLease {
+            inner: Arc::new(lease),
         })
     }
 
@@ -74,9 +72,10 @@ impl Etcd {
     /// carry the writer's token. Give it to one driver.
     #[napi(ts_args_type = "name: string, options?: { boundToLease?: string }")]
     pub fn store(&self, env: &Env, name: Unknown, options: Unknown) -> Result<EtcdStore> {
-        make(env, "Etcd", "store", &[&name, &options], |a| {
-            let inner = Arc::new(constructors::etcd_store(&self.inner, a)?);
-            Ok(EtcdStore { inner })
+        let args = [&name, &options];
+        let store = make(env, "Etcd", "store", &args, |a| etcd_store(&self.inner, a))?;
+        Ok(EtcdStore {
+            inner: Arc::new(store),
         })
     }
 }
@@ -146,21 +145,6 @@ impl Task for Call {
             Ok(Err(e)) => Err(Error::from(unknown(js, e))),
             Err(_) => Err(Error::from_reason("cannot convert an etcd answer")),
         }
-    }
-}
-
-/// The backend of an EtcdLease for a synchronous driver, or None if `v` is not one.
-pub fn lease(js: Js, v: V) -> crate::error::R<Option<Box<dyn Lease>>> {
-    match instance::<EtcdLease>(js, v) {
-        Some(l) => Ok(Some(bind::as_lease(l.inner.take()?))),
-        None => Ok(None),
-    }
-}
-
-pub fn store(js: Js, v: V) -> crate::error::R<Option<Box<dyn Store>>> {
-    match instance::<EtcdStore>(js, v) {
-        Some(s) => Ok(Some(bind::as_store(s.inner.take()?))),
-        None => Ok(None),
     }
 }
 

@@ -73,9 +73,7 @@ impl HostObject for JsObject {
     }
 
     fn keep(&self, failure: Failure) -> shardline_core::Error {
-        let core = failure.to_core();
-        error::record(failure.into());
-        core
+        error::keep(failure)
     }
 
     fn spelling(&self) -> Spelling {
@@ -83,16 +81,17 @@ impl HostObject for JsObject {
     }
 }
 
-/// The option `what` (`v`) as the holder's `key` in `role`, once it has the methods the role
+/// The option `key` (`v`) as the holder's `key` in `role`, once it has the methods the role
 /// needs.
-pub fn object(js: Js, v: V, what: &str, key: &'static str, role: &Role) -> R<JsObject> {
+pub fn object(js: Js, v: V, key: &'static str, role: &Role) -> R<JsObject> {
+    let what = format!("options.{key}");
     let given = match js.type_of(v)? {
         Type::Function => Given::Function,
         Type::Object => Given::Object,
         Type::Undefined | Type::Null => Given::Missing,
         _ => Given::Other,
     };
-    let callable = host_value::serves(role, given, what)?;
+    let callable = host_value::serves(role, given, &what)?;
     role.check(Spelling::Camel, |m| {
         callable || has_method(js, v, m).unwrap_or(false)
     })?;
@@ -107,8 +106,12 @@ pub fn option(
     role: &Role,
     holder: &mut Holder,
 ) -> R<JsObject> {
-    let v = js.get(options, key)?;
-    let obj = object(js, v, &format!("options.{key}"), key, role)?;
+    join(js, js.get(options, key)?, key, role, holder)
+}
+
+/// The option `key` (`v`) in `role`, added to the callback holder under `key`.
+pub fn join(js: Js, v: V, key: &'static str, role: &Role, holder: &mut Holder) -> R<JsObject> {
+    let obj = object(js, v, key, role)?;
     holder.push((key, v));
     Ok(obj)
 }

@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use shardline_bind::driver_host as adapt;
 use shardline_bind::ids::{Generator, HolderInit, HostClock, SystemClock};
-use shardline_bind::ops::constructors;
+use shardline_bind::ops::constructors::snowflake;
 use shardline_core::workerid::{InMemoryRegistry, Registry};
 
 use crate::backends;
@@ -33,11 +33,9 @@ impl Snowflake {
         ts_args_type = "worker: number, options?: { layout?: SnowflakeLayout; floorMs?: number }"
     )]
     pub fn new(env: &Env, worker: Unknown, options: Unknown) -> Result<Self> {
-        make(env, "Snowflake", "new", &[&worker, &options], |a| {
-            let g = constructors::snowflake(a)?;
-            Ok(Snowflake {
-                inner: Handle::new("Snowflake", g),
-            })
+        let g = make(env, "Snowflake", "new", &[&worker, &options], snowflake)?;
+        Ok(Snowflake {
+            inner: Handle::new("Snowflake", g),
         })
     }
 
@@ -105,13 +103,10 @@ impl WorkerIdHolder {
             let o = conv::object(js, options.raw(), "options")?;
             let (options, ttl) = conv::de::<HolderInit>(js, o, "options")?.options()?;
             let clock: NodeClock = match conv::field(js, o, "clock")? {
-                Some(c) => Box::new(adapt::id_clock(host::object(
-                    js,
-                    c,
-                    "options.clock",
-                    "clock",
-                    &adapt::ID_CLOCK,
-                )?)),
+                Some(c) => {
+                    let c = host::object(js, c, "clock", &adapt::ID_CLOCK)?;
+                    Box::new(adapt::id_clock(c))
+                }
                 None => Box::new(SystemClock::default()),
             };
             let session: Box<dyn Registry + Send> =

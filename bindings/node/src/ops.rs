@@ -12,6 +12,7 @@ use napi_derive::napi;
 use shardline_bind::driver_host::Spelling;
 use shardline_bind::ops::{backends, etcd, functions, ids, state, steps};
 use shardline_bind::ops::{Args, Reply, Tree};
+use shardline_bind::Failure;
 
 use crate::backends::{instance, InMemoryLease, InMemoryStore, ManualClock};
 use crate::conv;
@@ -64,12 +65,12 @@ pub fn make<T>(
     kind: &'static str,
     op: &str,
     args: &[&Unknown],
-    f: impl FnOnce(Args<'_>) -> R<T>,
+    f: impl FnOnce(Args<'_>) -> std::result::Result<T, Failure>,
 ) -> Result<T> {
     boundary(env, None, |js| {
         let raw: Vec<V> = args.iter().map(|a| a.raw()).collect();
         let values = values(js, &raw, &format!("{kind}.{op}"))?;
-        f(Args::new(kind, op, &values))
+        Ok(f(Args::new(kind, op, &values))?)
     })
 }
 

@@ -55,15 +55,9 @@ impl CoordinatorPipeline {
 )]
 pub fn check_hosts(env: &Env, transport: Unknown, lease: Unknown, store: Unknown) -> Result<()> {
     crate::error::boundary(env, None, |js| {
-        host::object(
-            js,
-            transport.raw(),
-            "options.transport",
-            "transport",
-            &adapt::TRANSPORT,
-        )?;
-        host::object(js, lease.raw(), "options.lease", "lease", &adapt::LEASE)?;
-        host::object(js, store.raw(), "options.store", "store", &adapt::STORE)?;
+        host::object(js, transport.raw(), "transport", &adapt::TRANSPORT)?;
+        host::object(js, lease.raw(), "lease", &adapt::LEASE)?;
+        host::object(js, store.raw(), "store", &adapt::STORE)?;
         Ok(())
     })
 }

@@ -2,6 +2,7 @@
 //! core's JSON step form (`shardline_core::protocol::json`, shared with the C ABI), carried through
 //! a JSON value.
 
+use napi::Unknown;
 use serde_json::Value;
 use shardline_bind::step_output::StepOutput;
 
@@ -9,6 +10,7 @@ use crate::conv;
 use crate::envelope;
 use crate::error::R;
 use crate::js::{Js, V};
+use crate::state::unknown;
 
 /// The input `parse` reads from a JSON value; undefined or null is a missing argument.
 pub fn input<T>(js: Js, v: V, parse: fn(&Value, &str) -> shardline_core::Result<T>) -> R<T> {
@@ -18,10 +20,11 @@ pub fn input<T>(js: Js, v: V, parse: fn(&Value, &str) -> shardline_core::Result<
     Ok(parse(&conv::json(js, v, "input")?, "input")?)
 }
 
-/// The output as JavaScript (null for none).
-pub fn output<O: StepOutput>(js: Js, o: Option<O>) -> R<V> {
-    match o.as_ref().map(|o| (o, o.sent())) {
-        Some((o, Some(e))) => envelope::send_js(js, o, e, None),
-        _ => conv::ser(js, &o),
-    }
+/// The output as JavaScript (null for none), as a method returns it.
+pub fn output<'a, O: StepOutput>(js: Js, o: Option<O>) -> R<Unknown<'a>> {
+    let v = match o.as_ref().map(|o| (o, o.sent())) {
+        Some((o, Some(e))) => envelope::send_js(js, o, e, None)?,
+        _ => conv::ser(js, &o)?,
+    };
+    Ok(unknown(js, v))
 }

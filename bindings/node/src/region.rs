@@ -16,7 +16,6 @@ use crate::handle::{construct, Handle, Holder};
 use crate::host;
 use crate::js::{Js, Type, V};
 use crate::proto;
-use crate::state::unknown;
 use shardline_bind::driver_host as adapt;
 
 /// The region `{id, node, extractor, config?}` makes, and whether its extractor is written in
@@ -131,9 +130,8 @@ impl Region {
 
     #[napi(ts_args_type = "", ts_return_type = "RegionOutput | null")]
     pub fn poll_output<'a>(&self, env: &'a Env) -> Result<Unknown<'a>> {
-        self.inner.query(env, |js, r| {
-            Ok(unknown(js, proto::output(js, r.machine.poll_output())?))
-        })
+        self.inner
+            .query(env, |js, r| proto::output(js, r.machine.poll_output()))
     }
 
     #[napi(ts_args_type = "entity: string")]

@@ -8,14 +8,14 @@ use napi_derive::napi;
 
 use shardline_bind::ops::strategy as ops_strategy;
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
-use shardline_bind::{CustomStrategy, Failure, HandleCell};
+use shardline_bind::{CustomStrategy, Failure};
 use shardline_core::model::AllocationState as CoreState;
 use shardline_core::strategy::{Allocation, AllocationStrategy, StrategyConfig};
 
 use crate::backends::checked;
 use crate::conv;
 use crate::error::{self, boundary, Code, Fail, R};
-use crate::handle::install;
+use crate::handle::{install, Handle};
 use crate::js::{type_name, Js, Type, V};
 use crate::ops;
 use crate::state::AllocationState;
@@ -107,9 +107,7 @@ impl StrategyHost for JsHost {
     }
 
     fn keep(&mut self, failure: Failure) -> shardline_core::Error {
-        let core = failure.to_core();
-        error::record(failure.into());
-        core
+        error::keep(failure)
     }
 }
 
@@ -179,7 +177,8 @@ impl Spec {
 pub struct Strategy {
     config: Option<StrategyConfig>,
     name: String,
-    inner: HandleCell<Box<dyn AllocationStrategy>>,
+    /// Only a JavaScript strategy has callbacks: a built-in's decisions skip looking for them.
+    inner: Handle<Box<dyn AllocationStrategy>>,
 }
 
 /// The `AllocationState` instance behind an argument (its class tag is checked, so a plain
@@ -189,27 +188,6 @@ pub fn state_arg<'a>(js: Js, v: V) -> R<&'a AllocationState> {
         return Err(conv::missing("state"));
     }
     checked(js, v).ok_or_else(|| Fail::invalid("state: expected an AllocationState"))
-}
-
-impl Strategy {
-    fn decide<T>(
-        &self,
-        env: &Env,
-        this: V,
-        f: impl FnOnce(Js, &mut dyn AllocationStrategy) -> R<T>,
-    ) -> Result<T> {
-        let js = Js::new(env.raw());
-        // Only a JavaScript strategy has a holder to find; a named-property lookup costs more
-        // than a built-in decision, so built-ins skip it.
-        let holder = match self.config {
-            Some(_) => None,
-            None => holder_of(js, this).ok().flatten(),
-        };
-        boundary(env, holder, |js| {
-            let mut inner = self.inner.hold()?;
-            f(js, &mut **inner)
-        })
-    }
 }
 
 #[napi]
@@ -231,9 +209,9 @@ impl Strategy {
                 }
             };
             Ok(Strategy {
+                inner: Handle::new("Strategy", inner).calling_back(config.is_none()),
                 config,
                 name,
-                inner: HandleCell::new("Strategy", inner),
             })
         })
     }
@@ -253,7 +231,7 @@ impl Strategy {
         shard: Unknown,
         requester: Unknown,
     ) -> Result<Option<String>> {
-        self.decide(env, this.object.raw(), |js, s| {
+        self.inner.call(env, &this, |js, s| {
             let st = state_arg(js, state.raw())?;
             let shard = conv::shard(js, shard.raw(), "shard")?;
             let requester = conv::opt_string(js, requester.raw(), "requester")?;
@@ -282,11 +260,15 @@ impl Strategy {
                 })
             });
         }
-        self.decide(env, this, |js, s| {
+        self.inner.call_on(env, this, |js, s| {
             let items = conv::iterable(js, args, "Strategy.op: arguments")?;
             let st = state_arg(js, items.first().copied().unwrap_or(js.null()?))?;
             let rest = js.array_of(&items[1..], |v| Ok(*v))?;
-            st.read(|cs| ops::call(js, kind, name, rest, |a| ops_strategy::decide(s, cs, a)))
+            st.read(|cs| {
+                ops::call(js, kind, name, rest, |a| {
+                    ops_strategy::decide(&mut **s, cs, a)
+                })
+            })
         })
     }
 }
