@@ -21,8 +21,12 @@ pub fn missing(name: &str) -> Fail {
     Fail::new(Code::NullPointer, format!("{name} is required"))
 }
 
+/// `name` is missing (undefined or null), or is not `expected`.
 pub fn wrong(js: Js, v: V, name: &str, expected: &str) -> Fail {
-    let got = js.type_of(v).map(type_name).unwrap_or("an unknown value");
+    let got = match js.type_of(v) {
+        Ok(Type::Undefined | Type::Null) => return missing(name),
+        got => got.map(type_name).unwrap_or("an unknown value"),
+    };
     Fail::invalid(format!("{name}: expected {expected}, got {got}"))
 }
 
@@ -35,7 +39,6 @@ pub fn field(js: Js, obj: V, key: &str) -> R<Option<V>> {
 pub fn object(js: Js, v: V, name: &str) -> R<V> {
     match js.type_of(v)? {
         Type::Object => Ok(v),
-        Type::Undefined | Type::Null => Err(missing(name)),
         _ => Err(wrong(js, v, name, "an object")),
     }
 }
@@ -43,7 +46,6 @@ pub fn object(js: Js, v: V, name: &str) -> R<V> {
 pub fn string(js: Js, v: V, name: &str) -> R<String> {
     match js.type_of(v)? {
         Type::String => js.str_of(v),
-        Type::Undefined | Type::Null => Err(missing(name)),
         _ => Err(wrong(js, v, name, "a string")),
     }
 }
@@ -72,7 +74,6 @@ pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
                 "{name}: the bigint does not fit in 64 bits unsigned"
             ))
         }),
-        Type::Undefined | Type::Null => Err(missing(name)),
         _ => Err(wrong(js, v, name, "a non-negative integer")),
     }
 }
@@ -82,7 +83,6 @@ pub fn shard(js: Js, v: V, name: &str) -> R<String> {
     match js.type_of(v)? {
         Type::String => js.str_of(v),
         Type::Number => Ok(uint(js, v, name)?.to_string()),
-        Type::Undefined | Type::Null => Err(missing(name)),
         _ => Err(wrong(
             js,
             v,
@@ -110,8 +110,6 @@ pub fn iterable(js: Js, v: V, name: &str) -> R<Vec<V>> {
         let from = js.get(array, "from")?;
         js.call(array, from, &[v])
             .map_err(|_| wrong(js, v, name, "an array or iterable"))?
-    } else if js.is_nullish(v)? {
-        return Err(missing(name));
     } else {
         return Err(wrong(js, v, name, "an array"));
     };
@@ -126,7 +124,6 @@ pub fn bytes(js: Js, v: V, name: &str) -> R<Vec<u8>> {
         Type::Object => js
             .bytes_of(v)?
             .ok_or_else(|| wrong(js, v, name, "a Buffer, Uint8Array or string")),
-        Type::Undefined | Type::Null => Err(missing(name)),
         _ => Err(wrong(js, v, name, "a Buffer, Uint8Array or string")),
     }
 }
