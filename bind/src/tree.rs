@@ -29,6 +29,18 @@ pub fn key_text(key: &Tree) -> Result<String> {
     }
 }
 
+/// Whether a tree holds bytes anywhere (keys included): a tree without them has exactly the
+/// JSON form a host could parse into the same value.
+pub fn has_bytes(t: &Tree) -> bool {
+    match t {
+        Tree::Bytes(_) => true,
+        Tree::Array(items) => items.iter().any(has_bytes),
+        Tree::Map(entries) => entries.iter().any(|(k, v)| has_bytes(k) || has_bytes(v)),
+        Tree::Tag(_, inner) => has_bytes(inner),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +69,20 @@ mod tests {
     fn integer_keys_read_as_json_writes_them() {
         assert_eq!(key_text(&Tree::Integer(7.into())).unwrap(), "7");
         assert!(key_text(&Tree::Bytes(vec![])).is_err());
+    }
+
+    #[test]
+    fn bytes_are_found_at_any_depth() {
+        let out = RegionOutput::Deliver {
+            shard: "1".into(),
+            entity: "e".into(),
+            payload: b"hi".to_vec(),
+        };
+        assert!(has_bytes(&Tree::Array(vec![to_tree(&out).unwrap()])));
+        let key = Tree::Map(vec![(Tree::Bytes(vec![1]), Tree::Null)]);
+        assert!(has_bytes(&Tree::Tag(1, Box::new(key))));
+        let text = to_tree(&vec![("a", 1)]).unwrap();
+        assert!(!has_bytes(&text));
+        assert!(!has_bytes(&Tree::Text("aGk=".into())));
     }
 }

@@ -261,7 +261,7 @@ pub fn ser<T: Serialize>(js: Js, v: &T) -> R<V> {
 /// A tree as a JavaScript value (see [`ser`]).
 pub fn tree_js(js: Js, t: &Tree) -> R<V> {
     // A plain value is one Node-API call; only objects and arrays are worth a JSON.parse.
-    if has_bytes(t) || !matches!(t, Tree::Array(_) | Tree::Map(_)) {
+    if tree::has_bytes(t) || !matches!(t, Tree::Array(_) | Tree::Map(_)) {
         return tree_to_js(js, t);
     }
     let text = serde_json::to_string(t)
@@ -269,16 +269,6 @@ pub fn tree_js(js: Js, t: &Tree) -> R<V> {
     let json = js.get(js.global()?, "JSON")?;
     let parse = js.get(json, "parse")?;
     Ok(js.call(json, parse, &[js.string(&text)?])?)
-}
-
-fn has_bytes(t: &Tree) -> bool {
-    match t {
-        Tree::Bytes(_) => true,
-        Tree::Array(items) => items.iter().any(has_bytes),
-        Tree::Map(entries) => entries.iter().any(|(k, v)| has_bytes(k) || has_bytes(v)),
-        Tree::Tag(_, inner) => has_bytes(inner),
-        _ => false,
-    }
 }
 
 /// A JavaScript value as a tree, as [`json`] reads it.
