@@ -6,12 +6,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 passed=()
+start=$SECONDS
+# A failing step names itself on the last line, so a CI log's tail says which step broke.
 step() {
-  local name=$1
+  local name=$1 rc=0
   shift
   echo
-  echo "=== $name"
-  "$@"
+  echo "=== $name ($((SECONDS - start)) s in)"
+  "$@" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo
+    echo "=== FAILED: $name (exit $rc) after $((SECONDS - start)) s; passed before it: ${passed[*]:-none}"
+    exit "$rc"
+  fi
   passed+=("$name")
 }
 
@@ -38,4 +45,4 @@ step "least-load quality goals (plans with per-shard loads, short form)" bash -c
 step "demo" bash -c 'cargo run -q -p shardline-cli -- decide < examples/vectors/demo.json > /dev/null && cargo run -q -p shardline-cli -- sim --scenario coordinator-failover --seed 1 --svg "${CARGO_TARGET_DIR:-target}/failover.svg"'
 
 echo
-echo "=== all steps passed: ${passed[*]}"
+echo "=== all steps passed in $((SECONDS - start)) s: ${passed[*]}"
