@@ -9,14 +9,14 @@ use crate::driver_host::Spelling;
 use crate::Failure;
 
 /// `base` (null for none) with `overrides` on top; snake_case keys are written as the
-/// camelCase the core reads.
-pub fn merged(base: Value, overrides: Map<String, Value>) -> Result<Value, Failure> {
+/// camelCase the core reads. `what` names the argument in an error.
+pub fn merged(base: Value, overrides: Map<String, Value>, what: &str) -> Result<Value, Failure> {
     let mut fields = match base {
         Value::Null => Map::new(),
         Value::Object(m) => m,
         other => {
             return Err(Failure::invalid_argument(format!(
-                "expected a configuration object, got {other}"
+                "{what}: expected a configuration object, got {other}"
             )))
         }
     };
@@ -40,18 +40,25 @@ mod tests {
         let got = merged(
             json!({"handoffTimeoutMs": 1, "least_shard": true}),
             kw.as_object().unwrap().clone(),
+            "config",
         )
         .unwrap();
         assert_eq!(
             got,
             json!({"handoffTimeoutMs": 5, "rebalanceIntervalMs": 7, "leastShard": true})
         );
-        assert_eq!(merged(Value::Null, Map::new()).unwrap(), json!({}));
+        assert_eq!(
+            merged(Value::Null, Map::new(), "config").unwrap(),
+            json!({})
+        );
     }
 
     #[test]
     fn a_configuration_that_is_not_an_object_is_refused() {
-        let err = merged(json!([1]), Map::new()).unwrap_err();
-        assert_eq!(err.message, "expected a configuration object, got [1]");
+        let err = merged(json!([1]), Map::new(), "config").unwrap_err();
+        assert_eq!(
+            err.message,
+            "config: expected a configuration object, got [1]"
+        );
     }
 }

@@ -20,7 +20,7 @@ pub fn build(
     raised: &Raised,
 ) -> PyResult<Coordinator> {
     let strategy = strategy_from(strategy, raised)?;
-    let config = values::config(config, None)?;
+    let config = values::config(config, None, "config")?;
     machine_init::coordinator_named(strategy, (self_address, "self_address"), Some(&config))
         .map_err(failure_err)
 }

@@ -31,7 +31,7 @@ pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)
             Extractor { python },
         ));
     }
-    let doc = values::config(Some(obj), None)?;
+    let doc = values::config(Some(obj), None, "shard extractor")?;
     let core = machine_init::extractor(doc, "shard extractor").map_err(failure_err)?;
     Ok((core, Extractor { python: None }))
 }
@@ -77,7 +77,7 @@ pub fn build(
     config: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<RegionCore> {
     let (core, extractor) = extractor(shards)?;
-    let config = values::config(config, None)?;
+    let config = values::config(config, None, "config")?;
     let region = machine_init::region_named(region_id, (node, "node"), core, Some(&config))
         .map_err(failure_err)?;
     Ok(RegionCore { region, extractor })

@@ -142,9 +142,9 @@ fn config_spec(
 ) -> PyResult<Spec> {
     let base = match config {
         Some(c) if c.is_instance_of::<PyString>() => values::read(c, "strategy")?,
-        _ => values::config(config, None)?,
+        _ => values::config(config, None, "strategy")?,
     };
-    let overrides = match values::config(None, kwargs)? {
+    let overrides = match values::config(None, kwargs, "keyword arguments")? {
         serde_json::Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };

@@ -162,17 +162,19 @@ pub fn document(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 }
 
 /// A configuration: a dict or JSON string (or None for the defaults) plus keyword overrides;
-/// snake_case keys are accepted and written as the camelCase the core reads.
+/// snake_case keys are accepted and written as the camelCase the core reads. `what` names the
+/// argument in an error.
 pub fn config(
     base: Option<&Bound<'_, PyAny>>,
     overrides: Option<&Bound<'_, PyDict>>,
+    what: &str,
 ) -> PyResult<Value> {
     let base = base.map(document).transpose()?.unwrap_or(Value::Null);
     let overrides = match overrides {
         Some(kw) => from_py::<Map<String, Value>>(kw.as_any(), "keyword arguments")?,
         None => Map::new(),
     };
-    configuration::merged(base, overrides).map_err(failure_err)
+    configuration::merged(base, overrides, what).map_err(failure_err)
 }
 
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {

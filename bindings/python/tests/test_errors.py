@@ -50,6 +50,13 @@ def test_invalid_argument():
         shardline.Region("r1", "pekko://s@h:1", {"kind": "pekko"})
     with pytest.raises(shardline.InvalidArgumentError, match="numberOfShards must be >= 1"):
         shardline.Region("r1", "pekko://s@h:1", {"kind": "pekko", "numberOfShards": 0})
+    # Something that is not a configuration object names the argument it was passed as.
+    with pytest.raises(shardline.InvalidArgumentError, match="^shard extractor: expected a configuration"):
+        shardline.Region("r1", "pekko://s@h:1", 5)
+    with pytest.raises(shardline.InvalidArgumentError, match="^config: expected a configuration"):
+        shardline.Coordinator("least-shard", "pekko://s@h:1", [1])
+    with pytest.raises(shardline.InvalidArgumentError, match="^strategy: expected a configuration"):
+        shardline.Coordinator(42, "pekko://s@h:1")
 
 
 def test_invalid_state():
