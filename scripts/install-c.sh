@@ -67,7 +67,9 @@ fi
 # them says so through the flags every program compiles with.
 # shellcheck disable=SC2016 # ${includedir} is a pkg-config variable
 cflags='-I${includedir}'
-if readelf --dyn-syms -W "$prefix/lib/libshardline.so.$VERSION" | grep -qw shardline_etcd_connect; then
+# grep reads all of readelf's output (no -q): with -q it can exit at the first match, readelf
+# then dies of SIGPIPE, and pipefail turns a found symbol into "not found".
+if readelf --dyn-syms -W "$prefix/lib/libshardline.so.$VERSION" | grep -w shardline_etcd_connect >/dev/null; then
     cflags="$cflags -DSHARDLINE_FEATURE_ETCD"
 fi
 
