@@ -53,6 +53,8 @@ case "$mode" in
     quick) quick=(--quick); criterion=(--quick); export BENCH_QUICK=1 ;;
     full) export BENCH_FULL=1 ;;
 esac
+# The release builds compile etcd-client, whose protos need protoc.
+bash scripts/install-deps.sh protoc
 start=$(date +%s)
 stamp() { echo "== $1 ($(( $(date +%s) - start )) s)"; }
 
