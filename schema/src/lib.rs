@@ -50,6 +50,7 @@ pub struct Generated {
 pub fn generate() -> Vec<Generated> {
     let schema = wire_schema();
     let defs = Defs::read(&schema);
+    let warnings = warning_notices(&schema);
     let mut json = serde_json::to_string_pretty(&schema).expect("a JSON value serializes");
     json.push('\n');
     vec![
@@ -61,19 +62,47 @@ pub fn generate() -> Vec<Generated> {
         Generated {
             path: TYPESCRIPT_FILE,
             placement: Placement::Between(TS_BEGIN, TS_END),
-            text: typescript(&defs),
+            text: typescript(&defs, &warnings),
         },
         Generated {
             path: PYTHON_FILE,
             placement: Placement::Whole,
-            text: python(&defs),
+            text: python(&defs, &warnings),
         },
         Generated {
             path: JAVA_FILE,
             placement: Placement::Whole,
-            text: java(&defs),
+            text: java(&defs, &warnings),
         },
     ]
+}
+
+/// The `type` of every variant the core marks `"x-severity": "warning"` (a notice that reports
+/// something refused, failed or lost), sorted: what each language's logging bridge logs as a
+/// warning, so that no bridge keeps its own list.
+pub fn warning_notices(schema: &Value) -> Vec<String> {
+    let variants = schema["$defs"]
+        .as_object()
+        .into_iter()
+        .flat_map(|defs| defs.values())
+        .filter_map(|d| d.get("oneOf").and_then(Value::as_array))
+        .flatten();
+    let mut out: Vec<String> = variants
+        .filter(|v| v.get("x-severity").is_some())
+        .map(|v| {
+            assert_eq!(
+                v["x-severity"], "warning",
+                "the generators know only the severity \"warning\": {v}"
+            );
+            v["properties"]["type"]["const"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a severity on a variant without a type: {v}"))
+                .to_owned()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// `current` with the generated part replaced (or `None` when the markers are missing).
@@ -383,7 +412,7 @@ fn comment_lines(doc: &str, prefix: &str) -> String {
 
 // ---- TypeScript ------------------------------------------------------------------------------
 
-fn typescript(defs: &Defs) -> String {
+fn typescript(defs: &Defs, warnings: &[String]) -> String {
     let mut out = String::new();
     for def in defs.0.values() {
         if def.name == PAYLOAD {
@@ -423,6 +452,9 @@ fn typescript(defs: &Defs) -> String {
             }
         }
     }
+    out.push_str("\n/** The notice types the core marks as warnings: something refused, failed or lost. */\n");
+    let quoted: Vec<String> = warnings.iter().map(|w| format!("'{w}'")).collect();
+    let _ = writeln!(out, "export type WarningNotice = {}", quoted.join(" | "));
     out.push('\n');
     out
 }
@@ -476,7 +508,7 @@ fn ts(ty: &Ty) -> String {
 
 // ---- Python ----------------------------------------------------------------------------------
 
-fn python(defs: &Defs) -> String {
+fn python(defs: &Defs, warnings: &[String]) -> String {
     let mut out = String::from(
         "# Generated from schema/shardline.schema.json by `BLESS=1 cargo test -p shardline-schema`;\n\
          # do not edit. The JSON forms of shardline's inputs, outputs, notices, envelopes, stored\n\
@@ -530,6 +562,15 @@ fn python(defs: &Defs) -> String {
             }
         }
     }
+    out.push_str(
+        "\n\n#: The notice types the core marks as warnings: something refused, failed or lost.\n\
+         WARNING_NOTICES = frozenset({\n",
+    );
+    for w in warnings {
+        let _ = writeln!(out, "    \"{w}\",");
+    }
+    out.push_str("})\n");
+    names.push("WARNING_NOTICES".into());
     names.sort();
     out.push_str("\n\n__all__ = [\n");
     for n in names {
@@ -603,7 +644,7 @@ fn py(ty: &Ty) -> String {
 
 /// The names that tell forms apart: each tagged union's discriminator values and each string
 /// enumeration, as `String` constants.
-fn java(defs: &Defs) -> String {
+fn java(defs: &Defs, warnings: &[String]) -> String {
     let mut out = String::from(
         "// Generated from schema/shardline.schema.json by `BLESS=1 cargo test -p shardline-schema`;\n\
          // do not edit.\n\
@@ -652,6 +693,14 @@ fn java(defs: &Defs) -> String {
         }
         out.push_str("  }\n");
     }
+    let quoted: Vec<String> = warnings.iter().map(|w| format!("\"{w}\"")).collect();
+    let _ = write!(
+        out,
+        "\n  /** The notice types the core marks as warnings: something refused, failed or lost. */\n  \
+         public static final java.util.Set<String> WARNING_NOTICES =\n      \
+         java.util.Set.of(\n          {});\n",
+        quoted.join(",\n          ")
+    );
     out.push_str("}\n");
     out
 }
@@ -692,6 +741,25 @@ mod tests {
         assert_eq!(constant_case("WeaklyUp"), "WEAKLY_UP");
         assert_eq!(pascal("force-reallocate"), "ForceReallocate");
         assert_eq!(pascal("saveSnapshot"), "SaveSnapshot");
+    }
+
+    #[test]
+    fn warnings_are_the_notices_the_core_marks() {
+        let w = warning_notices(&wire_schema());
+        for kind in [
+            "steppedDown",
+            "handOffTimedOut",
+            "directiveRefused",
+            "inputRefused",
+        ] {
+            assert!(w.iter().any(|k| k == kind), "{kind} is a warning: {w:?}");
+        }
+        for kind in ["active", "allocated", "rebalanceRound", "registered"] {
+            assert!(
+                !w.iter().any(|k| k == kind),
+                "{kind} is not a warning: {w:?}"
+            );
+        }
     }
 
     #[test]

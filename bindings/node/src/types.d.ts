@@ -322,7 +322,11 @@ export type CoordinatorInput =
   /** Ends a drain: the region takes shards again. */
   | { type: 'undrain'; region: string }
 
-/** Things worth logging or asserting on; carrying them out is optional. */
+/**
+ * Things worth logging or asserting on; carrying them out is optional.
+ * The variants marked `x-severity: warning` report something refused, failed or lost; the
+ * schema carries the mark, so every language's logging bridge logs the same ones as warnings.
+ */
 export type CoordinatorNotice =
   | { type: 'active'; token: FencingToken }
   | { type: 'steppedDown'; token: FencingToken; reason: string }
@@ -564,6 +568,10 @@ export type RegionInput =
   /** The region's capacity, tags or shard cap changed; replaces the whole offer. */
   | { type: 'updateOffer'; offer: RegionOffer }
 
+/**
+ * Things worth logging; as with the coordinator's notices, the variants marked
+ * `x-severity: warning` report something refused and are logged as warnings.
+ */
 export type RegionNotice =
   | { type: 'registered'; token: FencingToken }
   /** A directive older than what the region has seen was ignored. */
@@ -703,6 +711,9 @@ export type WriteOutcome =
   | { outcome: 'written' }
   /** A writer with a larger token exists; this writer must stop. */
   | { outcome: 'fenced'; highest: FencingToken }
+
+/** The notice types the core marks as warnings: something refused, failed or lost. */
+export type WarningNotice = 'allocationFailed' | 'commandRefused' | 'directiveRefused' | 'handOffTimedOut' | 'inputRefused' | 'registerRefused' | 'steppedDown'
 
 // ---- end of the generated wire forms ----
 

@@ -26,6 +26,23 @@ def test_notices_become_log_records_with_their_explanations(caplog):
     assert timed_out.levelno == logging.WARNING
 
 
+def test_the_warnings_are_the_notices_the_core_marks(caplog):
+    # The set comes from the wire schema: a refused input or command is a warning too.
+    with caplog.at_level(logging.INFO, logger="shardline"):
+        log_notices([
+            {"type": "inputRefused", "input": "reportLoads", "reason": "negative load"},
+            {"type": "commandRefused", "region": "r1", "command": "updateOffer", "reason": "x"},
+            {"type": "registered", "token": 1},
+        ])
+    levels = {r.shardline_notice["type"]: r.levelno for r in caplog.records}
+    assert levels == {
+        "inputRefused": logging.WARNING,
+        "commandRefused": logging.WARNING,
+        "registered": logging.INFO,
+    }
+    assert shardline.observe.WARNING_NOTICES == shardline.wire.WARNING_NOTICES
+
+
 def test_metrics_reach_a_prometheus_registry():
     c = allocating_coordinator()
     region = shardline.Region("r1", NODE(1), {"kind": "pekko", "numberOfShards": 12})

@@ -158,6 +158,8 @@ pub enum CoordinatorOutput {
 }
 
 /// Things worth logging or asserting on; carrying them out is optional.
+/// The variants marked `x-severity: warning` report something refused, failed or lost; the
+/// schema carries the mark, so every language's logging bridge logs the same ones as warnings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(
     feature = "schema",
@@ -169,10 +171,12 @@ pub enum CoordinatorNotice {
     Active {
         token: FencingToken,
     },
+    #[cfg_attr(feature = "schema", schemars(extend("x-severity" = "warning")))]
     SteppedDown {
         token: FencingToken,
         reason: String,
     },
+    #[cfg_attr(feature = "schema", schemars(extend("x-severity" = "warning")))]
     RegisterRefused {
         region: RegionId,
         reason: String,
@@ -186,11 +190,13 @@ pub enum CoordinatorNotice {
         shard: ShardId,
         from: RegionId,
     },
+    #[cfg_attr(feature = "schema", schemars(extend("x-severity" = "warning")))]
     HandOffTimedOut {
         shard: ShardId,
         from: RegionId,
         policy: HandOffTimeoutPolicy,
     },
+    #[cfg_attr(feature = "schema", schemars(extend("x-severity" = "warning")))]
     AllocationFailed {
         shard: ShardId,
         reason: String,
@@ -212,6 +218,7 @@ pub enum CoordinatorNotice {
     },
     /// A region's command was malformed and ignored as a whole (`reportLoads`,
     /// `updateOffer`).
+    #[cfg_attr(feature = "schema", schemars(extend("x-severity" = "warning")))]
     CommandRefused {
         region: RegionId,
         command: String,

@@ -172,6 +172,8 @@ pub enum RegionOutput {
     ),
 }
 
+/// Things worth logging; as with the coordinator's notices, the variants marked
+/// `x-severity: warning` report something refused and are logged as warnings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -180,6 +182,7 @@ pub enum RegionNotice {
         token: FencingToken,
     },
     /// A directive older than what the region has seen was ignored.
+    #[cfg_attr(feature = "schema", schemars(extend("x-severity" = "warning")))]
     DirectiveRefused {
         directive: String,
         shard: Option<ShardId>,
@@ -187,6 +190,7 @@ pub enum RegionNotice {
         seen: Option<Stamp>,
     },
     /// An input was malformed and ignored (`reportLoads`, `updateOffer`).
+    #[cfg_attr(feature = "schema", schemars(extend("x-severity" = "warning")))]
     InputRefused {
         input: String,
         reason: String,

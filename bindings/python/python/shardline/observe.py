@@ -12,12 +12,13 @@ import json
 import logging
 from typing import Any, Iterable, Iterator, Optional
 
+from . import wire
+
 log = logging.getLogger("shardline")
 
-#: Notices that mean something went wrong or was refused; the rest are logged as INFO.
-WARNING_NOTICES = frozenset(
-    {"steppedDown", "registerRefused", "handOffTimedOut", "allocationFailed", "directiveRefused"}
-)
+#: Notices that mean something was refused, failed or lost (the core marks them in the wire
+#: schema, the same in every language); the rest are logged as INFO.
+WARNING_NOTICES = wire.WARNING_NOTICES
 
 
 def log_notices(

@@ -1139,6 +1139,8 @@ CoordinatorNoticeCommandRefused = TypedDict(
 )
 
 # Things worth logging or asserting on; carrying them out is optional.
+# The variants marked `x-severity: warning` report something refused, failed or lost; the
+# schema carries the mark, so every language's logging bridge logs the same ones as warnings.
 CoordinatorNotice = Union[
     CoordinatorNoticeActive,
     CoordinatorNoticeSteppedDown,
@@ -1494,6 +1496,8 @@ RegionNoticeInputRefused = TypedDict(
     },
 )
 
+# Things worth logging; as with the coordinator's notices, the variants marked
+# `x-severity: warning` report something refused and are logged as warnings.
 RegionNotice = Union[
     RegionNoticeRegistered,
     RegionNoticeDirectiveRefused,
@@ -1608,6 +1612,18 @@ WriteOutcome = Union[
     WriteOutcomeWritten,
     WriteOutcomeFenced,
 ]
+
+
+#: The notice types the core marks as warnings: something refused, failed or lost.
+WARNING_NOTICES = frozenset({
+    "allocationFailed",
+    "commandRefused",
+    "directiveRefused",
+    "handOffTimedOut",
+    "inputRefused",
+    "registerRefused",
+    "steppedDown",
+})
 
 
 __all__ = [
@@ -1769,6 +1785,7 @@ __all__ = [
     "Stamp",
     "StoredRecord",
     "StoredState",
+    "WARNING_NOTICES",
     "WriteOutcome",
     "WriteOutcomeFenced",
     "WriteOutcomeWritten",

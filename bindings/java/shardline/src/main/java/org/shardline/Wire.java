@@ -364,4 +364,15 @@ public final class Wire {
     /** A writer with a larger token exists; this writer must stop. */
     public static final String FENCED = "fenced";
   }
+
+  /** The notice types the core marks as warnings: something refused, failed or lost. */
+  public static final java.util.Set<String> WARNING_NOTICES =
+      java.util.Set.of(
+          "allocationFailed",
+          "commandRefused",
+          "directiveRefused",
+          "handOffTimedOut",
+          "inputRefused",
+          "registerRefused",
+          "steppedDown");
 }
