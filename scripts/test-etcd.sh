@@ -19,7 +19,7 @@ bash scripts/test-etcd-workerid.sh
 echo "=== C: shardline_etcd (libshardline built with --features etcd; prints 'c etcd: ...')"
 bash scripts/test-c.sh --etcd
 
-echo "=== Node: Etcd, EtcdLease, EtcdStore (addon built with --features etcd)"
+echo "=== Node: Etcd, EtcdLease, EtcdStore (addon built with --features etcd), and examples/node/etcd-service.mjs"
 (
     cd bindings/node
     npm ci --no-audit --no-fund --loglevel=error
@@ -30,6 +30,7 @@ echo "=== Node: Etcd, EtcdLease, EtcdStore (addon built with --features etcd)"
     node --test --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=junit --test-reporter-destination="$report" test/etcd.test.mjs
     python3 ../../scripts/junit-summary.py "node etcd" "" "$report"
+    node ../../examples/node/etcd-service.mjs
 )
 
 echo "=== JVM: org.shardline.Etcd (library built with the etcd feature)"
