@@ -92,6 +92,7 @@ class Node:
             lease=etcd.lease("coordinator", name, ttl_ms=LEASE_TTL_MS),
             store=etcd.store("state", bound_to_lease="coordinator"),
             config=COORDINATOR,
+            on_notice=lambda notice: cluster.notice(name, notice),
         )
         self.region = shardline.AsyncRegionDriver(
             self.region_id,
@@ -160,22 +161,14 @@ class Cluster:
                     if n.region_id == env["to"]["region"]:
                         n.region.receive(env)
 
-    async def watch(self) -> None:
-        """The coordinators' notices as they come (every 20 ms)."""
-        while True:
-            await asyncio.sleep(0.02)
-            self.flush()
-
-    def flush(self) -> None:
-        """Takes the coordinators' notices: decision events are printed, and a coordinator
-        that became active is announced to every region, which registers with it."""
-        for n in list(self.nodes.values()):
-            for notice in n.coordinator.take_notices():
-                self.events.append((n.name, notice))
-                self.show(n.name, notice)
-                if notice["type"] == "active":
-                    for m in self.nodes.values():
-                        m.region.coordinator_changed()
+    def notice(self, node: str, notice: dict[str, Any]) -> None:
+        """A coordinator's notice, as it is made: decision events are printed, and a
+        coordinator that became active is announced to every region, which registers with it."""
+        self.events.append((node, notice))
+        self.show(node, notice)
+        if notice["type"] == "active":
+            for m in self.nodes.values():
+                m.region.coordinator_changed()
 
     def show(self, node: str, notice: dict[str, Any]) -> None:
         kind, at = notice["type"], f"{time.monotonic() - self.started:5.2f}s"
@@ -194,8 +187,7 @@ class Cluster:
             self.last_round[node] = summary
 
     def say(self, line: str) -> None:
-        """Prints a line of the story after the notices that came before it."""
-        self.flush()
+        """Prints a line of the story (after the notices that came before it)."""
         print(line)
 
     # -- traffic --
@@ -216,7 +208,7 @@ class Cluster:
 async def until(cond: Callable[[], bool], what: str, cluster: Cluster, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
-        for t in cluster.helpers:  # a failure in the network or the watcher ends the story
+        for t in cluster.helpers:  # a failure in the network ends the story
             if t.done():
                 t.result()
         if time.monotonic() > deadline:
@@ -232,7 +224,7 @@ async def run(endpoints: list[str]) -> None:
     first = [e for s in FIRST_SHARDS for e in by_shard[s]]
     everyone = [e for es in by_shard.values() for e in es]
     rng = random.Random(7)
-    cluster.helpers = [asyncio.create_task(cluster.network()), asyncio.create_task(cluster.watch())]
+    cluster.helpers = [asyncio.create_task(cluster.network())]
     cluster.say(f"etcd {','.join(endpoints)}, namespace {cluster.namespace}")
 
     cluster.say("node A starts alone")

@@ -114,6 +114,34 @@ def test_a_failing_host_call_is_reported_and_the_coordinator_carries_on():
     asyncio.run(main())
 
 
+def test_notices_reach_on_notice_as_they_are_made_and_a_failing_sink_is_reported():
+    async def main():
+        clock, store, sent, seen = shardline.ManualClock(0), SlowStore(), [], []
+
+        def sink(notice):
+            seen.append(notice)
+            if notice["type"] == "allocated":
+                raise ValueError("sink broke")
+        d = AsyncCoordinatorDriver(
+            "least-shard", NODE(0), transport=sent.append,
+            lease=AsyncLease(shardline.InMemoryLease("c1", 30_000)), store=store, clock=clock,
+            config={"decisionEvents": True}, on_notice=sink)
+        d.member(NODE(1))
+        d.start()
+        await d.settle()
+        assert [n["type"] for n in seen] == ["active"]
+        d.receive(command({"type": "register", "node": NODE(1)}))
+        d.receive(command({"type": "getShardHome", "shard": "7"}))
+        await d.settle()
+        [allocated] = [n for n in seen if n["type"] == "allocated"]
+        assert allocated["shard"] == "7" and allocated["explanation"]["op"] == "allocate"
+        [error] = d.take_errors()
+        assert isinstance(error, ValueError), error
+        assert d.home_of("7") == "a", "the coordinator carried on"
+        assert d.take_notices() == [], "notices went to the sink, not the list"
+    asyncio.run(main())
+
+
 def test_a_wrong_answer_names_the_method_and_what_came():
     async def main():
         clock, sent = shardline.ManualClock(0), []

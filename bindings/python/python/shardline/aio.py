@@ -124,6 +124,11 @@ class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries, CoordinatorInputs):
     the coordinator has stopped and no call is in flight. A host call that raises is logged
     on the ``shardline`` logger and kept for ``take_errors()``; the coordinator carries on as
     for any failed call (a failed write is not retried; the lease is contended again).
+
+    ``on_notice``, when given, is called on the loop with each notice (decision events
+    included, with ``decisionEvents`` on) as the coordinator makes it, in order; one that
+    raises is logged and kept for ``take_errors()``. Without it, notices wait for
+    ``take_notices()``.
     """
 
     def __init__(
@@ -136,6 +141,7 @@ class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries, CoordinatorInputs):
         store: Any,
         clock: Optional[ClockLike] = None,
         config: Any = None,
+        on_notice: Optional[Callable[[dict[str, Any]], Any]] = None,
     ) -> None:
         lease, store = _off_the_loop(lease), _off_the_loop(store)
         _native.CoordinatorPipeline.check_hosts(transport, lease, store)
@@ -143,6 +149,7 @@ class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries, CoordinatorInputs):
         self._pipeline = _native.CoordinatorPipeline(strategy, self_address, config)
         self._hosts = {"transport": transport, "lease": lease, "store": store}
         self._notices: list[Any] = []
+        self._on_notice = on_notice
 
     # ---- inputs: each steps the coordinator and starts the calls it needs ------------------
 
@@ -214,8 +221,18 @@ class AsyncCoordinatorDriver(_OnTheLoop, CoordinatorQueries, CoordinatorInputs):
                 self._spawn(self._await(ticket, role, method, answer))
             else:
                 self._answer(ticket, role, method, answer)
-        self._notices.extend(self._pipeline.take_notices())
+        for notice in self._pipeline.take_notices():
+            self._notice(notice)
         self._wake()
+
+    def _notice(self, notice: Any) -> None:
+        if self._on_notice is None:
+            self._notices.append(notice)
+            return
+        try:
+            self._on_notice(notice)
+        except Exception as e:  # noqa: BLE001 - the sink's failure is reported, not raised
+            self._keep("notice sink", "on_notice", e)
 
     async def _await(self, ticket: int, role: str, method: str, pending: Any) -> None:
         try:
