@@ -28,7 +28,7 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 
-import { AsyncCoordinatorDriver, Etcd, RegionDriver, pekkoShardId } from '../../bindings/node/lib/index.mjs'
+import { AsyncCoordinatorDriver, AsyncRegionDriver, Etcd, pekkoShardId } from '../../bindings/node/lib/index.mjs'
 
 const SHARDS = 12
 const PER_SHARD = 3 // entities per shard
@@ -42,7 +42,6 @@ const COORDINATOR = {
 }
 const REGION = { retryIntervalMs: 200 }
 const LEASE_TTL_MS = 5_000
-const REGION_TICK_MS = 20
 
 const { values: args } = parseArgs({
   options: { etcd: { type: 'string', default: process.env.SHARDLINE_ETCD_ENDPOINTS || 'http://127.0.0.1:2379' } },
@@ -131,7 +130,7 @@ class Node {
     })
     this.watch()
     const node = this
-    this.region = new RegionDriver({
+    this.region = new AsyncRegionDriver({
       id: this.regionId,
       node: this.address,
       extractor: { kind: 'pekko', numberOfShards: SHARDS },
@@ -156,10 +155,7 @@ class Node {
 
   start () {
     this.coordinator.start() // contends for the lease; its timers run by themselves
-    this.region.start()
-    // The RegionDriver is synchronous (its host calls are local) and keeps no timers of its
-    // own: its retries run when polled.
-    this.regionTimers = setInterval(() => this.region.poll(), REGION_TICK_MS)
+    this.region.start() // registers; its retries run by themselves too
   }
 
   /** Decision events as the coordinator emits them; a coordinator that became active is
@@ -276,7 +272,6 @@ console.log(
 b.coordinator.stop() // releases the lease
 await Promise.all([a.coordinator.settled(), b.coordinator.settled()])
 for (const n of nodes.values()) {
-  clearInterval(n.regionTimers)
   n.region.close()
   assert.deepEqual(n.coordinator.takeErrors(), [], `${n.name}'s coordinator had no failed calls`)
 }

@@ -131,4 +131,126 @@ class AsyncCoordinatorDriver extends EventEmitter {
 define(AsyncCoordinatorDriver, queries)
 Object.assign(AsyncCoordinatorDriver.prototype, coordinatorInputs)
 
-module.exports = { AsyncCoordinatorDriver }
+const isPromise = (v) => v != null && typeof v.then === 'function'
+
+/**
+ * A region on the event loop: the RegionDriver, whose transport and entity-host methods may
+ * return promises, with its timers fired at their deadlines after `start()`. A promise runs on
+ * by itself and its rejection goes to `onError`; a `stopShard` that returns a promise counts as
+ * "not stopped yet", and the region is told the shard stopped when it resolves (unless to
+ * false, which leaves `shardStopped` to you). Also an EventEmitter of the region's notices,
+ * as AsyncCoordinatorDriver is of the coordinator's.
+ */
+class AsyncRegionDriver extends EventEmitter {
+  /** The RegionDriver's options, and `onError` (default: kept for `takeErrors()`). */
+  constructor ({ transport, host, clock, onError, ...options }) {
+    super()
+    // One clock for the driver and for the timers' delays.
+    this._now = clock == null ? monotonicMs : typeof clock === 'function' ? clock : () => clock.nowMs()
+    this._pending = new Set()
+    this._errors = []
+    this._notices = []
+    this._onError = onError ?? ((e) => this._errors.push(e))
+    this._timer = null
+    this._running = false
+    const send = typeof transport === 'function' ? transport : transport?.send?.bind(transport)
+    this._driver = new native.RegionDriver({
+      ...options,
+      clock: clock ?? monotonicMs,
+      transport: send == null ? transport : (envelope) => this._detach(send(envelope)),
+      host: host == null ? host : this._host(host),
+    })
+  }
+
+  /** Registers with the coordinator and fires the timers at their deadlines from now on. */
+  start () {
+    this._running = true
+    this._step(() => this._driver.start())
+  }
+
+  /** Resolves once no promise of the host or transport is pending. */
+  async settled () {
+    while (this._pending.size > 0) await Promise.allSettled([...this._pending])
+  }
+
+  takeNotices () { const n = this._notices; this._notices = []; return n }
+  takeErrors () { const e = this._errors; this._errors = []; return e }
+
+  /** Stops the timers and frees the region (see RegionDriver's `close`); idempotent. */
+  close () {
+    this._running = false
+    if (this._timer !== null) clearTimeout(this._timer)
+    this._timer = null
+    this._driver.close()
+  }
+
+  /** The entity host as the synchronous driver sees it. */
+  _host (host) {
+    const wrapped = Object.create(host)
+    for (const method of ['startShard', 'startEntities', 'deliver', 'undeliverable', 'stopped']) {
+      if (typeof host[method] === 'function') {
+        wrapped[method] = (...args) => this._detach(host[method](...args))
+      }
+    }
+    if (typeof host.stopShard === 'function') {
+      wrapped.stopShard = (shard) => {
+        const answer = host.stopShard(shard)
+        if (!isPromise(answer)) return answer
+        this._detach(answer, (done) => { if (done !== false) this.shardStopped(shard) })
+        return false
+      }
+    }
+    return wrapped
+  }
+
+  /** A promise runs on by itself; anything else is the answer. */
+  _detach (answer, then) {
+    if (!isPromise(answer)) return answer
+    const p = Promise.resolve(answer).then(then, (e) => this._onError(e))
+      .finally(() => this._pending.delete(p))
+    this._pending.add(p)
+    return undefined
+  }
+
+  /** Runs one call of the driver, then hands out its notices and looks at the timers again. */
+  _step (call) {
+    try {
+      return call()
+    } finally {
+      for (const n of this._driver.takeNotices()) {
+        this._notices.push(n)
+        this.emit('notice', n)
+        this.emit(n.type, n)
+      }
+      this._schedule()
+    }
+  }
+
+  _schedule () {
+    if (this._timer !== null) clearTimeout(this._timer)
+    this._timer = null
+    const deadline = this._driver.nextDeadline()
+    if (!this._running || deadline === null) return
+    this._timer = setTimeout(() => {
+      this._timer = null
+      this._step(() => this._driver.poll())
+    }, Math.max(0, deadline - this._now()))
+    this._timer.unref()
+  }
+}
+
+// Every other method of the RegionDriver: inputs step it through `_step`, queries read it.
+for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(native.RegionDriver.prototype))) {
+  if (name === 'constructor' || Object.hasOwn(AsyncRegionDriver.prototype, name)) continue
+  if (typeof d.get === 'function') {
+    Object.defineProperty(AsyncRegionDriver.prototype, name, { get () { return this._driver[name] }, configurable: true })
+  } else if (typeof d.value === 'function') {
+    Object.defineProperty(AsyncRegionDriver.prototype, name, {
+      value (...args) { return this._step(() => this._driver[name](...args)) },
+      writable: true,
+      configurable: true,
+    })
+  }
+}
+
+module.exports = { AsyncCoordinatorDriver, AsyncRegionDriver }

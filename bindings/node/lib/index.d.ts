@@ -1,7 +1,7 @@
 // Types of the package entry: the native module's (generated, ../index.d.ts) plus the
 // actor-ts-shaped strategies of ./actor-ts.cjs.
 
-import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, RegionOffer, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionNotice, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
+import type { ErrorCode as ErrorCodeName, AllocationState, Amount, ShardRule, RegionOffer, CoordinatorConfig, CoordinatorInput, CoordinatorNotice, CoordinatorOutput, CoordinatorPhase, CoordinatorRegion, Decision, Envelope, Explanation, LeaseGrant, Member, MemberInit, Metric, RegionInfo, RegionNotice, RegionOptions, RegionInput, Payload, RegionOutput, Replayed, ShardId, Snapshot, SnowflakeLayout, Stamp, StoredRecord, StoredState, Strategy, StrategyConfig, CustomStrategy, Vector, WriteOutcome } from '../index'
 
 import { EventEmitter } from 'node:events'
 
@@ -213,6 +213,50 @@ export declare class AsyncCoordinatorDriver extends EventEmitter {
   readonly inFlight: number
   takeNotices(): CoordinatorNotice[]
   takeErrors(): unknown[]
+}
+
+/**
+ * A region on the event loop: the RegionDriver, whose transport and entity-host methods may
+ * return promises, with its timers fired at their deadlines after `start()`. A `stopShard`
+ * that returns a promise counts as "not stopped yet" until it resolves (to anything but
+ * false). Emits the region's notices as `'notice'` and under their own type.
+ */
+export interface AsyncRegionDriver extends RegionQueries {}
+export declare class AsyncRegionDriver extends EventEmitter {
+  constructor(options: RegionOptions & {
+    transport: ((envelope: Envelope) => unknown) | { send(envelope: Envelope): unknown }
+    host: {
+      startShard(shard: string, entities: string[]): unknown
+      startEntities?(shard: string, entities: string[]): unknown
+      deliver(shard: string, entity: string, payload: Buffer): unknown
+      stopShard(shard: string): boolean | void | Promise<boolean | void>
+      undeliverable?(shard: string, entity: string, payload: Buffer, reason: string): unknown
+      stopped?(): unknown
+    }
+    clock?: (() => number) | { nowMs(): number }
+    /** A host or transport promise that rejected (default: kept for takeErrors). */
+    onError?: (error: unknown) => void
+  })
+  /** Registers with the coordinator and fires the timers from now on. */
+  start(): void
+  route(entity: string, payload: Payload): void
+  routeToShard(shard: ShardId, entity: string, payload: Payload): void
+  handle(input: RegionInput): void
+  receive(envelope: Envelope): void
+  shardStopped(shard: ShardId): void
+  entityPassivated(shard: ShardId, entity: string): void
+  coordinatorChanged(): void
+  regionTerminated(region: string): void
+  gracefulShutdown(): void
+  reportLoads(loads: Record<ShardId, Amount>): void
+  updateOffer(offer: RegionOffer): void
+  shardOf(entity: string): string
+  /** Resolves once no promise of the host or transport is pending. */
+  settled(): Promise<void>
+  nextDeadline(): number | null
+  takeNotices(): RegionNotice[]
+  takeErrors(): unknown[]
+  close(): void
 }
 
 declare module '../index' {

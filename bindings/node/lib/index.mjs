@@ -16,6 +16,7 @@ export const {
   CoordinatorDriver,
   CoordinatorPipeline,
   AsyncCoordinatorDriver,
+  AsyncRegionDriver,
   Region,
   RegionDriver,
   ManualClock,

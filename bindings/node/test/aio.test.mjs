@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { setImmediate as tick } from 'node:timers/promises'
 
-import { AsyncCoordinatorDriver, InMemoryLease, InMemoryStore, ManualClock } from 'shardline'
+import { AsyncCoordinatorDriver, AsyncRegionDriver, CoordinatorDriver, InMemoryLease, InMemoryStore, ManualClock } from 'shardline'
 
 const NODE = (i) => `pekko://sys@h${i}:2552`
 const command = (cmd) => ({ from: { region: 'a' }, to: 'coordinator', message: { command: cmd } })
@@ -109,4 +109,64 @@ test('timers run on their own and a contender takes over with the same state', a
   second.stop()
   await second.settled()
   assert.equal(second.phase, 'stopped')
+})
+
+test('a region on the event loop: promise hosts, a stopShard that settles later, timers by themselves', async () => {
+  const delivered = []
+  const stops = []
+  const host = {
+    async startShard () { await tick() },
+    async deliver (shard, entity, payload) { await tick(); delivered.push(`${entity}=${payload}`) },
+    // A shard stops when the host says so, after the call returned.
+    stopShard (shard) { return new Promise((resolve) => stops.push(() => resolve(true))) },
+  }
+  const toCoordinator = []
+  const r = new AsyncRegionDriver({
+    id: 'a', node: NODE(1), extractor: { kind: 'pekko', numberOfShards: 10 },
+    config: { retryIntervalMs: 10 }, transport: (e) => toCoordinator.push(e), host,
+  })
+  const c = new CoordinatorDriver({
+    strategy: { kind: 'least-shard' }, selfAddress: NODE(0),
+    transport: (e) => { setImmediate(() => r.receive(e)) },
+  })
+  c.member({ address: NODE(1) })
+  c.start()
+  const registered = []
+  r.on('registered', (n) => registered.push(n))
+  r.start()
+  // No coordinator answers yet: the region's own timer registers again, with nobody polling.
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  const registers = toCoordinator.filter((e) => e.message.command?.type === 'register')
+  assert.ok(registers.length >= 2, `registered again by its timer: ${registers.length}`)
+  const pump = async () => {
+    for (let i = 0; i < 50; i++) {
+      while (toCoordinator.length > 0) c.receive(toCoordinator.shift())
+      await tick()
+    }
+  }
+  await pump()
+  assert.equal(r.isRegistered, true)
+  assert.equal(registered.length >= 1, true, 'the notice was emitted')
+  r.route('e1', 'hello')
+  await pump()
+  assert.deepEqual(delivered, ['e1=hello'])
+  r.gracefulShutdown()
+  await pump()
+  assert.equal(stops.length, 1, 'the coordinator asked for the shard back')
+  assert.deepEqual(r.localShards(), [r.shardOf('e1')], 'not stopped until the promise settles')
+  stops[0]()
+  await pump()
+  assert.deepEqual(r.localShards(), [], 'the region was told when it settled')
+  assert.deepEqual(r.takeErrors(), [])
+})
+
+test('a region host promise that rejects is reported, not thrown', async () => {
+  const r = new AsyncRegionDriver({
+    id: 'a', node: NODE(1), extractor: { kind: 'pekko', numberOfShards: 10 },
+    transport: async () => { throw new Error('wire cut') }, host: { startShard () {}, deliver () {}, stopShard () { return true } },
+  })
+  r.start()
+  await r.settled()
+  const [error] = r.takeErrors()
+  assert.match(String(error), /wire cut/)
 })

@@ -24,6 +24,7 @@ import {
   WorkerIdHolder,
   decomposeSnowflake,
   AsyncCoordinatorDriver,
+  AsyncRegionDriver,
   Etcd,
 } from 'shardline'
 
@@ -93,6 +94,14 @@ async function onEtcd(etcd: Etcd) {
   new AsyncCoordinatorDriver({ strategy: { kind: 'least-shard' }, selfAddress: 'pekko://sys@h:1', transport: () => {}, lease: l, store: s })
   new CoordinatorDriver({ strategy: { kind: 'least-shard' }, selfAddress: 'pekko://sys@h:1', transport: () => {}, lease: l, store: s })
   new WorkerIdHolder(etcd, { owner: 'me', incarnation: 1, ttlMs: 10_000 })
+  const ar = new AsyncRegionDriver({
+    id: 'r1', node: 'pekko://sys@h:2', extractor: { kind: 'pekko', numberOfShards: 10 }, transport: async () => {},
+    host: { startShard () {}, deliver () {}, stopShard: async () => true },
+  })
+  ar.on('registered', () => {})
+  ar.start()
+  const homed: string | null = ar.homeOf('7')
+  await ar.settled()
   // @ts-expect-error: options are an object
   etcd.lease('coordinator', 'me', 10_000)
 }
