@@ -102,6 +102,22 @@ class CoordinatorStepTest {
       }
     }
 
+    /** A host whose coordinator, with decision events on, has allocated user-1's shard to region a. */
+    static Host allocating() {
+      Host h = new Host(new Coordinator("{\"decisionEvents\": true}", Strategy.leastShard(20, 0.1), N0));
+      h.coordinator.start(h.now);
+      h.settle();
+      h.region("a", N1);
+      h.settle();
+      h.route("a", "user-1");
+      return h;
+    }
+
+    void route(String region, String entity) {
+      regions.get(region).route(now, entity, "hello".getBytes(StandardCharsets.UTF_8));
+      settle();
+    }
+
     Region region(String id, String node) {
       Region r = new Region(id, node, ShardExtractor.pekko(10));
       regions.put(id, r);

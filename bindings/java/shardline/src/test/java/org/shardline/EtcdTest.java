@@ -6,11 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -106,6 +110,49 @@ class EtcdTest {
         assertTrue(c.epoch() > epoch);
       }
       b.close();
+    }
+  }
+
+  /**
+   * examples/java/EtcdService.java, run as a user would run it (the source-file launcher, on
+   * this test's class path): two nodes on etcd, a rebalance whose decision events it logs, a
+   * coordinator fail-over. It checks its own outcome; this checks that it did, and what it printed.
+   */
+  @Test
+  void theEtcdServiceExampleRebalancesAndFailsOver() throws Exception {
+    Path example = Path.of(System.getProperty("shardline.examples.dir"), "EtcdService.java");
+    Path log = Files.createTempFile("etcd-service", ".log");
+    try {
+      Process p =
+          new ProcessBuilder(
+                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                  "-cp",
+                  System.getProperty("java.class.path"),
+                  example.toString())
+              .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
+              .start();
+      boolean exited = p.waitFor(120, TimeUnit.SECONDS);
+      if (!exited) p.destroyForcibly().waitFor();
+      String out = Files.readString(log, StandardCharsets.UTF_8);
+      System.out.println(out);
+      assertTrue(exited, "the example finished within 120 s:\n" + out);
+      assertEquals(0, p.exitValue(), out);
+      List<String> lines = out.lines().toList();
+      int joins = lines.indexOf("== node b joins; the rebalance's decision events:");
+      int stops = lines.indexOf("== a's coordinator stops; b's takes over from etcd");
+      assertTrue(0 < joins && joins < stops, out);
+      List<String> rebalance = lines.subList(joins, stops);
+      assertTrue(
+          rebalance.stream().anyMatch(l -> l.matches("INFO +shardline - shardline rebalanceRound node=a \\{.*\"shards\":\\[\".*")),
+          "a rebalance round that moved shards, logged through SLF4J:\n" + out);
+      assertTrue(rebalance.stream().anyMatch(l -> l.contains("shardline handOffCompleted node=a ")), out);
+      assertTrue(rebalance.stream().anyMatch(l -> l.contains("\"region\":\"b\"") && l.contains("shardline allocated node=a ")), out);
+      assertTrue(lines.subList(stops, lines.size()).stream().anyMatch(l -> l.contains("shardline active node=b ")), out);
+      assertTrue(out.contains("delivered exactly once"), out);
+      assertEquals("done", lines.get(lines.size() - 1), out);
+    } finally {
+      Files.deleteIfExists(log);
     }
   }
 }
