@@ -80,6 +80,9 @@ class ObserveTest {
     assertEquals(Map.of("shardline.notice", "directiveRefused"), keyValues(log.list.get(0)));
     assertEquals(org.slf4j.event.Level.WARN, NoticeLogger.level(new Notice("allocationFailed", "{}")));
     assertEquals(org.slf4j.event.Level.INFO, NoticeLogger.level(new Notice("rebalanceRound", "{}")));
+    // The core marks a refused input or command as a warning too (the wire schema's severity).
+    assertEquals(org.slf4j.event.Level.WARN, NoticeLogger.level(new Notice("inputRefused", "{}")));
+    assertEquals(org.slf4j.event.Level.WARN, NoticeLogger.level(new Notice("commandRefused", "{}")));
   }
 
   @Test

@@ -27,16 +27,11 @@ import org.slf4j.spi.LoggingEventBuilder;
  */
 public final class NoticeLogger implements Consumer<Notice> {
   /**
-   * Notices that mean something went wrong or was refused: logged at WARN, the rest at INFO (as
-   * Python's {@code shardline.observe.log_notices} does).
+   * Notices that report something refused, failed or lost: logged at WARN, the rest at INFO. The
+   * core marks them in the wire schema ({@link Wire#WARNING_NOTICES}), so every language's bridge
+   * logs the same ones as warnings.
    */
-  public static final Set<String> WARNING_NOTICES =
-      Set.of(
-          Wire.CoordinatorNotice.STEPPED_DOWN,
-          Wire.CoordinatorNotice.REGISTER_REFUSED,
-          Wire.CoordinatorNotice.HAND_OFF_TIMED_OUT,
-          Wire.CoordinatorNotice.ALLOCATION_FAILED,
-          Wire.RegionNotice.DIRECTIVE_REFUSED);
+  public static final Set<String> WARNING_NOTICES = Wire.WARNING_NOTICES;
 
   private final Logger logger;
   private final Map<String, String> context;
