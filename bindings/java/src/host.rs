@@ -15,7 +15,8 @@ use shardline_core::coordinator::{Record, Snapshot};
 use shardline_core::protocol::Envelope;
 
 use crate::boundary::Result;
-use crate::callback::{attempt, keep, JavaObject, Refusal, BRIDGE};
+use crate::callback::{attempt, keep, JavaObject, Refusal};
+use crate::classes::{call_static, CALLBACKS, CALLBACKS_HOST};
 use crate::convert::{new_string, to_json};
 use crate::ops;
 
@@ -60,13 +61,12 @@ impl HostObject for JavaHost {
             let name =
                 unsafe { JObject::from_raw(new_string(env, &Spelling::Camel.spell(method))?) };
             let array = unsafe { JObject::from_raw(ops::to_java(env, &Tree::Array(args))?) };
-            let sig = "(Ljava/lang/Object;Ljava/lang/String;Ljava/util/List;)Ljava/lang/Object;";
             let values = [
                 JValue::Object(self.0.obj.as_obj()),
                 JValue::Object(&name),
                 JValue::Object(&array),
             ];
-            let r = env.call_static_method(BRIDGE, "host", sig, &values)?.l()?;
+            let r = call_static(env, &CALLBACKS, &CALLBACKS_HOST, &values)?;
             match ops::tree_of(env, &r, "the answer", 0)? {
                 // A stored state crosses as the JSON text the host stored.
                 Tree::Text(json) if method == "load" => serde_json::from_str(&json)
