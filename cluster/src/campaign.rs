@@ -66,7 +66,13 @@ pub struct CampaignConfig {
     pub loopback: bool,
     /// Tells this campaign's network from a concurrent one's.
     pub net_id: u8,
+    /// The first `python_nodes` nodes run [`PYTHON_NODE`] with this interpreter.
+    pub python_nodes: usize,
+    pub python: PathBuf,
 }
+
+/// The Python node (through the binding), a drop-in for `shardline-cluster node`.
+pub const PYTHON_NODE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/python/node.py");
 
 #[derive(Debug, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -89,6 +95,8 @@ pub struct Summary {
     pub fenced_exits: u64,
     /// `coordinator-kill` runs whose coordinator died with a hand-off under way.
     pub mid_hand_off: u64,
+    /// How many of the nodes ran the Python node.
+    pub python_nodes: usize,
 }
 
 struct Rng(u64);
@@ -325,7 +333,15 @@ impl Run<'_> {
         let log =
             File::create(self.dir.join(format!("{}.log", n.region))).map_err(|e| e.to_string())?;
         let ns = n.host.zip(self.net).map(|(h, net)| net.ns(h));
-        let mut cmd = command_in(ns.as_deref(), &self.exe);
+        let mut cmd = if i < self.cfg.python_nodes {
+            let mut c = command_in(ns.as_deref(), &self.cfg.python);
+            c.arg(PYTHON_NODE);
+            c
+        } else {
+            let mut c = command_in(ns.as_deref(), &self.exe);
+            c.arg("node");
+            c
+        };
         if Path::new(FAKETIME).exists() {
             // The node's wall clock follows this file (see the clock-skew fault); its
             // monotonic clock, which leases and deadlines use, is left alone.
@@ -338,8 +354,7 @@ impl Run<'_> {
                 .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
                 .env("FAKETIME_CACHE_DURATION", "1");
         }
-        cmd.arg("node")
-            .args(["--name", &n.name])
+        cmd.args(["--name", &n.name])
             .args(["--incarnation", &inc.to_string()])
             .args(["--listen", &format!("{}:{}", n.ip, n.port)])
             .args(["--etcd", &self.endpoints.join(",")])
@@ -503,8 +518,35 @@ fn spawn_client(
         .map_err(|e| format!("cannot start the client: {e}"))
 }
 
+/// Whether the Python nodes can start: the script is there and the interpreter has
+/// `shardline` with etcd.
+fn check_python(cfg: &CampaignConfig) -> Result<(), String> {
+    if !Path::new(PYTHON_NODE).is_file() {
+        return Err(format!("--python-nodes: {PYTHON_NODE} is missing"));
+    }
+    let out = Command::new(&cfg.python)
+        .args([
+            "-c",
+            "import shardline; assert shardline.HAS_ETCD, 'built without etcd'",
+        ])
+        .output()
+        .map_err(|e| format!("--python {}: cannot run it: {e}", cfg.python.display()))?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "--python {}: cannot import shardline with etcd (install bindings/python into it): {}",
+            cfg.python.display(),
+            why.trim().lines().last().unwrap_or("")
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    if cfg.python_nodes > 0 {
+        check_python(cfg)?;
+    }
     std::fs::create_dir_all(&cfg.work)
         .map_err(|e| format!("--work {}: {e}", cfg.work.display()))?;
     let net = if cfg.loopback {
@@ -523,7 +565,10 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
     std::fs::create_dir_all(&etcd_dir).map_err(|e| e.to_string())?;
     let mut etcd = EtcdCluster::start(&etcd_dir, 3, net.as_ref())?;
     let stamp = crate::history::true_us();
-    let mut summary = Summary::default();
+    let mut summary = Summary {
+        python_nodes: cfg.python_nodes,
+        ..Summary::default()
+    };
     let mut incarnation = 0u64;
     let mut rng = Rng(cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let kinds: Vec<&str> = match &cfg.only {

@@ -1,7 +1,8 @@
 //! `shardline-cluster`: a real shardline cluster on one machine.
 //!
 //! * `node`: one node process (shard region, standby coordinator, worker-id holder) over TCP
-//!   and etcd; runs until killed. The runnable example of hosting shardline for real.
+//!   and etcd; runs until killed. The runnable example of hosting shardline for real
+//!   (`cluster/python/node.py` is the same node in Python, through the binding).
 //! * `campaign`: starts a 3-member etcd cluster and N nodes, injects faults, checks the
 //!   recorded history and prints one JSON summary line.
 //! * `check`: checks a history directory a campaign kept.
@@ -90,6 +91,13 @@ enum Command {
         /// 10.213.<N>.0/24).
         #[arg(long, default_value_t = 0)]
         net_id: u8,
+        /// The first K nodes run `cluster/python/node.py` (the Python node, through the
+        /// binding) instead of this binary's `node`.
+        #[arg(long, default_value_t = 0)]
+        python_nodes: usize,
+        /// The interpreter for the Python nodes, one with the `shardline` package installed.
+        #[arg(long, default_value = "python3")]
+        python: PathBuf,
     },
     /// Check a history directory and print the verdict as JSON.
     Check {
@@ -162,9 +170,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
             only,
             loopback,
             net_id,
+            python_nodes,
+            python,
         } => {
             if !(2..=5).contains(&nodes) {
                 return Err(format!("--nodes {nodes}: must be in 2..=5"));
+            }
+            if python_nodes > nodes {
+                return Err(format!(
+                    "--python-nodes {python_nodes}: must be at most --nodes ({nodes})"
+                ));
             }
             if runs == 0 {
                 return Err("--runs must be at least 1".into());
@@ -182,6 +197,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 only,
                 loopback,
                 net_id,
+                python_nodes,
+                python,
             };
             let summary = campaign::run(&cfg)?;
             println!(

@@ -97,4 +97,47 @@ mod tests {
         let e = read_frame(&mut &huge[..]).unwrap_err();
         assert!(e.to_string().contains("limit"), "{e}");
     }
+
+    /// The Python node (`cluster/python/node.py`) writes and reads these exact forms; its own
+    /// test (`cluster/python/test_node.py`) checks the same texts.
+    #[test]
+    fn frames_have_the_forms_the_python_node_speaks() {
+        let forms = [
+            (
+                Frame::Bounce {
+                    shard: "3".into(),
+                    entity: "e1".into(),
+                    payload: b"17".to_vec(),
+                },
+                r#"{"frame":"bounce","shard":"3","entity":"e1","payload":"MTc="}"#,
+            ),
+            (
+                Frame::CoordinatorChanged,
+                r#"{"frame":"coordinatorChanged"}"#,
+            ),
+            (
+                Frame::Route {
+                    entity: "e1".into(),
+                    message: 17,
+                },
+                r#"{"frame":"route","entity":"e1","message":17}"#,
+            ),
+            (
+                Frame::Ack {
+                    message: 17,
+                    accepted: true,
+                    region: "n0-1".into(),
+                },
+                r#"{"frame":"ack","message":17,"accepted":true,"region":"n0-1"}"#,
+            ),
+        ];
+        for (frame, text) in forms {
+            assert_eq!(serde_json::to_string(&frame).unwrap(), text);
+            let back: Frame = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        }
+        let envelope = r#"{"frame":"envelope","envelope":{"from":{"region":"a-1"},"to":{"region":"b-2"},"message":{"forward":{"shard":"3","entity":"e1","payload":"MTc="}}}}"#;
+        let f: Frame = serde_json::from_str(envelope).unwrap();
+        assert_eq!(serde_json::to_string(&f).unwrap(), envelope);
+    }
 }
