@@ -16,21 +16,13 @@ const { coordinatorInputs } = require('./inputs.cjs')
 const monotonicMs = () => Math.floor(performance.now())
 
 /**
- * Also an EventEmitter: every notice is emitted as `'notice'` and under its own type
- * (`'allocated'`, `'rebalanceRound'`, `'handOffTimedOut'`, ...) as it happens, and is kept
- * for `takeNotices()` as well.
+ * What both drivers do on the event loop: the clock, the host promises still pending and the
+ * errors they ended in, the notices (emitted as `'notice'` and under their own type, and kept
+ * for `takeNotices()`), and the one timer at the next deadline.
  */
-class AsyncCoordinatorDriver extends EventEmitter {
-  /**
-   * `{strategy, selfAddress, transport, lease, store, clock?, config?}`; `clock` is a function
-   * or an object with `nowMs()` (monotonic milliseconds; `performance.now()` by default).
-   * Calls that reject are given to `onError` (default: kept for `takeErrors()`).
-   */
-  constructor ({ strategy, selfAddress, transport, lease, store, clock, config, onError }) {
+class OnTheLoop extends EventEmitter {
+  constructor (clock, onError) {
     super()
-    native._checkHosts(transport, lease, store) // as the synchronous driver checks them
-    this._pipeline = new native.CoordinatorPipeline({ strategy, selfAddress, config })
-    this._hosts = { transport, lease, store }
     this._now = clock == null ? monotonicMs : typeof clock === 'function' ? clock : () => clock.nowMs()
     this._pending = new Set()
     this._errors = []
@@ -38,6 +30,54 @@ class AsyncCoordinatorDriver extends EventEmitter {
     this._onError = onError ?? ((e) => this._errors.push(e))
     this._timer = null
     this._running = false
+  }
+
+  /** Resolves once no host call is in flight. */
+  async settled () {
+    while (this._pending.size > 0) await Promise.allSettled([...this._pending])
+  }
+
+  takeNotices () { const n = this._notices; this._notices = []; return n }
+  takeErrors () { const e = this._errors; this._errors = []; return e }
+
+  _emitNotices (notices) {
+    for (const n of notices) {
+      this._notices.push(n)
+      this.emit('notice', n)
+      this.emit(n.type, n)
+    }
+  }
+
+  /** Runs `fire` at `deadline` (replacing the timer set before), while running. */
+  _arm (deadline, fire) {
+    if (this._timer !== null) clearTimeout(this._timer)
+    this._timer = null
+    if (!this._running || deadline === null) return
+    this._timer = setTimeout(() => {
+      this._timer = null
+      fire()
+    }, Math.max(0, deadline - this._now()))
+    // The host's own sockets keep the process alive; the drivers' timers alone do not.
+    this._timer.unref()
+  }
+}
+
+/**
+ * Also an EventEmitter: every notice is emitted as `'notice'` and under its own type
+ * (`'allocated'`, `'rebalanceRound'`, `'handOffTimedOut'`, ...) as it happens, and is kept
+ * for `takeNotices()` as well.
+ */
+class AsyncCoordinatorDriver extends OnTheLoop {
+  /**
+   * `{strategy, selfAddress, transport, lease, store, clock?, config?}`; `clock` is a function
+   * or an object with `nowMs()` (monotonic milliseconds; `performance.now()` by default).
+   * Calls that reject are given to `onError` (default: kept for `takeErrors()`).
+   */
+  constructor ({ strategy, selfAddress, transport, lease, store, clock, config, onError }) {
+    native._checkHosts(transport, lease, store) // as the synchronous driver checks them
+    super(clock, onError)
+    this._pipeline = new native.CoordinatorPipeline({ strategy, selfAddress, config })
+    this._hosts = { transport, lease, store }
   }
 
   /** Starts contending for the lease and fires the timers at their deadlines until stopped. */
@@ -59,15 +99,8 @@ class AsyncCoordinatorDriver extends EventEmitter {
     if (token != null) this.handle({ type: 'leaseLost', token })
   }
 
-  /** Resolves once no host call is in flight. */
-  async settled () {
-    while (this._pending.size > 0) await Promise.allSettled([...this._pending])
-  }
-
   nextDeadline () { return this._pipeline.nextDeadline() }
   get inFlight () { return this._pipeline.inFlight }
-  takeNotices () { const n = this._notices; this._notices = []; return n }
-  takeErrors () { const e = this._errors; this._errors = []; return e }
   op (name, args) { return this._pipeline.op(name, args) }
 
   _pump () {
@@ -93,11 +126,7 @@ class AsyncCoordinatorDriver extends EventEmitter {
         this._answer(ticket, answer)
       }
     }
-    for (const n of this._pipeline.takeNotices()) {
-      this._notices.push(n)
-      this.emit('notice', n)
-      this.emit(n.type, n)
-    }
+    this._emitNotices(this._pipeline.takeNotices())
     this._schedule()
   }
 
@@ -115,17 +144,11 @@ class AsyncCoordinatorDriver extends EventEmitter {
   }
 
   _schedule () {
-    if (this._timer !== null) clearTimeout(this._timer)
-    this._timer = null
-    const deadline = this._pipeline.nextDeadline()
-    if (!this._running || deadline === null || this.phase === 'stopped') return
-    this._timer = setTimeout(() => {
-      this._timer = null
+    const deadline = this.phase === 'stopped' ? null : this._pipeline.nextDeadline()
+    this._arm(deadline, () => {
       this._pipeline.onTimeout(this._now())
       this._pump()
-    }, Math.max(0, deadline - this._now()))
-    // The host's own sockets keep the process alive; the coordinator's timers alone do not.
-    this._timer.unref()
+    })
   }
 }
 define(AsyncCoordinatorDriver, queries)
@@ -141,22 +164,14 @@ const isPromise = (v) => v != null && typeof v.then === 'function'
  * false, which leaves `shardStopped` to you). Also an EventEmitter of the region's notices,
  * as AsyncCoordinatorDriver is of the coordinator's.
  */
-class AsyncRegionDriver extends EventEmitter {
+class AsyncRegionDriver extends OnTheLoop {
   /** The RegionDriver's options, and `onError` (default: kept for `takeErrors()`). */
   constructor ({ transport, host, clock, onError, ...options }) {
-    super()
-    // One clock for the driver and for the timers' delays.
-    this._now = clock == null ? monotonicMs : typeof clock === 'function' ? clock : () => clock.nowMs()
-    this._pending = new Set()
-    this._errors = []
-    this._notices = []
-    this._onError = onError ?? ((e) => this._errors.push(e))
-    this._timer = null
-    this._running = false
+    super(clock, onError)
     const send = typeof transport === 'function' ? transport : transport?.send?.bind(transport)
     this._driver = new native.RegionDriver({
       ...options,
-      clock: clock ?? monotonicMs,
+      clock: this._now, // one clock for the driver and for the timers' delays
       transport: send == null ? transport : (envelope) => this._detach(send(envelope)),
       host: host == null ? host : this._host(host),
     })
@@ -167,14 +182,6 @@ class AsyncRegionDriver extends EventEmitter {
     this._running = true
     this._step(() => this._driver.start())
   }
-
-  /** Resolves once no promise of the host or transport is pending. */
-  async settled () {
-    while (this._pending.size > 0) await Promise.allSettled([...this._pending])
-  }
-
-  takeNotices () { const n = this._notices; this._notices = []; return n }
-  takeErrors () { const e = this._errors; this._errors = []; return e }
 
   /** Stops the timers and frees the region (see RegionDriver's `close`); idempotent. */
   close () {
@@ -217,31 +224,15 @@ class AsyncRegionDriver extends EventEmitter {
     try {
       return call()
     } finally {
-      for (const n of this._driver.takeNotices()) {
-        this._notices.push(n)
-        this.emit('notice', n)
-        this.emit(n.type, n)
-      }
-      this._schedule()
+      this._emitNotices(this._driver.takeNotices())
+      this._arm(this._driver.nextDeadline(), () => this._step(() => this._driver.poll()))
     }
-  }
-
-  _schedule () {
-    if (this._timer !== null) clearTimeout(this._timer)
-    this._timer = null
-    const deadline = this._driver.nextDeadline()
-    if (!this._running || deadline === null) return
-    this._timer = setTimeout(() => {
-      this._timer = null
-      this._step(() => this._driver.poll())
-    }, Math.max(0, deadline - this._now()))
-    this._timer.unref()
   }
 }
 
 // Every other method of the RegionDriver: inputs step it through `_step`, queries read it.
 for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(native.RegionDriver.prototype))) {
-  if (name === 'constructor' || Object.hasOwn(AsyncRegionDriver.prototype, name)) continue
+  if (name === 'constructor' || name in AsyncRegionDriver.prototype) continue
   if (typeof d.get === 'function') {
     Object.defineProperty(AsyncRegionDriver.prototype, name, { get () { return this._driver[name] }, configurable: true })
   } else if (typeof d.value === 'function') {

@@ -221,7 +221,25 @@ export declare class AsyncCoordinatorDriver extends EventEmitter {
  * that returns a promise counts as "not stopped yet" until it resolves (to anything but
  * false). Emits the region's notices as `'notice'` and under their own type.
  */
-export interface AsyncRegionDriver extends RegionQueries {}
+/** The region drivers' one-input methods (./inputs.cjs, over `handle`). */
+export interface RegionDriverInputs {
+  /** A message from the coordinator or another region. */
+  receive(envelope: Envelope): void
+  /** The host finished stopping a shard whose `stopShard` returned false. */
+  shardStopped(shard: ShardId): void
+  entityPassivated(shard: ShardId, entity: string): void
+  /** The coordinator moved (or may have): register again. */
+  coordinatorChanged(): void
+  /** Another region died: forget the homes it had. */
+  regionTerminated(region: string): void
+  /** Hands every shard off, then calls the host's `stopped`. */
+  gracefulShutdown(): void
+  /** What the host measured: shard id to a number, or to a number per dimension. */
+  reportLoads(loads: Record<ShardId, Amount>): void
+  /** The region's capacity, tags or shard cap changed (the whole offer). */
+  updateOffer(offer: RegionOffer): void
+}
+export interface AsyncRegionDriver extends RegionQueries, RegionDriverInputs {}
 export declare class AsyncRegionDriver extends EventEmitter {
   constructor(options: RegionOptions & {
     transport: ((envelope: Envelope) => unknown) | { send(envelope: Envelope): unknown }
@@ -242,14 +260,6 @@ export declare class AsyncRegionDriver extends EventEmitter {
   route(entity: string, payload: Payload): void
   routeToShard(shard: ShardId, entity: string, payload: Payload): void
   handle(input: RegionInput): void
-  receive(envelope: Envelope): void
-  shardStopped(shard: ShardId): void
-  entityPassivated(shard: ShardId, entity: string): void
-  coordinatorChanged(): void
-  regionTerminated(region: string): void
-  gracefulShutdown(): void
-  reportLoads(loads: Record<ShardId, Amount>): void
-  updateOffer(offer: RegionOffer): void
   shardOf(entity: string): string
   /** Resolves once no promise of the host or transport is pending. */
   settled(): Promise<void>
@@ -375,7 +385,7 @@ declare module '../index' {
     drain(region: string): void
     undrain(region: string): void
   }
-  interface RegionDriver extends RegionQueries, NamedOperations {
+  interface RegionDriver extends RegionQueries, NamedOperations, RegionDriverInputs {
     /** Frees the region and forgets every callback; idempotent. */
     close(): void
     /** Registers with the coordinator (and keeps retrying from `poll`). */
@@ -384,21 +394,6 @@ declare module '../index' {
     poll(): number | null
     nextDeadline(): number | null
     takeNotices(): RegionNotice[]
-    /** A message from the coordinator or another region. */
-    receive(envelope: Envelope): void
-    /** The host finished stopping a shard whose `stopShard` returned false. */
-    shardStopped(shard: ShardId): void
-    entityPassivated(shard: ShardId, entity: string): void
-    /** The coordinator moved (or may have): register again. */
-    coordinatorChanged(): void
-    /** Another region died: forget the homes it had. */
-    regionTerminated(region: string): void
-    /** Hands every shard off, then calls the host's `stopped`. */
-    gracefulShutdown(): void
-    /** What the host measured: shard id to a number, or to a number per dimension. */
-    reportLoads(loads: Record<ShardId, Amount>): void
-    /** The region's capacity, tags or shard cap changed (the whole offer). */
-    updateOffer(offer: RegionOffer): void
   }
   // The operations of ./ids.cjs.
   interface Snowflake extends NamedOperations {
