@@ -438,7 +438,7 @@ impl ClassKey {
 pub(crate) type ClassEntry = (Ordered, usize, u64, usize);
 
 /// Regions that may receive shards, grouped by [`ClassKey`].
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct ClassIndex {
     classes: BTreeMap<ClassKey, BTreeSet<ClassEntry>>,
 }
