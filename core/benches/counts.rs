@@ -195,6 +195,7 @@ fn run(case: &str) {
     match case.split_once('/') {
         Some(("least-load", op)) => {
             let mut state = loaded();
+            settle(&state);
             match op {
                 "plan" => {
                     let mut s = LeastLoad::new(i32::MAX, 1.0, 0.05, None).unwrap();
@@ -202,13 +203,11 @@ fn run(case: &str) {
                     println!("{case}: {moves} moves in {rounds} rounds, checksum {sum:016x}");
                 }
                 "round" => {
-                    settle(&state);
                     let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
                     let n = measured(|| s.rebalance(&state, &none, None).unwrap().len());
                     println!("{case}: {n} moves");
                 }
                 "allocate" => {
-                    settle(&state);
                     let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
                     measured(|| {
                         for _ in 0..1000 {
@@ -218,7 +217,6 @@ fn run(case: &str) {
                     println!("{case}: 1000 allocations");
                 }
                 "place" => {
-                    settle(&state);
                     let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
                     measured(|| {
                         for k in SHARDS..SHARDS + 1000 {

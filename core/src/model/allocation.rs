@@ -39,9 +39,9 @@ pub struct Region {
     /// consistent-hashing round reads one position per shard, and a flat array of them costs
     /// a fraction of walking the map and hashing every id again.
     ring_positions: Vec<(u64, i32)>,
-    /// The member it was ranked by, as the ranking indexes hold it (its key with a count of
-    /// 0; see [`Region::rank_key`]), so it can be taken out even after the member changed.
-    rank: Option<(RankKey, MemberStatus, Version)>,
+    /// The member it was ranked by and its group in the ranking indexes, so it can be taken
+    /// out even after the member changed.
+    rank: Option<(RankGroup, MemberStatus, Version)>,
     addr_key: ActorTsKey,
     profile: RegionProfile,
     /// Sum of its shards' loads.
@@ -118,11 +118,11 @@ impl Region {
         self.rank.as_ref().map(|(_, s, v)| (s.is_leaving(), v))
     }
 
-    /// Its key in the ranking indexes, at `count` shards.
-    fn rank_key(&self, count: usize) -> Option<RankKey> {
+    /// Its group and entry in the ranking indexes, at `count` shards.
+    fn rank_key(&self, count: usize, slot: usize) -> Option<(&RankGroup, RankEntry)> {
         self.rank
             .as_ref()
-            .map(|(k, _, _)| RankKey { count, ..k.clone() })
+            .map(|(g, _, _)| (g, (count, self.pos, slot)))
     }
 
     /// Its key in `load_eligible`, at `count` shards.
@@ -136,16 +136,59 @@ impl Region {
     }
 }
 
-/// `ShardSuitabilityOrdering` as a total order; valid while [`AllocationState`] reports the
-/// ranking as orderly.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct RankKey {
-    leaving: bool,
-    version: Reverse<VersionKey>,
-    count: usize,
-    pos: u64,
-    /// Where the region is (positions are unique, so this never decides the order).
-    slot: usize,
+/// A region's group in the ranking: leaving, then newest app version first.
+type RankGroup = (bool, Reverse<VersionKey>);
+/// Its place in the group: (shard count, map position, slot; positions are unique, so the slot
+/// never decides).
+type RankEntry = (usize, u64, usize);
+
+/// `ShardSuitabilityOrdering` as a total order, valid while [`AllocationState`] reports the
+/// ranking as orderly: by group, then shard count and map position. Kept per group, so moving
+/// a region compares counts and positions rather than versions.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct RankIndex(BTreeMap<RankGroup, BTreeSet<RankEntry>>);
+
+impl RankIndex {
+    fn insert(&mut self, group: &RankGroup, entry: RankEntry) {
+        match self.0.get_mut(group) {
+            Some(set) => {
+                set.insert(entry);
+            }
+            None => {
+                self.0.insert(group.clone(), BTreeSet::from([entry]));
+            }
+        }
+    }
+
+    fn remove(&mut self, group: &RankGroup, entry: &RankEntry) {
+        if let Some(set) = self.0.get_mut(group) {
+            set.remove(entry);
+            if set.is_empty() {
+                self.0.remove(group);
+            }
+        }
+    }
+
+    fn replace(&mut self, group: &RankGroup, old: &RankEntry, new: RankEntry) {
+        if let Some(set) = self.0.get_mut(group) {
+            set.remove(old);
+            set.insert(new);
+        }
+    }
+
+    /// The first slot in ranking order (no group is empty).
+    fn first(&self) -> Option<usize> {
+        self.0
+            .values()
+            .next()
+            .and_then(|set| set.first())
+            .map(|e| e.2)
+    }
+
+    /// Slots in ranking order.
+    fn slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.values().flat_map(|set| set.iter().map(|e| e.2))
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -157,8 +200,8 @@ struct Home {
 /// The indexes whose keys hold a region's shard count or load.
 #[derive(Debug, Default, Clone, PartialEq)]
 struct Counted {
-    rank_all: BTreeSet<RankKey>,
-    rank_eligible: BTreeSet<RankKey>,
+    rank_all: RankIndex,
+    rank_eligible: RankIndex,
     /// (count, actor-ts address order, candidate position) of eligible regions: actor-ts
     /// least-shard.
     load_eligible: BTreeSet<(usize, ActorTsKey, u64, usize)>,
@@ -209,13 +252,12 @@ impl Marked {
             let r = slots[slot].as_ref().expect("a marked region is live");
             let (now_count, now_load) = (r.shards.len(), r.load.get(0));
             if now_count != count {
-                if let (Some(old), Some(new)) = (r.rank_key(count), r.rank_key(now_count)) {
+                if let Some((g, old)) = r.rank_key(count, slot) {
+                    let new = (now_count, r.pos, slot);
                     if r.eligible {
-                        ix.rank_eligible.remove(&old);
-                        ix.rank_eligible.insert(new.clone());
+                        ix.rank_eligible.replace(g, &old, new);
                     }
-                    ix.rank_all.remove(&old);
-                    ix.rank_all.insert(new);
+                    ix.rank_all.replace(g, &old, new);
                 }
                 if r.eligible {
                     ix.load_eligible.remove(&r.load_key(count, slot));
@@ -809,7 +851,7 @@ impl AllocationState {
             } else {
                 &c.rank_all
             };
-            return set.first().map(|k| self.region_in_slot(k.slot));
+            return set.first().map(|s| self.region_in_slot(s));
         }
         let mut best: Option<&Region> = None;
         for r in self.ranked_regions_in_map_order(eligible_only) {
@@ -831,7 +873,9 @@ impl AllocationState {
             } else {
                 &c.rank_all
             };
-            return Ok(set.iter().map(|k| self.region_in_slot(k.slot)).collect());
+            let mut v = Vec::with_capacity(self.slots.len());
+            v.extend(set.slots().map(|s| self.region_in_slot(s)));
+            return Ok(v);
         }
         let mut v: Vec<&Region> = self.ranked_regions_in_map_order(eligible_only).collect();
         jvm::sort_by(&mut v, |a, b| self.pekko_compare(a, b))?;
@@ -971,20 +1015,21 @@ impl AllocationState {
     /// Takes a region out of the count-dependent indexes (before its member changes).
     fn unindex(&mut self, slot: usize) {
         self.placement_gen += 1;
-        let r = self.slots[slot].as_ref().expect("live");
-        let (count, key) = (r.shards.len(), r.load_key(r.shards.len(), slot));
-        let eligible = r.eligible;
-        let ranked = r.rank_key(count);
+        // settled first, so its keys are made from the region as it is
+        self.counted_mut();
+        let r = self.slots[slot].as_mut().expect("live");
+        let (count, pos, eligible) = (r.shards.len(), r.pos, r.eligible);
+        let key = r.load_key(count, slot);
+        let rank = r.rank.take();
         let c = self.counted_mut();
-        if let Some(k) = &ranked {
-            c.rank_all.remove(k);
-            c.rank_eligible.remove(k);
+        if let Some((group, _, _)) = &rank {
+            c.rank_all.remove(group, &(count, pos, slot));
+            c.rank_eligible.remove(group, &(count, pos, slot));
         }
         if eligible {
             c.load_eligible.remove(&key);
         }
-        let r = self.slots[slot].as_mut().expect("live");
-        if let Some((_, status, version)) = r.rank.take() {
+        if let Some((_, status, version)) = rank {
             self.ranked_status[status as usize] -= 1;
             self.ranked_versions.remove(&version);
         }
@@ -1000,33 +1045,23 @@ impl AllocationState {
             &r.address
         };
         let ranked = self.cluster.member(node.as_str()).map(|m| {
-            let key = RankKey {
-                leaving: m.status.is_leaving(),
-                version: Reverse(m.app_version.sort_key()),
-                count: 0,
-                pos: r.pos,
-                slot,
-            };
-            (key, m.status, m.app_version.clone())
+            let group = (m.status.is_leaving(), Reverse(m.app_version.sort_key()));
+            (group, m.status, m.app_version.clone())
         });
-        let (count, eligible) = (r.shards.len(), r.eligible);
+        let (count, pos, eligible) = (r.shards.len(), r.pos, r.eligible);
         let key = r.load_key(count, slot);
         let c = self.counted_mut();
         if eligible {
             c.load_eligible.insert(key);
         }
-        if let Some((key, status, version)) = ranked {
-            let counted = RankKey {
-                count,
-                ..key.clone()
-            };
+        if let Some((group, status, version)) = ranked {
             if eligible {
-                c.rank_eligible.insert(counted.clone());
+                c.rank_eligible.insert(&group, (count, pos, slot));
             }
-            c.rank_all.insert(counted);
+            c.rank_all.insert(&group, (count, pos, slot));
             self.ranked_status[status as usize] += 1;
             self.ranked_versions.add(&version);
-            self.slots[slot].as_mut().expect("live").rank = Some((key, status, version));
+            self.slots[slot].as_mut().expect("live").rank = Some((group, status, version));
         }
         self.reclass(slot);
     }
@@ -1051,11 +1086,11 @@ mod tests {
         for (slot, r) in s.slots.iter().enumerate() {
             let Some(r) = r else { continue };
             let count = r.shards.len();
-            if let Some(k) = r.rank_key(count) {
+            if let Some((g, e)) = r.rank_key(count, slot) {
                 if r.eligible {
-                    c.rank_eligible.insert(k.clone());
+                    c.rank_eligible.insert(g, e);
                 }
-                c.rank_all.insert(k);
+                c.rank_all.insert(g, e);
             }
             if r.eligible {
                 c.load_eligible.insert(r.load_key(count, slot));
