@@ -461,20 +461,6 @@ impl ClassIndex {
             set.insert(new);
         }
     }
-    /// The same classes and entries with every id passed through `renumber`, which must keep
-    /// each class's order (ids only break ties between equal positions, which never occur).
-    pub(crate) fn renumbered(&self, mut renumber: impl FnMut(usize) -> usize) -> ClassIndex {
-        ClassIndex {
-            classes: self
-                .classes
-                .iter()
-                .map(|(k, set)| {
-                    let set = set.iter().map(|e| (e.0, e.1, e.2, renumber(e.3))).collect();
-                    (k.clone(), set)
-                })
-                .collect(),
-        }
-    }
     /// Every class with its entries.
     pub(crate) fn groups(&self) -> impl Iterator<Item = (&ClassKey, &BTreeSet<ClassEntry>)> {
         self.classes.iter()
