@@ -19,7 +19,9 @@ use std::hash::{Hash, Hasher};
 use std::hint::black_box;
 
 use shardline_core::jvm::compare_utf16;
-use shardline_core::model::{Address, AllocationState, Amount, ClusterView, Member, Version};
+use shardline_core::model::{
+    Address, AllocationState, Amount, ClusterView, Member, RegionId, ShardId, Version,
+};
 use shardline_core::strategy::{
     Allocation, AllocationStrategy, InProgress, LeastLoad, StrategyConfig,
 };
@@ -70,29 +72,33 @@ fn loaded() -> AllocationState {
     state
 }
 
-/// The least_load bench's plan; returns (moves, rounds that moved, checksum of the moves).
-fn plan(strategy: &mut LeastLoad, state: &mut AllocationState) -> (usize, usize, u64) {
+/// The least_load bench's plan; returns (moves, rounds that moved, every removal and
+/// placement as (shard, region) in order).
+fn plan(
+    strategy: &mut LeastLoad,
+    state: &mut AllocationState,
+) -> (usize, usize, Vec<(ShardId, RegionId)>) {
     let none = InProgress::new();
     let (mut moves, mut rounds) = (0, 0);
-    let mut sum = std::collections::hash_map::DefaultHasher::new();
+    let mut trace = Vec::new();
     loop {
         let picked = strategy.rebalance(state, &none, None).unwrap();
         if picked.is_empty() {
-            return (moves, rounds, sum.finish());
+            return (moves, rounds, trace);
         }
         moves += picked.len();
         rounds += 1;
         for s in &picked {
             let from = state.remove_shard(s).unwrap();
-            (&**s, &*from).hash(&mut sum);
+            trace.push((s.clone(), from));
         }
         let mut order = picked.clone();
         order.sort_by(|a, b| compare_utf16(a, b));
         for s in order {
             match strategy.allocate(state, None, &s, None).unwrap() {
                 Allocation::Region(r) => {
-                    (&*s, &*r).hash(&mut sum);
-                    state.add_shard(&r, &s).unwrap()
+                    state.add_shard(&r, &s).unwrap();
+                    trace.push((s, r));
                 }
                 Allocation::Pending => panic!("{s}: no region"),
             }
@@ -199,7 +205,12 @@ fn run(case: &str) {
             match op {
                 "plan" => {
                     let mut s = LeastLoad::new(i32::MAX, 1.0, 0.05, None).unwrap();
-                    let (moves, rounds, sum) = measured(|| plan(&mut s, &mut state));
+                    let (moves, rounds, trace) = measured(|| plan(&mut s, &mut state));
+                    let mut sum = std::collections::hash_map::DefaultHasher::new();
+                    for (shard, region) in &trace {
+                        (&**shard, &**region).hash(&mut sum);
+                    }
+                    let sum = sum.finish();
                     println!("{case}: {moves} moves in {rounds} rounds, checksum {sum:016x}");
                 }
                 "round" => {

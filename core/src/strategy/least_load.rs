@@ -494,7 +494,8 @@ struct Slot<'s> {
     count: usize,
     /// Its class in [`Round::classes`], by number.
     class: Option<usize>,
-    /// Bumped by every move to or from it: [`Classes`] entries made before are stale.
+    /// Bumped by every move to or from it: heap entries made before (in [`Classes`] and the
+    /// busiest-first heap) are stale.
     stamp: u32,
 }
 
@@ -642,8 +643,17 @@ impl<'s> Round<'s> {
             let s = &mut self.slots[i];
             s.stamp += 1;
             if let (Some(ix), Some(c)) = (self.classes.as_mut(), s.class) {
-                let new = (Ordered(s.load.get(0)), s.count, s.region.map_position(), i);
-                ix.heaps[c].get_mut().push(Reverse((new, s.stamp)));
+                let new = Reverse((
+                    (Ordered(s.load.get(0)), s.count, s.region.map_position(), i),
+                    s.stamp,
+                ));
+                let heap = ix.heaps[c].get_mut();
+                // a destination was usually its class's head: its entry is replaced in place
+                if heap.peek().is_some_and(|top| top.0 .0 .3 == i) {
+                    *heap.peek_mut().expect("a head") = new;
+                } else {
+                    heap.push(new);
+                }
             }
         }
         self.moves_left -= 1;
@@ -799,20 +809,20 @@ impl LeastLoad {
             })
             .fold(0.0, f64::max);
         let ceiling = (1.0 + self.band) * optimum;
-        // The busiest slot first (then map order). A move pushes its two slots again under a
-        // new stamp; an entry whose stamp is not its slot's current one is dropped when it
-        // comes up.
-        let mut stamps = vec![0u32; round.slots.len()];
-        let entry = |round: &Round, i: usize, stamp: u32| {
+        // The busiest slot first (then map order). A move re-enters its two slots under their
+        // new stamps (see [`Slot::stamp`]); an entry whose stamp is not its slot's current one
+        // is dropped when it comes up.
+        let entry = |round: &Round, i: usize| {
+            let s = &round.slots[i];
             (
                 Util(round.util(i)),
-                Reverse(round.slots[i].region.map_position()),
+                Reverse(s.region.map_position()),
                 i,
-                stamp,
+                s.stamp,
             )
         };
         let mut busiest: BinaryHeap<(Util, Reverse<u64>, usize, u32)> =
-            live.iter().map(|&i| entry(round, i, 0)).collect();
+            live.iter().map(|&i| entry(round, i)).collect();
         // per source slot: (size on it, sequence, shard), largest first, then oldest
         let mut lists: HashMap<usize, Vec<Movable>> = HashMap::new();
         let mut stuck = false;
@@ -822,7 +832,7 @@ impl LeastLoad {
             let Some(&(Util(top), _, s, stamp)) = busiest.peek() else {
                 break;
             };
-            if stamp != stamps[s] {
+            if stamp != round.slots[s].stamp {
                 busiest.pop();
                 continue;
             }
@@ -832,21 +842,25 @@ impl LeastLoad {
             let cap = &round.slots[s].region.profile().capacity;
             let list = lists.entry(s).or_insert_with(|| {
                 let region = round.slots[s].region;
-                let mut v: Vec<Movable> = region
-                    .shards_with_load()
-                    .filter(|(_, sh, _)| round.fixed.is_empty() || !round.fixed.contains(*sh))
-                    .filter(|(_, sh, _)| {
-                        !ruled
-                            || state
-                                .shard_rule(sh)
-                                .and_then(|r| r.pin.as_ref())
-                                .is_none_or(|p| **p != **region.id())
-                    })
-                    .map(|(q, sh, load)| (utilisation(load, None, cap, width), q, sh, load))
-                    // moving a weightless shard helps nobody
-                    .filter(|x| x.0 > 0.0)
-                    .collect();
-                v.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let mut v: Vec<Movable> = Vec::with_capacity(region.shard_count());
+                v.extend(
+                    region
+                        .shards_with_load()
+                        .filter(|(_, sh, _)| round.fixed.is_empty() || !round.fixed.contains(*sh))
+                        .filter(|(_, sh, _)| {
+                            !ruled
+                                || state
+                                    .shard_rule(sh)
+                                    .and_then(|r| r.pin.as_ref())
+                                    .is_none_or(|p| **p != **region.id())
+                        })
+                        .map(|(q, sh, load)| (utilisation(load, None, cap, width), q, sh, load))
+                        // moving a weightless shard helps nobody
+                        .filter(|x| x.0 > 0.0),
+                );
+                // largest first, then oldest; sizes are positive and finite, where the bits
+                // order as the numbers do
+                v.sort_unstable_by_key(|x| (Reverse(x.0.to_bits()), x.1));
                 v
             });
             let excess = top - ceiling;
@@ -954,10 +968,9 @@ impl LeastLoad {
             };
             let (_, _, shard, load) = list.remove(k);
             round.apply(shard.clone(), load, s, d, "band");
-            for i in [s, d] {
-                stamps[i] += 1;
-                busiest.push(entry(round, i, stamps[i]));
-            }
+            // the source's old entry is still on top
+            *busiest.peek_mut().expect("the source's entry") = entry(round, s);
+            busiest.push(entry(round, d));
         }
         (Some(optimum), Some(ceiling), stuck)
     }
