@@ -507,8 +507,11 @@ struct Slot<'s> {
 #[derive(Default)]
 struct Classes<'s> {
     keys: Vec<&'s ClassKey>,
-    heaps: Vec<RefCell<BinaryHeap<Reverse<(ClassEntry, u32)>>>>,
+    heaps: Vec<RefCell<ClassHeap>>,
 }
+
+/// One class's (entry, stamp) pairs, least entry on top.
+type ClassHeap = BinaryHeap<Reverse<(ClassEntry, u32)>>;
 
 impl Round<'_> {
     /// Per class whose tags cover `required` (in class order): its first slot that
