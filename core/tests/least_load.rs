@@ -389,6 +389,35 @@ proptest! {
     }
 }
 
+/// The bench's shape at a fifth of its size (200 regions of capacity 1, 2 or 4, 100 shards
+/// each, lognormal(0, 1) loads, a count-balanced start): the plan through the class index, the
+/// heaps and the searched move is the plain scans' plan, move for move.
+#[test]
+fn a_large_plan_is_the_plain_scans_plan_move_for_move() {
+    let make = || LeastLoad::new(i32::MAX, 1.0, BAND, None).unwrap();
+    let fast = plan(&mut make(), &mut instance(42, 200, 100, 1.0));
+    let plain = plan(&mut make(), &mut named_instance(42, 200, 100, 1.0));
+    let moves: usize = fast.iter().map(Vec::len).sum();
+    assert!(moves >= 1000, "only {moves} moves");
+    // the first move that differs, rather than two lists of thousands
+    let flat = |p: &[Vec<Move>]| -> Vec<(usize, Move)> {
+        let mut v = Vec::new();
+        for (i, r) in p.iter().enumerate() {
+            v.extend(r.iter().map(|m| (i, m.clone())));
+        }
+        v
+    };
+    let (a, b) = (flat(&fast), flat(&plain));
+    let first = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert_eq!(
+        (first, a.len(), fast.len()),
+        (None, b.len(), plain.len()),
+        "first difference (round, move): {:?} vs {:?}",
+        first.map(|i| &a[i]),
+        first.map(|i| &b[i])
+    );
+}
+
 /// Explanations: each move names its source, destination, utilisations, trigger and budget.
 #[test]
 fn a_rebalance_explains_each_move() {

@@ -7,7 +7,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::hashing::string_hash;
 use crate::jvm::{self, ContractViolation};
@@ -39,15 +39,16 @@ pub struct Region {
     /// consistent-hashing round reads one position per shard, and a flat array of them costs
     /// a fraction of walking the map and hashing every id again.
     ring_positions: Vec<(u64, i32)>,
-    /// What the ranking indexes hold for this region, so it can be taken out even after the
-    /// member it was ranked by has changed.
-    rank: Option<(RankKey, MemberStatus, Version)>,
+    /// The member it was ranked by and its group in the ranking indexes, so it can be taken
+    /// out even after the member changed.
+    rank: Option<(RankGroup, MemberStatus, Version)>,
     addr_key: ActorTsKey,
     profile: RegionProfile,
     /// Sum of its shards' loads.
     load: LoadVec,
-    /// Where [`AllocationState`]'s class index holds it, when it may receive shards.
-    class: Option<(ClassKey, ClassEntry)>,
+    /// The class [`AllocationState`]'s class index holds it in, when it may receive shards
+    /// (its entry there: [`Region::class_entry`]).
+    class: Option<ClassKey>,
 }
 
 /// A shard as its region lists it.
@@ -116,22 +117,163 @@ impl Region {
     pub(crate) fn member_class(&self) -> Option<(bool, &Version)> {
         self.rank.as_ref().map(|(_, s, v)| (s.is_leaving(), v))
     }
+
+    /// Its group and entry in the ranking indexes, at `count` shards.
+    fn rank_key(&self, count: usize, slot: usize) -> Option<(&RankGroup, RankEntry)> {
+        self.rank
+            .as_ref()
+            .map(|(g, _, _)| (g, (count, self.pos, slot)))
+    }
+
+    /// Its key in `load_eligible`, at `count` shards.
+    fn load_key(&self, count: usize, slot: usize) -> (usize, ActorTsKey, u64, usize) {
+        (count, self.addr_key.clone(), self.candidate_pos, slot)
+    }
+
+    /// Its entry in the class index, at `load` (the first dimension) and `count` shards.
+    fn class_entry(&self, load: f64, count: usize, slot: usize) -> ClassEntry {
+        (Ordered(load), count, self.pos, slot)
+    }
 }
 
-/// `ShardSuitabilityOrdering` as a total order; valid while [`AllocationState`] reports the
-/// ranking as orderly.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct RankKey {
-    leaving: bool,
-    version: Reverse<VersionKey>,
-    count: usize,
-    pos: u64,
+/// A region's group in the ranking: leaving, then newest app version first.
+type RankGroup = (bool, Reverse<VersionKey>);
+/// Its place in the group: (shard count, map position, slot; positions are unique, so the slot
+/// never decides).
+type RankEntry = (usize, u64, usize);
+
+/// `ShardSuitabilityOrdering` as a total order, valid while [`AllocationState`] reports the
+/// ranking as orderly: by group, then shard count and map position. Kept per group, so moving
+/// a region compares counts and positions rather than versions.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct RankIndex(BTreeMap<RankGroup, BTreeSet<RankEntry>>);
+
+impl RankIndex {
+    fn insert(&mut self, group: &RankGroup, entry: RankEntry) {
+        match self.0.get_mut(group) {
+            Some(set) => {
+                set.insert(entry);
+            }
+            None => {
+                self.0.insert(group.clone(), BTreeSet::from([entry]));
+            }
+        }
+    }
+
+    fn remove(&mut self, group: &RankGroup, entry: &RankEntry) {
+        if let Some(set) = self.0.get_mut(group) {
+            set.remove(entry);
+            if set.is_empty() {
+                self.0.remove(group);
+            }
+        }
+    }
+
+    fn replace(&mut self, group: &RankGroup, old: &RankEntry, new: RankEntry) {
+        if let Some(set) = self.0.get_mut(group) {
+            set.remove(old);
+            set.insert(new);
+        }
+    }
+
+    /// The first slot in ranking order (no group is empty).
+    fn first(&self) -> Option<usize> {
+        self.0
+            .values()
+            .next()
+            .and_then(|set| set.first())
+            .map(|e| e.2)
+    }
+
+    /// Slots in ranking order.
+    fn slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.values().flat_map(|set| set.iter().map(|e| e.2))
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Home {
     slot: usize,
     seq: u64,
+}
+
+/// The indexes whose keys hold a region's shard count or load.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Counted {
+    rank_all: RankIndex,
+    rank_eligible: RankIndex,
+    /// (count, actor-ts address order, candidate position) of eligible regions: actor-ts
+    /// least-shard.
+    load_eligible: BTreeSet<(usize, ActorTsKey, u64, usize)>,
+    /// Regions that may receive shards (a member, eligible, not draining) by class.
+    classes: ClassIndex,
+}
+
+/// [`Counted`], re-keyed when next read rather than on every shard placed, removed or
+/// re-weighed: a coordinator re-homing a rebalance's shards moves each region's keys once per
+/// round instead of once per shard. Until then a changed region is marked with the count and
+/// load its keys were made from; every other region's keys match it as it is.
+///
+/// Reading with nothing marked is one check of the `OnceLock`; the lock is taken only to
+/// re-key, once, by the first read after a change.
+#[derive(Debug)]
+struct LazyCounted {
+    /// The indexes when nothing is marked.
+    settled: OnceLock<Counted>,
+    /// The indexes and the marks while something is marked.
+    marked: Mutex<Marked>,
+}
+
+#[derive(Debug, Default)]
+struct Marked {
+    /// Set exactly when `settled` is not.
+    indexes: Option<Counted>,
+    /// (slot, shard count, load) of each marked region, as its keys were made.
+    regions: Vec<(usize, usize, f64)>,
+    /// By slot: whether it is in `regions`.
+    is_marked: Vec<bool>,
+}
+
+impl LazyCounted {
+    fn new(indexes: Counted) -> LazyCounted {
+        LazyCounted {
+            settled: OnceLock::from(indexes),
+            marked: Mutex::default(),
+        }
+    }
+}
+
+impl Marked {
+    /// Moves every marked region's keys to its current count and load.
+    fn rekey(&mut self, slots: &[Option<Region>]) -> Counted {
+        let mut ix = self.indexes.take().expect("unsettled indexes wait here");
+        for (slot, count, load) in self.regions.drain(..) {
+            self.is_marked[slot] = false;
+            let r = slots[slot].as_ref().expect("a marked region is live");
+            let (now_count, now_load) = (r.shards.len(), r.load.get(0));
+            if now_count != count {
+                if let Some((g, old)) = r.rank_key(count, slot) {
+                    let new = (now_count, r.pos, slot);
+                    if r.eligible {
+                        ix.rank_eligible.replace(g, &old, new);
+                    }
+                    ix.rank_all.replace(g, &old, new);
+                }
+                if r.eligible {
+                    ix.load_eligible.remove(&r.load_key(count, slot));
+                    ix.load_eligible.insert(r.load_key(now_count, slot));
+                }
+            }
+            if let Some(k) = &r.class {
+                let old = r.class_entry(load, count, slot);
+                let new = r.class_entry(now_load, now_count, slot);
+                if old != new {
+                    ix.classes.replace(k, &old, new);
+                }
+            }
+        }
+        ix
+    }
 }
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
@@ -151,21 +293,15 @@ pub struct AllocationState {
     homes: ShardMap<Home>,
     /// node address -> map positions of the regions on it
     by_node: HashMap<String, BTreeSet<u64>>,
-    rank_all: BTreeSet<RankKey>,
-    rank_eligible: BTreeSet<RankKey>,
+    counted: LazyCounted,
     ranked_status: [usize; 6],
     ranked_versions: OrderlyVersions,
-    /// (count, actor-ts address order, candidate position) of eligible regions: actor-ts
-    /// least-shard.
-    load_eligible: BTreeSet<(usize, ActorTsKey, u64, usize)>,
     /// Eligible regions by (actor-ts address order, candidate position): actor-ts hash.
     sorted_eligible: Vec<(ActorTsKey, u64, usize)>,
     topology_gen: u64,
     /// Bumped by every change but a shard's load (see [`Self::placement_stamp`]).
     placement_gen: u64,
     loads: LoadBook,
-    /// Regions that may receive shards (a member, eligible, not draining) by class.
-    classes: ClassIndex,
 }
 
 impl AllocationState {
@@ -182,16 +318,13 @@ impl AllocationState {
             next_seq: 0,
             homes: ShardMap::default(),
             by_node: HashMap::new(),
-            rank_all: BTreeSet::new(),
-            rank_eligible: BTreeSet::new(),
+            counted: LazyCounted::new(Counted::default()),
             ranked_status: [0; 6],
             ranked_versions: OrderlyVersions::default(),
-            load_eligible: BTreeSet::new(),
             sorted_eligible: Vec::new(),
             topology_gen: 0,
             placement_gen: 0,
             loads: LoadBook::default(),
-            classes: ClassIndex::default(),
         }
     }
 
@@ -211,16 +344,13 @@ impl AllocationState {
             next_seq: self.next_seq,
             homes: self.homes.clone(),
             by_node: self.by_node.clone(),
-            rank_all: self.rank_all.clone(),
-            rank_eligible: self.rank_eligible.clone(),
+            counted: LazyCounted::new(self.counted().clone()),
             ranked_status: self.ranked_status,
             ranked_versions: self.ranked_versions.clone(),
-            load_eligible: self.load_eligible.clone(),
             sorted_eligible: self.sorted_eligible.clone(),
             topology_gen: self.topology_gen,
             placement_gen: self.placement_gen,
             loads: self.loads.clone(),
-            classes: self.classes.clone(),
         }
     }
 
@@ -299,9 +429,7 @@ impl AllocationState {
         self.set_eligible_slot(slot, false);
         self.unindex(slot);
         let node = self.node_key(slot);
-        if let Some((k, e)) = self.slots[slot].as_mut().expect("live").class.take() {
-            self.classes.remove(&k, &e);
-        }
+        self.unclass(slot);
         let region = self.slots[slot].take().expect("slot is live");
         if !region.profile.is_default() {
             self.loads.custom_regions -= 1;
@@ -389,21 +517,18 @@ impl AllocationState {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.mark(slot);
         let r = self.slots[slot].as_mut().expect("live");
         r.load.add(&load);
-        self.recount(slot, |shards| {
-            shards.insert(
-                seq,
-                Placed {
-                    id: shard.clone(),
-                    load,
-                },
-            );
-        });
-        let r = self.slots[slot].as_mut().expect("live");
+        r.shards.insert(
+            seq,
+            Placed {
+                id: shard.clone(),
+                load,
+            },
+        );
         // Sequences only grow, so a push keeps allocation order.
         r.ring_positions.push((seq, string_hash(&shard)));
-        self.reentry(slot);
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
     }
@@ -414,14 +539,13 @@ impl AllocationState {
             .homes
             .remove(shard)
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
-        let mut load = LoadVec::default();
-        self.recount(home.slot, |shards| {
-            load = shards
-                .remove(&home.seq)
-                .expect("homed shard is listed")
-                .load;
-        });
+        self.mark(home.slot);
         let r = self.slots[home.slot].as_mut().expect("live");
+        let load = r
+            .shards
+            .remove(&home.seq)
+            .expect("homed shard is listed")
+            .load;
         if let Ok(i) = r
             .ring_positions
             .binary_search_by_key(&home.seq, |&(seq, _)| seq)
@@ -434,7 +558,6 @@ impl AllocationState {
         } else {
             r.load.sub(&load);
         }
-        self.reentry(home.slot);
         Ok(self.slots[home.slot].as_ref().expect("live").id.clone())
     }
 
@@ -461,7 +584,8 @@ impl AllocationState {
         let new = self
             .loads
             .resolve_load(&format!("load of shard {shard:?}"), load)?;
-        if let Some(home) = self.homes.get(shard) {
+        if let Some(&home) = self.homes.get(shard) {
+            self.mark(home.slot);
             let r = self.slots[home.slot].as_mut().expect("live");
             let listed = &mut r
                 .shards
@@ -471,8 +595,6 @@ impl AllocationState {
             r.load.sub(listed);
             r.load.add(&new);
             *listed = new.clone();
-            let slot = home.slot;
-            self.reentry(slot);
         }
         if new.is_unit() {
             self.loads.shard_loads.remove(shard);
@@ -567,31 +689,71 @@ impl AllocationState {
 
     /// Regions that may receive shards, by class (see [`ClassIndex`]); ids are slots.
     pub(crate) fn receiving_classes(&self) -> &ClassIndex {
-        &self.classes
+        &self.counted().classes
     }
 
-    /// The region in a slot of [`Self::receiving_classes`].
+    /// The region in a slot of [`Self::receiving_classes`] (or of a ranking index).
     pub(crate) fn region_in_slot(&self, slot: usize) -> &Region {
         self.slots[slot].as_ref().expect("indexed slot is live")
     }
 
-    /// Moves a region within its class after its load or shard count changed.
-    fn reentry(&mut self, slot: usize) {
-        let r = self.slots[slot].as_mut().expect("live");
-        if let Some((k, e)) = r.class.as_mut() {
-            let new = (Ordered(r.load.get(0)), r.shards.len(), r.pos, slot);
-            self.classes.replace(k, e, new);
-            *e = new;
+    /// The count- and load-keyed indexes, re-keyed first if a region changed since the last
+    /// read.
+    fn counted(&self) -> &Counted {
+        self.counted.settled.get_or_init(|| {
+            self.counted
+                .marked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .rekey(&self.slots)
+        })
+    }
+
+    /// The same, to change.
+    fn counted_mut(&mut self) -> &mut Counted {
+        let c = &mut self.counted;
+        if c.settled.get().is_none() {
+            let marked = c.marked.get_mut().unwrap_or_else(PoisonError::into_inner);
+            let _ = c.settled.set(marked.rekey(&self.slots));
         }
+        c.settled.get_mut().expect("just settled")
+    }
+
+    /// Marks a region whose shard count or load is about to change, so the next read re-keys
+    /// it (see [`LazyCounted`]).
+    fn mark(&mut self, slot: usize) {
+        self.placement_gen += 1;
+        let c = &mut self.counted;
+        let marked = c.marked.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some(ix) = c.settled.take() {
+            marked.indexes = Some(ix);
+        }
+        if marked.is_marked.len() <= slot {
+            marked.is_marked.resize(slot + 1, false);
+        }
+        if !marked.is_marked[slot] {
+            marked.is_marked[slot] = true;
+            let r = self.slots[slot].as_ref().expect("live");
+            marked.regions.push((slot, r.shards.len(), r.load.get(0)));
+        }
+    }
+
+    /// Takes a region out of the class index.
+    fn unclass(&mut self, slot: usize) {
+        let r = self.slots[slot].as_ref().expect("live");
+        let Some(k) = r.class.clone() else {
+            return;
+        };
+        let e = r.class_entry(r.load.get(0), r.shards.len(), slot);
+        self.counted_mut().classes.remove(&k, &e);
+        self.slots[slot].as_mut().expect("live").class = None;
     }
 
     /// Puts a region where the class index should hold it (nowhere, if it may not receive).
     fn reclass(&mut self, slot: usize) {
         self.placement_gen += 1;
-        let r = self.slots[slot].as_mut().expect("live");
-        if let Some((k, e)) = r.class.take() {
-            self.classes.remove(&k, &e);
-        }
+        self.unclass(slot);
+        let r = self.slots[slot].as_ref().expect("live");
         let Some((_, status, version)) = &r.rank else {
             return;
         };
@@ -604,9 +766,9 @@ impl AllocationState {
             &r.profile.capacity,
             &r.profile.tags,
         );
-        let entry = (Ordered(r.load.get(0)), r.shards.len(), r.pos, slot);
-        self.classes.insert(key.clone(), entry);
-        r.class = Some((key, entry));
+        let entry = r.class_entry(r.load.get(0), r.shards.len(), slot);
+        self.counted_mut().classes.insert(key.clone(), entry);
+        self.slots[slot].as_mut().expect("live").class = Some(key);
     }
 
     // ---- cluster view -------------------------------------------------------------------
@@ -683,12 +845,13 @@ impl AllocationState {
     /// may receive shards.
     pub fn pekko_min(&self, eligible_only: bool) -> Option<&Region> {
         if self.ranking_is_orderly() {
+            let c = self.counted();
             let set = if eligible_only {
-                &self.rank_eligible
+                &c.rank_eligible
             } else {
-                &self.rank_all
+                &c.rank_all
             };
-            return set.first().map(|k| self.region_at(k.pos));
+            return set.first().map(|s| self.region_in_slot(s));
         }
         let mut best: Option<&Region> = None;
         for r in self.ranked_regions_in_map_order(eligible_only) {
@@ -704,12 +867,15 @@ impl AllocationState {
     /// Pekko's `Vector.sorted` (java.util.TimSort) would. Err when TimSort would throw.
     pub fn pekko_sorted(&self, eligible_only: bool) -> Result<Vec<&Region>, ContractViolation> {
         if self.ranking_is_orderly() {
+            let c = self.counted();
             let set = if eligible_only {
-                &self.rank_eligible
+                &c.rank_eligible
             } else {
-                &self.rank_all
+                &c.rank_all
             };
-            return Ok(set.iter().map(|k| self.region_at(k.pos)).collect());
+            let mut v = Vec::with_capacity(self.slots.len());
+            v.extend(set.slots().map(|s| self.region_in_slot(s)));
+            return Ok(v);
         }
         let mut v: Vec<&Region> = self.ranked_regions_in_map_order(eligible_only).collect();
         jvm::sort_by(&mut v, |a, b| self.pekko_compare(a, b))?;
@@ -790,25 +956,21 @@ impl AllocationState {
     /// The eligible region with the fewest shards, ties to the lowest address in actor-ts order,
     /// then to the earliest candidate.
     pub fn least_loaded_eligible(&self) -> Option<&Region> {
-        self.load_eligible
+        self.counted()
+            .load_eligible
             .first()
             .map(|(_, _, _, slot)| self.slots[*slot].as_ref().expect("live"))
     }
 
     /// Eligible regions in candidate order.
     pub fn eligible_in_candidate_order(&self) -> Vec<&Region> {
-        let mut v: Vec<&Region> = self.regions().filter(|r| r.eligible).collect();
-        v.sort_by_key(|r| r.candidate_pos);
+        // candidate positions are unique, so the slots' order makes no difference
+        let mut v: Vec<&Region> = self.slots.iter().flatten().filter(|r| r.eligible).collect();
+        v.sort_unstable_by_key(|r| r.candidate_pos);
         v
     }
 
     // ---- internals ----------------------------------------------------------------------
-
-    fn region_at(&self, pos: u64) -> &Region {
-        self.slots[self.order[&pos]]
-            .as_ref()
-            .expect("ordered slot is live")
-    }
 
     fn slot(&self, id: &str) -> Result<usize> {
         self.by_id
@@ -850,45 +1012,26 @@ impl AllocationState {
         self.topology_gen += 1;
     }
 
-    /// Changes a region's shards and moves it within the count-keyed indexes; its member is
-    /// unchanged, so the status and version tallies stay as they are.
-    fn recount(&mut self, slot: usize, change: impl FnOnce(&mut BTreeMap<u64, Placed>)) {
-        self.placement_gen += 1;
-        let r = self.slots[slot].as_mut().expect("live");
-        let before = r.shards.len();
-        change(&mut r.shards);
-        let after = r.shards.len();
-        if let Some((key, _, _)) = r.rank.as_mut() {
-            let old = key.clone();
-            key.count = after;
-            let in_eligible = self.rank_eligible.remove(&old);
-            self.rank_all.remove(&old);
-            self.rank_all.insert(key.clone());
-            if in_eligible {
-                self.rank_eligible.insert(key.clone());
-            }
-        }
-        if r.eligible {
-            self.load_eligible
-                .remove(&(before, r.addr_key.clone(), r.candidate_pos, slot));
-            self.load_eligible
-                .insert((after, r.addr_key.clone(), r.candidate_pos, slot));
-        }
-    }
-
-    /// Takes a region out of the count-dependent indexes (before its shards or member change).
+    /// Takes a region out of the count-dependent indexes (before its member changes).
     fn unindex(&mut self, slot: usize) {
         self.placement_gen += 1;
+        // settled first, so its keys are made from the region as it is
+        self.counted_mut();
         let r = self.slots[slot].as_mut().expect("live");
-        if let Some((key, status, version)) = r.rank.take() {
-            self.rank_all.remove(&key);
-            self.rank_eligible.remove(&key);
+        let (count, pos, eligible) = (r.shards.len(), r.pos, r.eligible);
+        let key = r.load_key(count, slot);
+        let rank = r.rank.take();
+        let c = self.counted_mut();
+        if let Some((group, _, _)) = &rank {
+            c.rank_all.remove(group, &(count, pos, slot));
+            c.rank_eligible.remove(group, &(count, pos, slot));
+        }
+        if eligible {
+            c.load_eligible.remove(&key);
+        }
+        if let Some((_, status, version)) = rank {
             self.ranked_status[status as usize] -= 1;
             self.ranked_versions.remove(&version);
-        }
-        if r.eligible {
-            self.load_eligible
-                .remove(&(r.shards.len(), r.addr_key.clone(), r.candidate_pos, slot));
         }
     }
 
@@ -902,27 +1045,23 @@ impl AllocationState {
             &r.address
         };
         let ranked = self.cluster.member(node.as_str()).map(|m| {
-            let key = RankKey {
-                leaving: m.status.is_leaving(),
-                version: Reverse(m.app_version.sort_key()),
-                count: r.shards.len(),
-                pos: r.pos,
-            };
-            (key, m.status, m.app_version.clone())
+            let group = (m.status.is_leaving(), Reverse(m.app_version.sort_key()));
+            (group, m.status, m.app_version.clone())
         });
-        if r.eligible {
-            self.load_eligible
-                .insert((r.shards.len(), r.addr_key.clone(), r.candidate_pos, slot));
+        let (count, pos, eligible) = (r.shards.len(), r.pos, r.eligible);
+        let key = r.load_key(count, slot);
+        let c = self.counted_mut();
+        if eligible {
+            c.load_eligible.insert(key);
         }
-        let eligible = r.eligible;
-        if let Some((key, status, version)) = ranked {
-            self.rank_all.insert(key.clone());
+        if let Some((group, status, version)) = ranked {
             if eligible {
-                self.rank_eligible.insert(key.clone());
+                c.rank_eligible.insert(&group, (count, pos, slot));
             }
+            c.rank_all.insert(&group, (count, pos, slot));
             self.ranked_status[status as usize] += 1;
             self.ranked_versions.add(&version);
-            self.slots[slot].as_mut().expect("live").rank = Some((key, status, version));
+            self.slots[slot].as_mut().expect("live").rank = Some((group, status, version));
         }
         self.reclass(slot);
     }
@@ -935,4 +1074,104 @@ pub enum RebalanceBlocker {
     MixedVersions(Vec<String>),
     Unreachable(Vec<String>),
     Joining(Vec<String>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The count- and load-keyed indexes made afresh from the regions as they are.
+    fn from_scratch(s: &AllocationState) -> Counted {
+        let mut c = Counted::default();
+        for (slot, r) in s.slots.iter().enumerate() {
+            let Some(r) = r else { continue };
+            let count = r.shards.len();
+            if let Some((g, e)) = r.rank_key(count, slot) {
+                if r.eligible {
+                    c.rank_eligible.insert(g, e);
+                }
+                c.rank_all.insert(g, e);
+            }
+            if r.eligible {
+                c.load_eligible.insert(r.load_key(count, slot));
+            }
+            if let Some(k) = &r.class {
+                let e = r.class_entry(r.load.get(0), count, slot);
+                c.classes.insert(k.clone(), e);
+            }
+        }
+        c
+    }
+
+    /// Shards placed, removed, moved and re-weighed in runs between reads, mixed with region
+    /// and member changes: whenever read, the re-keyed indexes are the ones made afresh.
+    #[test]
+    fn lazily_rekeyed_indexes_match_ones_made_from_scratch() {
+        let mut seed = 7u64;
+        let mut next = move |n: usize| {
+            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) % n as u64) as usize
+        };
+        let addr = |i: usize| Address::parse(&format!("pekko://s@10.0.0.{i}:2552")).unwrap();
+        let mut state = AllocationState::new(ClusterView::new(addr(0)));
+        let regions: Vec<String> = (0..6).map(|i| format!("r{i}")).collect();
+        for (i, id) in regions.iter().enumerate() {
+            state.upsert_member(Member::new(addr(i)));
+            state.add_region(id, addr(i), false).unwrap();
+        }
+        let mut placed: Vec<String> = Vec::new();
+        let (mut reads, mut stale_reads) = (0, 0);
+        for k in 0..4000 {
+            let region = &regions[next(regions.len())];
+            match next(20) {
+                0..=5 => {
+                    let id = format!("s{k}");
+                    state.add_shard(region, &id).unwrap();
+                    placed.push(id);
+                }
+                6..=8 if !placed.is_empty() => {
+                    let id = placed.swap_remove(next(placed.len()));
+                    state.remove_shard(&id).unwrap();
+                }
+                9..=11 if !placed.is_empty() => {
+                    let id = &placed[next(placed.len())];
+                    state.remove_shard(id).unwrap();
+                    state.add_shard(region, id).unwrap();
+                }
+                12..=14 if !placed.is_empty() => {
+                    let id = &placed[next(placed.len())];
+                    let load = Amount::Uniform(next(40) as f64 / 8.0);
+                    state.set_shard_load(id, &load).unwrap();
+                }
+                15 => state.set_eligible(region, next(4) > 0).unwrap(),
+                16 => state.set_region_draining(region, next(4) == 0).unwrap(),
+                17 => {
+                    let cap = Amount::Uniform([1.0, 2.0][next(2)]);
+                    state.set_region_capacity(region, &cap).unwrap();
+                }
+                18 => {
+                    let i = regions.iter().position(|r| r == region).unwrap();
+                    let mut m = Member::new(addr(i));
+                    if next(4) == 0 {
+                        m.status = MemberStatus::Leaving;
+                    }
+                    state.upsert_member(m);
+                }
+                _ => {
+                    reads += 1;
+                    stale_reads += usize::from(state.counted.settled.get().is_none());
+                    assert_eq!(*state.counted(), from_scratch(&state), "read {reads}");
+                }
+            }
+        }
+        assert_eq!(*state.counted(), from_scratch(&state));
+        // the runs between reads left something to re-key
+        assert!(
+            stale_reads > reads / 2,
+            "{stale_reads} of {reads} reads re-keyed"
+        );
+    }
 }

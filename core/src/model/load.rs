@@ -139,6 +139,7 @@ impl LoadVec {
         self.extra.as_deref().unwrap_or_default()
     }
 
+    #[inline]
     pub fn get(&self, d: usize) -> f64 {
         self.base + self.extra().get(d).copied().unwrap_or(0.0)
     }
@@ -147,19 +148,25 @@ impl LoadVec {
         self.base == 1.0 && self.extra().iter().all(|&e| e == 0.0)
     }
 
+    #[inline]
     pub fn add(&mut self, other: &LoadVec) {
         self.base += other.base;
-        self.widen(other.extra().len());
-        for (a, b) in self.extra.iter_mut().flatten().zip(other.extra()) {
-            *a += b;
+        if let Some(extra) = &other.extra {
+            self.widen(extra.len());
+            for (a, b) in self.extra.iter_mut().flatten().zip(extra.iter()) {
+                *a += b;
+            }
         }
     }
 
+    #[inline]
     pub fn sub(&mut self, other: &LoadVec) {
         self.base -= other.base;
-        self.widen(other.extra().len());
-        for (a, b) in self.extra.iter_mut().flatten().zip(other.extra()) {
-            *a -= b;
+        if let Some(extra) = &other.extra {
+            self.widen(extra.len());
+            for (a, b) in self.extra.iter_mut().flatten().zip(extra.iter()) {
+                *a -= b;
+            }
         }
     }
 
@@ -214,6 +221,7 @@ impl CapVec {
         rest: 1.0,
     };
 
+    #[inline]
     pub fn get(&self, d: usize) -> f64 {
         self.per.get(d).copied().unwrap_or(self.rest)
     }
@@ -292,6 +300,7 @@ impl CapVec {
 
 /// Utilisation of `load` (plus `extra`, when given) on `capacity`: the maximum over the
 /// `width` dimensions of load over capacity.
+#[inline]
 pub fn utilisation(
     load: &LoadVec,
     extra: Option<&LoadVec>,
@@ -429,6 +438,7 @@ impl ClassKey {
             tags: tags.iter().cloned().collect(),
         }
     }
+    #[inline]
     pub(crate) fn has_tags(&self, required: &[Arc<str>]) -> bool {
         required.iter().all(|t| self.tags.binary_search(t).is_ok())
     }
@@ -438,7 +448,7 @@ impl ClassKey {
 pub(crate) type ClassEntry = (Ordered, usize, u64, usize);
 
 /// Regions that may receive shards, grouped by [`ClassKey`].
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct ClassIndex {
     classes: BTreeMap<ClassKey, BTreeSet<ClassEntry>>,
 }
@@ -459,20 +469,6 @@ impl ClassIndex {
         if let Some(set) = self.classes.get_mut(class) {
             set.remove(old);
             set.insert(new);
-        }
-    }
-    /// The same classes and entries with every id passed through `renumber`, which must keep
-    /// each class's order (ids only break ties between equal positions, which never occur).
-    pub(crate) fn renumbered(&self, mut renumber: impl FnMut(usize) -> usize) -> ClassIndex {
-        ClassIndex {
-            classes: self
-                .classes
-                .iter()
-                .map(|(k, set)| {
-                    let set = set.iter().map(|e| (e.0, e.1, e.2, renumber(e.3))).collect();
-                    (k.clone(), set)
-                })
-                .collect(),
         }
     }
     /// Every class with its entries.

@@ -13,8 +13,9 @@
 //!
 //! With every load and capacity 1 and no rules it is least-shard, by calling least-shard.
 
+use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use super::explain::{Candidate, MoveNote, Rejection, MAX_CANDIDATES};
 use super::least_shard::{by_age, round_start};
@@ -22,8 +23,8 @@ use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
 use crate::model::{
-    check_budget, utilisation, Amount, CapVec, ClassEntry, ClassIndex, ClassKey, LoadVec, Ordered,
-    ShardMap, ShardRule,
+    check_budget, utilisation, Amount, CapVec, ClassEntry, ClassKey, LoadVec, Ordered, ShardMap,
+    ShardRule,
 };
 use crate::model::{AllocationState, Region, RegionId, ShardId};
 use crate::{Error, Result};
@@ -129,17 +130,7 @@ impl LeastLoad {
                 }
                 continue;
             }
-            let fit = Fit {
-                region: v.region,
-                class: v.region.member_class().expect("refusal checks the member"),
-                after: utilisation(
-                    v.load,
-                    Some(ask.load),
-                    &v.region.profile().capacity,
-                    ask.width,
-                ),
-                count: v.count,
-            };
+            let fit = self.fit(v, ask);
             if best
                 .as_ref()
                 .is_none_or(|b| self.order(state, &fit, b) == Ordering::Less)
@@ -148,6 +139,21 @@ impl LeastLoad {
             }
         }
         best
+    }
+
+    /// `v` as a candidate for the shard; `v` must be able to take it (no [`refusal`]).
+    fn fit<'a>(&self, v: View<'a>, ask: &Ask) -> Fit<'a> {
+        Fit {
+            region: v.region,
+            class: v.region.member_class().expect("refusal checks the member"),
+            after: utilisation(
+                v.load,
+                Some(ask.load),
+                &v.region.profile().capacity,
+                ask.width,
+            ),
+            count: v.count,
+        }
     }
 }
 
@@ -389,6 +395,7 @@ impl AllocationStrategy for LeastLoad {
                     load: r.load().clone(),
                     count: r.shard_count(),
                     class: None,
+                    stamp: 0,
                 })
                 .collect(),
             fixed: HashSet::new(),
@@ -406,22 +413,22 @@ impl AllocationStrategy for LeastLoad {
         if self.indexed(state) {
             // The state keeps the same classes current; renumbering its index costs no key
             // building, where a fresh index per round cost more than the moves.
-            let held = state.receiving_classes();
-            // the round's slot of each state slot the index holds
-            let mut at = Vec::new();
-            for (key, set) in held.groups() {
-                for e in set {
-                    let i = round
-                        .slot_of(state.region_in_slot(e.3))
-                        .expect("a receiving region has a member");
-                    round.slots[i].class = Some((key, (e.0, e.1, e.2, i)));
-                    if at.len() <= e.3 {
-                        at.resize(e.3 + 1, usize::MAX);
-                    }
-                    at[e.3] = i;
-                }
+            let mut classes = Classes::default();
+            for (c, (key, set)) in state.receiving_classes().groups().enumerate() {
+                let entries: Vec<Reverse<(ClassEntry, u32)>> = set
+                    .iter()
+                    .map(|e| {
+                        let i = round
+                            .slot_of(state.region_in_slot(e.3))
+                            .expect("a receiving region has a member");
+                        round.slots[i].class = Some(c);
+                        Reverse(((e.0, e.1, e.2, i), 0))
+                    })
+                    .collect();
+                classes.keys.push(key);
+                classes.heaps.push(RefCell::new(entries.into()));
             }
-            round.classes = Some(held.renumbered(|id| at[id]));
+            round.classes = Some(classes);
         }
         let fixed = self.fix_rules(&mut round);
         let (optimum, ceiling, stuck) = self.relieve(&mut round);
@@ -478,14 +485,64 @@ struct Round<'s> {
     notes: Option<Vec<MoveNote>>,
     rejected: Option<Vec<Rejection>>,
     /// Slots that may receive, by class, when [`LeastLoad::indexed`] holds.
-    classes: Option<ClassIndex>,
+    classes: Option<Classes<'s>>,
 }
 
 struct Slot<'s> {
     region: &'s Region,
     load: LoadVec,
     count: usize,
-    class: Option<(&'s ClassKey, ClassEntry)>,
+    /// Its class in [`Round::classes`], by number.
+    class: Option<usize>,
+    /// Bumped by every move to or from it: heap entries made before (in [`Classes`] and the
+    /// busiest-first heap) are stale.
+    stamp: u32,
+}
+
+/// The state's class index (`ClassIndex`) over the round's slots, each class a min-heap of
+/// (entry, stamp) whose entry ids are slots: the classes in the state's order. A move pushes
+/// its two slots' new entries; an entry whose stamp is not its slot's current one is dropped
+/// when it reaches the top. Most moves take a class's head, so this is cheaper than keeping
+/// ordered sets exact.
+#[derive(Default)]
+struct Classes<'s> {
+    keys: Vec<&'s ClassKey>,
+    heaps: Vec<RefCell<ClassHeap>>,
+}
+
+/// One class's (entry, stamp) pairs, least entry on top.
+type ClassHeap = BinaryHeap<Reverse<(ClassEntry, u32)>>;
+
+impl Round<'_> {
+    /// Per class whose tags cover `required` (in class order): its first slot that
+    /// `accepts`, given to `each`.
+    fn heads(
+        &self,
+        ix: &Classes,
+        required: &[std::sync::Arc<str>],
+        accepts: impl Fn(usize) -> bool,
+        mut each: impl FnMut(usize),
+    ) {
+        for (k, heap) in ix.keys.iter().zip(&ix.heaps) {
+            if !k.has_tags(required) {
+                continue;
+            }
+            let mut heap = heap.borrow_mut();
+            // current entries the shard may not take, put back after
+            let mut refused = Vec::new();
+            while let Some(&Reverse((e, stamp))) = heap.peek() {
+                if stamp != self.slots[e.3].stamp {
+                    heap.pop();
+                } else if accepts(e.3) {
+                    each(e.3);
+                    break;
+                } else {
+                    refused.extend(heap.pop());
+                }
+            }
+            heap.extend(refused);
+        }
+    }
 }
 
 impl<'s> Round<'s> {
@@ -497,28 +554,34 @@ impl<'s> Round<'s> {
         ask: &Ask,
         rejected: Option<&mut Vec<Rejection>>,
     ) -> Option<(usize, f64)> {
-        let fit = match (&self.classes, rejected) {
-            (Some(ix), None) => match ask.rule.and_then(|r| r.pin.as_deref()) {
-                Some(pin) => {
-                    let pinned = self.state.region(pin).and_then(|r| self.slot_of(r));
-                    strategy.best(
-                        self.state,
-                        pinned.map(|i| self.view(i)).into_iter(),
-                        ask,
-                        None,
-                    )
-                }
-                None => {
-                    let required = ask.rule.map_or(&[][..], |r| &r.tags[..]);
-                    let heads = ix
-                        .heads(required, |i| refusal(&self.view(i), ask).is_none())
-                        .map(|i| self.view(i));
-                    strategy.best(self.state, heads, ask, None)
-                }
-            },
-            (_, rejected) => strategy.best(self.state, self.views(), ask, rejected),
+        let Some(ix) = self.classes.as_ref().filter(|_| rejected.is_none()) else {
+            let fit = strategy.best(self.state, self.views(), ask, rejected);
+            return fit.map(|f| (self.slot_of(f.region).expect("a slot's region"), f.after));
         };
-        fit.map(|f| (self.slot_of(f.region).expect("a slot's region"), f.after))
+        let mut best: Option<(usize, Fit)> = None;
+        let mut consider = |i: usize| {
+            let fit = strategy.fit(self.view(i), ask);
+            if best
+                .as_ref()
+                .is_none_or(|(_, b)| strategy.order(self.state, &fit, b) == Ordering::Less)
+            {
+                best = Some((i, fit));
+            }
+        };
+        let accepts = |i: usize| refusal(&self.view(i), ask).is_none();
+        match ask.rule.and_then(|r| r.pin.as_deref()) {
+            Some(pin) => {
+                let pinned = self.state.region(pin).and_then(|r| self.slot_of(r));
+                if let Some(i) = pinned.filter(|&i| accepts(i)) {
+                    consider(i);
+                }
+            }
+            None => {
+                let required = ask.rule.map_or(&[][..], |r| &r.tags[..]);
+                self.heads(ix, required, accepts, &mut consider);
+            }
+        }
+        best.map(|(i, f)| (i, f.after))
     }
 
     /// The slot of a region with a known member.
@@ -571,18 +634,28 @@ impl<'s> Round<'s> {
         to: usize,
         trigger: &'static str,
     ) {
-        let (fb, tb) = (self.util(from), self.util(to));
+        let before = self
+            .notes
+            .is_some()
+            .then(|| (self.util(from), self.util(to)));
         self.slots[from].load.sub(load);
         self.slots[from].count -= 1;
         self.slots[to].load.add(load);
         self.slots[to].count += 1;
-        if let Some(ix) = self.classes.as_mut() {
-            for i in [from, to] {
-                let s = &mut self.slots[i];
-                if let Some((k, e)) = s.class.as_mut() {
-                    let new = (Ordered(s.load.get(0)), s.count, s.region.map_position(), i);
-                    ix.replace(k, e, new);
-                    *e = new;
+        for i in [from, to] {
+            let s = &mut self.slots[i];
+            s.stamp += 1;
+            if let (Some(ix), Some(c)) = (self.classes.as_mut(), s.class) {
+                let new = Reverse((
+                    (Ordered(s.load.get(0)), s.count, s.region.map_position(), i),
+                    s.stamp,
+                ));
+                let heap = ix.heaps[c].get_mut();
+                // a destination was usually its class's head: its entry is replaced in place
+                if heap.peek().is_some_and(|top| top.0 .0 .3 == i) {
+                    *heap.peek_mut().expect("a head") = new;
+                } else {
+                    heap.push(new);
                 }
             }
         }
@@ -594,7 +667,7 @@ impl<'s> Round<'s> {
                 self.closed = true;
             }
         }
-        if self.notes.is_some() {
+        if let Some((fb, tb)) = before {
             let note = MoveNote {
                 shard: shard.to_string(),
                 from: self.slots[from].region.id().to_string(),
@@ -739,46 +812,58 @@ impl LeastLoad {
             })
             .fold(0.0, f64::max);
         let ceiling = (1.0 + self.band) * optimum;
-        let key = |round: &Round, i: usize| {
+        // The busiest slot first (then map order). A move re-enters its two slots under their
+        // new stamps (see [`Slot::stamp`]); an entry whose stamp is not its slot's current one
+        // is dropped when it comes up.
+        let entry = |round: &Round, i: usize| {
+            let s = &round.slots[i];
             (
-                Reverse(Util(round.util(i))),
-                round.slots[i].region.map_position(),
+                Util(round.util(i)),
+                Reverse(s.region.map_position()),
                 i,
+                s.stamp,
             )
         };
-        let mut busiest: BTreeSet<(Reverse<Util>, u64, usize)> =
-            live.iter().map(|&i| key(round, i)).collect();
+        let mut busiest: BinaryHeap<(Util, Reverse<u64>, usize, u32)> =
+            live.iter().map(|&i| entry(round, i)).collect();
         // per source slot: (size on it, sequence, shard), largest first, then oldest
         let mut lists: HashMap<usize, Vec<Movable>> = HashMap::new();
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
         while !round.spent() {
-            let Some(&(Reverse(Util(top)), _, s)) = busiest.first() else {
+            let Some(&(Util(top), _, s, stamp)) = busiest.peek() else {
                 break;
             };
+            if stamp != round.slots[s].stamp {
+                busiest.pop();
+                continue;
+            }
             if top <= ceiling {
                 break;
             }
             let cap = &round.slots[s].region.profile().capacity;
             let list = lists.entry(s).or_insert_with(|| {
                 let region = round.slots[s].region;
-                let mut v: Vec<Movable> = region
-                    .shards_with_load()
-                    .filter(|(_, sh, _)| round.fixed.is_empty() || !round.fixed.contains(*sh))
-                    .filter(|(_, sh, _)| {
-                        !ruled
-                            || state
-                                .shard_rule(sh)
-                                .and_then(|r| r.pin.as_ref())
-                                .is_none_or(|p| **p != **region.id())
-                    })
-                    .map(|(q, sh, load)| (utilisation(load, None, cap, width), q, sh, load))
-                    // moving a weightless shard helps nobody
-                    .filter(|x| x.0 > 0.0)
-                    .collect();
-                // listed oldest first, so a stable sort keeps the oldest first among equals
-                v.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let mut v: Vec<Movable> = Vec::with_capacity(region.shard_count());
+                v.extend(
+                    region
+                        .shards_with_load()
+                        .filter(|(_, sh, _)| round.fixed.is_empty() || !round.fixed.contains(*sh))
+                        .filter(|(_, sh, _)| {
+                            !ruled
+                                || state
+                                    .shard_rule(sh)
+                                    .and_then(|r| r.pin.as_ref())
+                                    .is_none_or(|p| **p != **region.id())
+                        })
+                        .map(|(q, sh, load)| (utilisation(load, None, cap, width), q, sh, load))
+                        // moving a weightless shard helps nobody
+                        .filter(|x| x.0 > 0.0),
+                );
+                // largest first, then oldest; sizes are positive and finite, where the bits
+                // order as the numbers do
+                v.sort_unstable_by_key(|x| (Reverse(x.0.to_bits()), x.1));
                 v
             });
             let excess = top - ceiling;
@@ -825,7 +910,15 @@ impl LeastLoad {
             if !ruled && round.classes.is_some() {
                 // One dimension and no per-shard rules: whether a shard fits and helps only
                 // gets likelier as shards get lighter, so search instead of walking.
-                let ok = |k: usize| matches!(helps(k), Some(Some(_)));
+                // the destination of the last shard found to help
+                let mut found = None;
+                let mut ok = |k: usize| match helps(k) {
+                    Some(Some(d)) => {
+                        found = Some((k, d));
+                        true
+                    }
+                    _ => false,
+                };
                 // usually the first shard within the excess helps
                 let (mut lo, mut hi) = (within, list.len());
                 if lo < hi && ok(lo) {
@@ -839,6 +932,7 @@ impl LeastLoad {
                         lo = mid + 1;
                     }
                 }
+                // the search ends on the last shard it found to help, when it found one
                 let k = if lo < list.len() {
                     Some(lo)
                 } else if within > 0 {
@@ -851,7 +945,10 @@ impl LeastLoad {
                 } else {
                     None
                 };
-                match k.map(|k| (k, helps(k))) {
+                let known = found
+                    .filter(|&(f, _)| Some(f) == k)
+                    .map(|(_, d)| Some(Some(d)));
+                match k.map(|k| (k, known.unwrap_or_else(|| helps(k)))) {
                     Some((k, Some(Some(d)))) => chosen = Some((k, d)),
                     Some((_, None)) => over_budget = true,
                     _ => {}
@@ -873,11 +970,10 @@ impl LeastLoad {
                 break;
             };
             let (_, _, shard, load) = list.remove(k);
-            busiest.remove(&key(round, s));
-            busiest.remove(&key(round, d));
             round.apply(shard.clone(), load, s, d, "band");
-            busiest.insert(key(round, s));
-            busiest.insert(key(round, d));
+            // the source's old entry is still on top
+            *busiest.peek_mut().expect("the source's entry") = entry(round, s);
+            busiest.push(entry(round, d));
         }
         (Some(optimum), Some(ceiling), stuck)
     }

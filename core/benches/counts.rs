@@ -1,0 +1,336 @@
+//! Fixed work for instruction counts (`valgrind --tool=callgrind`), which a loaded machine
+//! does not disturb the way it does criterion's times. Each case runs once in `measured`;
+//! building its state falls outside:
+//!
+//! ```text
+//! cargo bench -p shardline-core --bench counts --no-run
+//! valgrind --tool=callgrind --toggle-collect='*measured*' <bench binary> <case>
+//! ```
+//!
+//! Cases (none given: the list): `least-load/{plan,round,allocate,place}` on the least_load
+//! bench's instance (S = 100k, R = 1,000, lognormal loads, capacities 1, 2 or 4);
+//! `<strategy>/{allocate,place,rebalance-steady,rebalance-join}` on the strategies bench's
+//! steady state at R = 1,000, S = 100k (least-load there as `least-load-uniform`); `state/move_shard`. `allocate` is 1,000 allocations
+//! (read only), `place` 1,000 allocations each followed by `add_shard`, a rebalance case one
+//! round, `move_shard` 1,000 shards removed and added back elsewhere. The plan case prints its
+//! move count and a checksum of its moves (shard, source, destination).
+
+use std::hash::{Hash, Hasher};
+use std::hint::black_box;
+
+use shardline_core::jvm::compare_utf16;
+use shardline_core::model::{
+    Address, AllocationState, Amount, ClusterView, Member, RegionId, ShardId, Version,
+};
+use shardline_core::strategy::{
+    Allocation, AllocationStrategy, InProgress, LeastLoad, StrategyConfig,
+};
+
+const REGIONS: usize = 1000;
+const SHARDS: usize = 100_000;
+
+/// SplitMix64, as the least_load bench, so the instance is the same.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// The least_load bench's instance.
+fn loaded() -> AllocationState {
+    let mut rng = Rng(42);
+    let mut state = AllocationState::new(ClusterView::new(
+        Address::parse("pekko://sys@10.0.0.0:2552").unwrap(),
+    ));
+    for i in 0..REGIONS {
+        let a = Address::parse(&format!("pekko://sys@10.0.{}.{}:2552", i / 250, i % 250)).unwrap();
+        state.upsert_member(Member::new(a.clone()));
+        let id = format!("r{i:04}");
+        state.add_region(&id, a, false).unwrap();
+        let cap = [1.0, 2.0, 4.0][(rng.next() % 3) as usize];
+        state
+            .set_region_capacity(&id, &Amount::Uniform(cap))
+            .unwrap();
+    }
+    for s in 0..SHARDS {
+        let id = format!("s{s:06}");
+        let (a, b) = (rng.unit(), rng.unit());
+        let load = ((-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()).exp();
+        state.set_shard_load(&id, &Amount::Uniform(load)).unwrap();
+        state
+            .add_shard(&format!("r{:04}", s % REGIONS), &id)
+            .unwrap();
+    }
+    state
+}
+
+/// The least_load bench's plan; returns (moves, rounds that moved, every removal and
+/// placement as (shard, region) in order).
+fn plan(
+    strategy: &mut LeastLoad,
+    state: &mut AllocationState,
+) -> (usize, usize, Vec<(ShardId, RegionId)>) {
+    let none = InProgress::new();
+    let (mut moves, mut rounds) = (0, 0);
+    let mut trace = Vec::new();
+    loop {
+        let picked = strategy.rebalance(state, &none, None).unwrap();
+        if picked.is_empty() {
+            return (moves, rounds, trace);
+        }
+        moves += picked.len();
+        rounds += 1;
+        for s in &picked {
+            let from = state.remove_shard(s).unwrap();
+            trace.push((s.clone(), from));
+        }
+        let mut order = picked.clone();
+        order.sort_by(|a, b| compare_utf16(a, b));
+        for s in order {
+            match strategy.allocate(state, None, &s, None).unwrap() {
+                Allocation::Region(r) => {
+                    state.add_shard(&r, &s).unwrap();
+                    trace.push((s, r));
+                }
+                Allocation::Pending => panic!("{s}: no region"),
+            }
+        }
+    }
+}
+
+fn node(i: usize) -> Address {
+    Address::parse(&format!(
+        "pekko://sys@10.{}.{}.{}:2552",
+        (i >> 16) & 255,
+        (i >> 8) & 255,
+        i & 255
+    ))
+    .unwrap()
+}
+
+fn add_region(state: &mut AllocationState, i: usize) -> String {
+    let a = node(i);
+    let mut m = Member::new(a.clone());
+    m.app_version = Version::parse("1.0.0").unwrap();
+    m.up_number = i as i32 + 1;
+    state.upsert_member(m);
+    let id = format!("r{i}");
+    state.add_region(&id, a, false).unwrap();
+    id
+}
+
+/// The strategies bench's steady state: shards placed one by one by the strategy itself.
+fn steady(strategy: &mut dyn AllocationStrategy) -> AllocationState {
+    let mut state = AllocationState::new(ClusterView::new(node(0)));
+    for i in 0..REGIONS {
+        add_region(&mut state, i);
+    }
+    for k in 0..SHARDS {
+        let id = k.to_string();
+        match strategy.allocate(&state, None, &id, None).unwrap() {
+            Allocation::Region(region) => state.add_shard(&region, &id).unwrap(),
+            Allocation::Pending => panic!("pending"),
+        }
+    }
+    state
+}
+
+fn configs() -> Vec<StrategyConfig> {
+    vec![
+        StrategyConfig::LeastShard {
+            absolute_limit: 20,
+            relative_limit: 0.1,
+            tie_break_by_age: false,
+            phase1_from_most_loaded: false,
+        },
+        StrategyConfig::LeastShardLegacy {
+            rebalance_threshold: 1,
+            max_simultaneous_rebalance: 3,
+            tie_break_by_age: false,
+        },
+        StrategyConfig::ConsistentHashing {
+            rebalance_limit: 10,
+            virtual_nodes_factor: 10,
+        },
+        StrategyConfig::ActorTsHash,
+        StrategyConfig::ActorTsLeastShard {
+            rebalance_threshold: 1,
+            max_simultaneous_rebalance: 3,
+        },
+        StrategyConfig::BoundedLoadHashing {
+            epsilon: 0.25,
+            absolute_limit: 20,
+            relative_limit: 0.1,
+            virtual_nodes_factor: 100,
+        },
+        StrategyConfig::LeastLoad {
+            absolute_limit: 20,
+            relative_limit: 0.1,
+            tie_break_by_age: false,
+            phase1_from_most_loaded: false,
+            band: 0.05,
+            max_load_moved: None,
+        },
+    ]
+}
+
+/// Reads the state once, untimed, as a running coordinator has by the time it is measured
+/// (the state re-keys what the build changed on the first read).
+fn settle(state: &AllocationState) {
+    let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
+    black_box(s.allocate(state, None, "settle", None).unwrap());
+    black_box(state.pekko_min(false));
+    black_box(state.least_loaded_eligible());
+}
+
+#[inline(never)]
+fn measured<T>(f: impl FnOnce() -> T) -> T {
+    black_box(f())
+}
+
+fn run(case: &str) {
+    let none = InProgress::new();
+    match case.split_once('/') {
+        Some(("least-load", op)) => {
+            let mut state = loaded();
+            settle(&state);
+            match op {
+                "plan" => {
+                    let mut s = LeastLoad::new(i32::MAX, 1.0, 0.05, None).unwrap();
+                    let (moves, rounds, trace) = measured(|| plan(&mut s, &mut state));
+                    let mut sum = std::collections::hash_map::DefaultHasher::new();
+                    for (shard, region) in &trace {
+                        (&**shard, &**region).hash(&mut sum);
+                    }
+                    let sum = sum.finish();
+                    println!("{case}: {moves} moves in {rounds} rounds, checksum {sum:016x}");
+                }
+                "round" => {
+                    let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
+                    let n = measured(|| s.rebalance(&state, &none, None).unwrap().len());
+                    println!("{case}: {n} moves");
+                }
+                "allocate" => {
+                    let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
+                    measured(|| {
+                        for _ in 0..1000 {
+                            black_box(s.allocate(&state, None, "new-shard", None).unwrap());
+                        }
+                    });
+                    println!("{case}: 1000 allocations");
+                }
+                "place" => {
+                    let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
+                    measured(|| {
+                        for k in SHARDS..SHARDS + 1000 {
+                            let id = format!("s{k:06}");
+                            match s.allocate(&state, None, &id, None).unwrap() {
+                                Allocation::Region(r) => state.add_shard(&r, &id).unwrap(),
+                                Allocation::Pending => panic!("pending"),
+                            }
+                        }
+                    });
+                    println!("{case}: 1000 placed");
+                }
+                _ => panic!("unknown case {case}"),
+            }
+        }
+        Some(("state", "move_shard")) => {
+            let mut s = configs()[0].build().unwrap();
+            let mut state = steady(&mut *s);
+            let regions: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
+            measured(|| {
+                for k in 0..1000 {
+                    let id = (k * 97).to_string();
+                    state.remove_shard(&id).unwrap();
+                    state
+                        .add_shard(&regions[(k * 7 + 1) % REGIONS], &id)
+                        .unwrap();
+                }
+            });
+            println!("{case}: 1000 moves");
+        }
+        Some((kind, op)) => {
+            // least-load on unit loads and capacities, where it decides as least-shard
+            let kind = kind.strip_suffix("-uniform").unwrap_or(kind);
+            let config = configs()
+                .into_iter()
+                .find(|c| c.kind() == kind)
+                .unwrap_or_else(|| panic!("unknown strategy {kind}"));
+            let mut s = config.build().unwrap();
+            let mut state = steady(&mut *s);
+            settle(&state);
+            match op {
+                "allocate" => {
+                    let fresh: Vec<String> =
+                        (SHARDS..SHARDS + 1000).map(|k| k.to_string()).collect();
+                    measured(|| {
+                        for id in &fresh {
+                            black_box(s.allocate(&state, None, id, None).unwrap());
+                        }
+                    });
+                    println!("{case}: 1000 allocations");
+                }
+                "place" => {
+                    measured(|| {
+                        for k in SHARDS..SHARDS + 1000 {
+                            let id = k.to_string();
+                            match s.allocate(&state, None, &id, None).unwrap() {
+                                Allocation::Region(r) => state.add_shard(&r, &id).unwrap(),
+                                Allocation::Pending => panic!("pending"),
+                            }
+                        }
+                    });
+                    println!("{case}: 1000 placed");
+                }
+                "rebalance-steady" => {
+                    s.rebalance(&state, &none, None).unwrap();
+                    let n = measured(|| s.rebalance(&state, &none, None).unwrap().len());
+                    println!("{case}: {n} moves");
+                }
+                "rebalance-join" => {
+                    s.rebalance(&state, &none, None).unwrap();
+                    add_region(&mut state, REGIONS);
+                    let n = measured(|| s.rebalance(&state, &none, None).unwrap().len());
+                    println!("{case}: {n} moves");
+                }
+                _ => panic!("unknown case {case}"),
+            }
+        }
+        None => panic!("unknown case {case}"),
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; anything else names a case.
+    let cases: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if cases.is_empty() {
+        println!("least-load/{{plan,round,allocate,place}} state/move_shard");
+        for c in configs() {
+            let uniform = if c.kind() == "least-load" {
+                "-uniform"
+            } else {
+                ""
+            };
+            println!(
+                "{}{uniform}/{{allocate,place,rebalance-steady,rebalance-join}}",
+                c.kind()
+            );
+        }
+        return;
+    }
+    for c in &cases {
+        run(c);
+    }
+}
