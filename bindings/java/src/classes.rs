@@ -7,7 +7,9 @@
 
 use std::sync::OnceLock;
 
-use jni::objects::{GlobalRef, JClass, JMethodID, JStaticMethodID};
+use jni::objects::{GlobalRef, JClass, JMethodID, JObject, JStaticMethodID, JValue, JValueOwned};
+use jni::signature::ReturnType;
+use jni::sys::{jmethodID, jvalue};
 use jni::JNIEnv;
 
 pub struct Class {
@@ -36,73 +38,80 @@ impl Class {
 
 /// A method of one of these classes, looked up once: the jni crate's `call_method` by name
 /// looks the method up again on every call, which cost more than the call itself (a rebalance
-/// answer of 100 shard ids took ~30 us to cross, one `List.add` lookup per id).
-pub struct Method {
-    class: &'static Class,
-    name: &'static str,
-    sig: &'static str,
-    is_static: bool,
-    cell: OnceLock<jni::sys::jmethodID>,
-}
-
-// SAFETY: a method id is valid on any thread while its class stays loaded, which the class's
-// global reference (`Class`) ensures; it is written once and only read afterwards.
-unsafe impl Sync for Method {}
-unsafe impl Send for Method {}
+/// answer of 100 shard ids took ~15 us to cross, one `List.add` lookup per id). The id is kept
+/// as an integer: valid on any thread while the class stays loaded, which `Class` ensures.
+pub struct Method(
+    &'static Class,
+    &'static str,
+    &'static str,
+    bool,
+    OnceLock<usize>,
+);
 
 impl Method {
-    pub const fn new(class: &'static Class, name: &'static str, sig: &'static str) -> Method {
-        Method {
-            class,
-            name,
-            sig,
-            is_static: false,
-            cell: OnceLock::new(),
-        }
-    }
-
-    pub const fn new_static(
+    /// `is_static`: a static method; otherwise an instance method or a constructor (`<init>`).
+    pub const fn new(
         class: &'static Class,
         name: &'static str,
         sig: &'static str,
+        is_static: bool,
     ) -> Method {
-        Method {
-            class,
-            name,
-            sig,
-            is_static: true,
-            cell: OnceLock::new(),
-        }
+        Method(class, name, sig, is_static, OnceLock::new())
     }
 
-    fn raw(&'static self, env: &mut JNIEnv) -> jni::errors::Result<jni::sys::jmethodID> {
-        if let Some(m) = self.cell.get() {
-            return Ok(*m);
-        }
-        let c = self.class.get(env)?;
+    fn class<'l>(&'static self, env: &mut JNIEnv<'l>) -> jni::errors::Result<JClass<'l>> {
         // SAFETY: the global reference holds a class object.
-        let c = unsafe { JClass::from_raw(c.as_obj().as_raw()) };
-        let id = if self.is_static {
-            env.get_static_method_id(&c, self.name, self.sig)?
-                .into_raw()
-        } else {
-            env.get_method_id(&c, self.name, self.sig)?.into_raw()
+        Ok(unsafe { JClass::from_raw(self.0.get(env)?.as_obj().as_raw()) })
+    }
+
+    fn raw(&'static self, env: &mut JNIEnv) -> jni::errors::Result<jmethodID> {
+        if let Some(m) = self.4.get() {
+            return Ok(*m as jmethodID);
+        }
+        let c = self.class(env)?;
+        let id = match self.3 {
+            true => env.get_static_method_id(&c, self.1, self.2)?.into_raw(),
+            false => env.get_method_id(&c, self.1, self.2)?.into_raw(),
         };
-        Ok(*self.cell.get_or_init(|| id))
+        Ok(*self.4.get_or_init(|| id as usize) as jmethodID)
     }
 
-    /// An instance method (or constructor, `<init>`).
-    pub fn id(&'static self, env: &mut JNIEnv) -> jni::errors::Result<JMethodID> {
-        debug_assert!(!self.is_static);
-        // SAFETY: looked up by GetMethodID for this class.
-        self.raw(env).map(|m| unsafe { JMethodID::from_raw(m) })
+    /// Calls this instance method on `obj`; `args` and `ret` must match its signature.
+    pub fn call<'l>(
+        &'static self,
+        env: &mut JNIEnv<'l>,
+        obj: &JObject,
+        ret: ReturnType,
+        args: &[JValue],
+    ) -> jni::errors::Result<JValueOwned<'l>> {
+        let id = self.raw(env)?;
+        let args: Vec<jvalue> = args.iter().map(JValue::as_jni).collect();
+        // SAFETY: looked up on the class of `obj` (the caller's side of the contract).
+        unsafe { env.call_method_unchecked(obj, JMethodID::from_raw(id), ret, &args) }
     }
 
-    pub fn static_id(&'static self, env: &mut JNIEnv) -> jni::errors::Result<JStaticMethodID> {
-        debug_assert!(self.is_static);
-        // SAFETY: looked up by GetStaticMethodID for this class.
-        self.raw(env)
-            .map(|m| unsafe { JStaticMethodID::from_raw(m) })
+    /// Calls this constructor (`<init>`) or static method returning an object.
+    pub fn object<'l>(
+        &'static self,
+        env: &mut JNIEnv<'l>,
+        args: &[JValue],
+    ) -> jni::errors::Result<JObject<'l>> {
+        let (c, id) = (self.class(env)?, self.raw(env)?);
+        let args: Vec<jvalue> = args.iter().map(JValue::as_jni).collect();
+        // SAFETY: looked up on this class; the caller passes arguments of its signature.
+        unsafe {
+            match self.3 {
+                true => env
+                    .call_static_method_unchecked(
+                        &c,
+                        JStaticMethodID::from_raw(id),
+                        ReturnType::Object,
+                        &args,
+                    )?
+                    .l(),
+                false => env.new_object_unchecked(&c, JMethodID::from_raw(id), &args),
+            }
+        }
     }
 }
 
@@ -120,47 +129,31 @@ pub static MAP: Class = Class::new("java/util/Map");
 pub static ARRAY_LIST: Class = Class::new("java/util/ArrayList");
 pub static LINKED_HASH_MAP: Class = Class::new("java/util/LinkedHashMap");
 
-pub static ARRAY_LIST_NEW: Method = Method::new(&ARRAY_LIST, "<init>", "(I)V");
-pub static ARRAY_LIST_ADD: Method = Method::new(&ARRAY_LIST, "add", "(Ljava/lang/Object;)Z");
-pub static LINKED_HASH_MAP_NEW: Method = Method::new(&LINKED_HASH_MAP, "<init>", "()V");
+pub static ARRAY_LIST_NEW: Method = Method::new(&ARRAY_LIST, "<init>", "(I)V", false);
+pub static ARRAY_LIST_ADD: Method = Method::new(&ARRAY_LIST, "add", "(Ljava/lang/Object;)Z", false);
+pub static LINKED_HASH_MAP_NEW: Method = Method::new(&LINKED_HASH_MAP, "<init>", "()V", false);
 pub static LINKED_HASH_MAP_PUT: Method = Method::new(
     &LINKED_HASH_MAP,
     "put",
     "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+    false,
 );
 pub static BOOLEAN_VALUE_OF: Method =
-    Method::new_static(&BOOLEAN, "valueOf", "(Z)Ljava/lang/Boolean;");
-pub static LONG_VALUE_OF: Method = Method::new_static(&LONG, "valueOf", "(J)Ljava/lang/Long;");
-pub static DOUBLE_VALUE_OF: Method =
-    Method::new_static(&DOUBLE, "valueOf", "(D)Ljava/lang/Double;");
+    Method::new(&BOOLEAN, "valueOf", "(Z)Ljava/lang/Boolean;", true);
+pub static LONG_VALUE_OF: Method = Method::new(&LONG, "valueOf", "(J)Ljava/lang/Long;", true);
+pub static DOUBLE_VALUE_OF: Method = Method::new(&DOUBLE, "valueOf", "(D)Ljava/lang/Double;", true);
 
 /// The bridge the native side calls back through (`org.shardline.Callbacks`).
 pub static CALLBACKS: Class = Class::new("org/shardline/Callbacks");
-pub static CALLBACKS_HOST: Method = Method::new_static(
+pub static CALLBACKS_HOST: Method = Method::new(
     &CALLBACKS,
     "host",
     "(Ljava/lang/Object;Ljava/lang/String;Ljava/util/List;)Ljava/lang/Object;",
+    true,
 );
-pub static CALLBACKS_ITEMS: Method = Method::new_static(
+pub static CALLBACKS_ITEMS: Method = Method::new(
     &CALLBACKS,
     "items",
     "(Ljava/lang/Object;)[Ljava/lang/Object;",
+    true,
 );
-
-/// Calls a static method of `class` looked up once; `args` must match its signature.
-pub fn call_static<'l>(
-    env: &mut JNIEnv<'l>,
-    class: &'static Class,
-    method: &'static Method,
-    args: &[jni::objects::JValue],
-) -> jni::errors::Result<jni::objects::JObject<'l>> {
-    let c = class.get(env)?;
-    // SAFETY: the global reference holds a class object.
-    let c = unsafe { JClass::from_raw(c.as_obj().as_raw()) };
-    let id = method.static_id(env)?;
-    let args: Vec<jni::sys::jvalue> = args.iter().map(|a| a.as_jni()).collect();
-    // SAFETY: `method` was looked up on `class`; the caller passes arguments of its signature,
-    // and every such method here returns an object.
-    unsafe { env.call_static_method_unchecked(&c, id, jni::signature::ReturnType::Object, &args) }?
-        .l()
-}

@@ -16,7 +16,7 @@ use shardline_core::protocol::Envelope;
 
 use crate::boundary::Result;
 use crate::callback::{attempt, keep, JavaObject, Refusal};
-use crate::classes::{call_static, CALLBACKS, CALLBACKS_HOST};
+use crate::classes::CALLBACKS_HOST;
 use crate::convert::{new_string, to_json};
 use crate::ops;
 
@@ -66,7 +66,7 @@ impl HostObject for JavaHost {
                 JValue::Object(&name),
                 JValue::Object(&array),
             ];
-            let r = call_static(env, &CALLBACKS, &CALLBACKS_HOST, &values)?;
+            let r = CALLBACKS_HOST.object(env, &values)?;
             match ops::tree_of(env, &r, "the answer", 0)? {
                 // A stored state crosses as the JSON text the host stored.
                 Tree::Text(json) if method == "load" => serde_json::from_str(&json)

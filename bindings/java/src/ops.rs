@@ -23,10 +23,9 @@ use shardline_bind::tree::key_text;
 
 use crate::boundary::{Failure, Result};
 use crate::classes::{
-    call_static, Class, Method, ARRAY_LIST, ARRAY_LIST_ADD, ARRAY_LIST_NEW, BOOLEAN,
-    BOOLEAN_VALUE_OF, BYTE, BYTES, CALLBACKS, CALLBACKS_ITEMS, DOUBLE, DOUBLE_VALUE_OF, FLOAT,
-    INTEGER, LINKED_HASH_MAP, LINKED_HASH_MAP_NEW, LINKED_HASH_MAP_PUT, LIST, LONG, LONG_VALUE_OF,
-    MAP, SHORT,
+    Class, ARRAY_LIST_ADD, ARRAY_LIST_NEW, BOOLEAN, BOOLEAN_VALUE_OF, BYTE, BYTES, CALLBACKS_ITEMS,
+    DOUBLE, DOUBLE_VALUE_OF, FLOAT, INTEGER, LINKED_HASH_MAP_NEW, LINKED_HASH_MAP_PUT, LIST, LONG,
+    LONG_VALUE_OF, MAP, SHORT,
 };
 use crate::convert::{new_string, string};
 
@@ -118,7 +117,7 @@ pub fn tree_of(env: &mut JNIEnv, o: &JObject, at: &str, depth: usize) -> Result<
     if list || map {
         // One array of the items (a map's flattened: key, value, ...) rather than a JNI call
         // per item.
-        let items = call_static(env, &CALLBACKS, &CALLBACKS_ITEMS, &[JValue::Object(o)])?;
+        let items = CALLBACKS_ITEMS.object(env, &[JValue::Object(o)])?;
         let items = JObjectArray::from(items);
         let n = env.get_array_length(&items)?;
         let mut out = Vec::with_capacity(n as usize);
@@ -166,49 +165,42 @@ fn unbox<'a>(env: &mut JNIEnv<'a>, o: &JObject, name: &str, sig: &str) -> Result
 pub fn to_java(env: &mut JNIEnv, t: &Tree) -> Result<jobject> {
     Ok(match t {
         Tree::Null => std::ptr::null_mut(),
-        Tree::Bool(b) => boxed(env, &BOOLEAN, &BOOLEAN_VALUE_OF, JValue::Bool(*b as u8))?,
+        Tree::Bool(b) => BOOLEAN_VALUE_OF
+            .object(env, &[JValue::Bool(*b as u8)])?
+            .into_raw(),
         Tree::Integer(i) => {
             let i = i128::from(*i);
             let bits = i64::try_from(i)
                 .or_else(|_| u64::try_from(i).map(|u| u as i64))
                 .map_err(|_| Failure::invalid_state(format!("{i} does not fit a Java long")))?;
-            boxed(env, &LONG, &LONG_VALUE_OF, JValue::Long(bits))?
+            LONG_VALUE_OF.object(env, &[JValue::Long(bits)])?.into_raw()
         }
-        Tree::Float(f) => boxed(env, &DOUBLE, &DOUBLE_VALUE_OF, JValue::Double(*f))?,
+        Tree::Float(f) => DOUBLE_VALUE_OF
+            .object(env, &[JValue::Double(*f)])?
+            .into_raw(),
         Tree::Text(s) => new_string(env, s)?,
         Tree::Bytes(b) => env.byte_array_from_slice(b)?.into_raw(),
         Tree::Array(items) => {
-            let class = ARRAY_LIST.get(env)?;
-            let (new, add) = (ARRAY_LIST_NEW.id(env)?, ARRAY_LIST_ADD.id(env)?);
-            let size = JValue::Int(items.len() as i32).as_jni();
-            // SAFETY: ArrayList(int), looked up on this class, with an int.
-            let list = unsafe { env.new_object_unchecked(class, new, &[size]) }?;
+            let list = ARRAY_LIST_NEW.object(env, &[JValue::Int(items.len() as i32)])?;
             for item in items {
                 // SAFETY: a fresh local reference (or null) made just now.
                 let v = unsafe { JObject::from_raw(to_java(env, item)?) };
                 let ret = ReturnType::Primitive(Primitive::Boolean);
-                // SAFETY: ArrayList.add(Object), on an ArrayList, with one object.
-                unsafe {
-                    env.call_method_unchecked(&list, add, ret, &[JValue::Object(&v).as_jni()])
-                }?;
+                ARRAY_LIST_ADD.call(env, &list, ret, &[JValue::Object(&v)])?;
                 env.delete_local_ref(v)?;
             }
             list.into_raw()
         }
         Tree::Map(entries) => {
-            let class = LINKED_HASH_MAP.get(env)?;
-            let (new, put) = (LINKED_HASH_MAP_NEW.id(env)?, LINKED_HASH_MAP_PUT.id(env)?);
-            // SAFETY: LinkedHashMap(), looked up on this class, without arguments.
-            let map = unsafe { env.new_object_unchecked(class, new, &[]) }?;
+            let map = LINKED_HASH_MAP_NEW.object(env, &[])?;
             for (k, item) in entries {
                 let k = env.new_string(key_text(k)?)?;
                 // SAFETY: a fresh local reference (or null) made just now.
                 let v = unsafe { JObject::from_raw(to_java(env, item)?) };
-                let args = [JValue::Object(&k).as_jni(), JValue::Object(&v).as_jni()];
-                // SAFETY: LinkedHashMap.put(Object, Object), on a LinkedHashMap, with two objects.
-                let old =
-                    unsafe { env.call_method_unchecked(&map, put, ReturnType::Object, &args) }?
-                        .l()?;
+                let args = [JValue::Object(&k), JValue::Object(&v)];
+                let old = LINKED_HASH_MAP_PUT
+                    .call(env, &map, ReturnType::Object, &args)?
+                    .l()?;
                 for r in [JObject::from(k), v, old] {
                     env.delete_local_ref(r)?;
                 }
@@ -222,21 +214,4 @@ pub fn to_java(env: &mut JNIEnv, t: &Tree) -> Result<jobject> {
             )))
         }
     })
-}
-
-/// `Boolean.valueOf`, `Long.valueOf`, `Double.valueOf`: the boxes Java code compares with.
-fn boxed(
-    env: &mut JNIEnv,
-    class: &'static Class,
-    value_of: &'static Method,
-    v: JValue,
-) -> Result<jobject> {
-    let c = class.get(env)?;
-    // SAFETY: the global reference holds a class object.
-    let c = unsafe { jni::objects::JClass::from_raw(c.as_obj().as_raw()) };
-    let id = value_of.static_id(env)?;
-    // SAFETY: the static valueOf of this class, whose one argument is `v`'s primitive type.
-    let boxed =
-        unsafe { env.call_static_method_unchecked(&c, id, ReturnType::Object, &[v.as_jni()]) }?;
-    Ok(boxed.l()?.into_raw())
 }
