@@ -300,11 +300,22 @@ impl AllocationStrategy for LeastLoad {
             ),
             (true, None) => {
                 let required = rule.map_or(&[][..], |r| &r.tags[..]);
-                let heads = state.receiving_classes().heads(required, |slot| {
-                    refusal(&View::of(state.region_in_slot(slot)), &ask).is_none()
-                });
-                let views: Vec<View> = heads.map(|s| View::of(state.region_in_slot(s))).collect();
-                self.best(state, views.into_iter(), &ask, None)
+                let view = |slot| View::of(state.region_in_slot(slot));
+                // the heads passed the refusal check already
+                let mut best: Option<Fit> = None;
+                let heads = state
+                    .receiving_classes()
+                    .heads(required, |slot| refusal(&view(slot), &ask).is_none());
+                for slot in heads {
+                    let fit = self.fit(view(slot), &ask);
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| self.order(state, &fit, b) == Ordering::Less)
+                    {
+                        best = Some(fit);
+                    }
+                }
+                best
             }
             _ => self.best(
                 state,
@@ -432,6 +443,7 @@ impl AllocationStrategy for LeastLoad {
         }
         let fixed = self.fix_rules(&mut round);
         let (optimum, ceiling, stuck) = self.relieve(&mut round);
+        self.planned.reserve(round.moves.len());
         for (shard, from, to) in &round.moves {
             self.planned.insert(
                 shard.clone(),
@@ -827,7 +839,8 @@ impl LeastLoad {
         let mut busiest: BinaryHeap<(Util, Reverse<u64>, usize, u32)> =
             live.iter().map(|&i| entry(round, i)).collect();
         // per source slot: (size on it, sequence, shard), largest first, then oldest
-        let mut lists: HashMap<usize, Vec<Movable>> = HashMap::new();
+        let mut lists: HashMap<usize, Vec<Movable>, foldhash::fast::RandomState> =
+            HashMap::default();
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
