@@ -16,6 +16,7 @@
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::explain::{Candidate, MoveNote, Rejection, MAX_CANDIDATES};
 use super::least_shard::{by_age, round_start};
@@ -531,7 +532,7 @@ impl Round<'_> {
     fn heads(
         &self,
         ix: &Classes,
-        required: &[std::sync::Arc<str>],
+        required: &[Arc<str>],
         accepts: impl Fn(usize) -> bool,
         mut each: impl FnMut(usize),
     ) {
@@ -874,7 +875,7 @@ impl LeastLoad {
                         // moving a weightless shard helps nobody
                         .filter(|x| x.0 > 0.0),
                 );
-                // largest first, then oldest; sizes are positive and finite, where the bits
+                // largest first, then oldest; sizes are positive (never NaN), where the bits
                 // order as the numbers do
                 v.sort_unstable_by_key(|x| (Reverse(x.0.to_bits()), x.1));
                 v
