@@ -16,6 +16,7 @@
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::explain::{Candidate, MoveNote, Rejection, MAX_CANDIDATES};
 use super::least_shard::{by_age, round_start};
@@ -300,11 +301,22 @@ impl AllocationStrategy for LeastLoad {
             ),
             (true, None) => {
                 let required = rule.map_or(&[][..], |r| &r.tags[..]);
-                let heads = state.receiving_classes().heads(required, |slot| {
-                    refusal(&View::of(state.region_in_slot(slot)), &ask).is_none()
-                });
-                let views: Vec<View> = heads.map(|s| View::of(state.region_in_slot(s))).collect();
-                self.best(state, views.into_iter(), &ask, None)
+                let view = |slot| View::of(state.region_in_slot(slot));
+                // the heads passed the refusal check already
+                let mut best: Option<Fit> = None;
+                let heads = state
+                    .receiving_classes()
+                    .heads(required, |slot| refusal(&view(slot), &ask).is_none());
+                for slot in heads {
+                    let fit = self.fit(view(slot), &ask);
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| self.order(state, &fit, b) == Ordering::Less)
+                    {
+                        best = Some(fit);
+                    }
+                }
+                best
             }
             _ => self.best(
                 state,
@@ -432,6 +444,7 @@ impl AllocationStrategy for LeastLoad {
         }
         let fixed = self.fix_rules(&mut round);
         let (optimum, ceiling, stuck) = self.relieve(&mut round);
+        self.planned.reserve(round.moves.len());
         for (shard, from, to) in &round.moves {
             self.planned.insert(
                 shard.clone(),
@@ -519,7 +532,7 @@ impl Round<'_> {
     fn heads(
         &self,
         ix: &Classes,
-        required: &[std::sync::Arc<str>],
+        required: &[Arc<str>],
         accepts: impl Fn(usize) -> bool,
         mut each: impl FnMut(usize),
     ) {
@@ -827,7 +840,8 @@ impl LeastLoad {
         let mut busiest: BinaryHeap<(Util, Reverse<u64>, usize, u32)> =
             live.iter().map(|&i| entry(round, i)).collect();
         // per source slot: (size on it, sequence, shard), largest first, then oldest
-        let mut lists: HashMap<usize, Vec<Movable>> = HashMap::new();
+        let mut lists: HashMap<usize, Vec<Movable>, foldhash::fast::RandomState> =
+            HashMap::default();
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
@@ -861,7 +875,7 @@ impl LeastLoad {
                         // moving a weightless shard helps nobody
                         .filter(|x| x.0 > 0.0),
                 );
-                // largest first, then oldest; sizes are positive and finite, where the bits
+                // largest first, then oldest; sizes are positive (never NaN), where the bits
                 // order as the numbers do
                 v.sort_unstable_by_key(|x| (Reverse(x.0.to_bits()), x.1));
                 v
