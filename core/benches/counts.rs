@@ -101,43 +101,20 @@ fn steady(strategy: &mut dyn AllocationStrategy) -> AllocationState {
     state
 }
 
+#[path = "support/strategy_configs.rs"]
+mod strategy_configs;
+
 fn configs() -> Vec<StrategyConfig> {
-    vec![
-        StrategyConfig::LeastShard {
-            absolute_limit: 20,
-            relative_limit: 0.1,
-            tie_break_by_age: false,
-            phase1_from_most_loaded: false,
-        },
-        StrategyConfig::LeastShardLegacy {
-            rebalance_threshold: 1,
-            max_simultaneous_rebalance: 3,
-            tie_break_by_age: false,
-        },
-        StrategyConfig::ConsistentHashing {
-            rebalance_limit: 10,
-            virtual_nodes_factor: 10,
-        },
-        StrategyConfig::ActorTsHash,
-        StrategyConfig::ActorTsLeastShard {
-            rebalance_threshold: 1,
-            max_simultaneous_rebalance: 3,
-        },
-        StrategyConfig::BoundedLoadHashing {
-            epsilon: 0.25,
-            absolute_limit: 20,
-            relative_limit: 0.1,
-            virtual_nodes_factor: 100,
-        },
-        StrategyConfig::LeastLoad {
-            absolute_limit: 20,
-            relative_limit: 0.1,
-            tie_break_by_age: false,
-            phase1_from_most_loaded: false,
-            band: 0.05,
-            max_load_moved: None,
-        },
-    ]
+    let mut all = strategy_configs::strategies();
+    all.push(StrategyConfig::LeastLoad {
+        absolute_limit: 20,
+        relative_limit: 0.1,
+        tie_break_by_age: false,
+        phase1_from_most_loaded: false,
+        band: 0.05,
+        max_load_moved: None,
+    });
+    all
 }
 
 /// Reads the state once, untimed, as a running coordinator has by the time it is measured

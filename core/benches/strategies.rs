@@ -29,7 +29,7 @@ use shardline_core::model::Address;
 use shardline_core::model::AllocationState;
 use shardline_core::model::Version;
 use shardline_core::model::{ClusterView, Member};
-use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, StrategyConfig};
+use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress};
 
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
@@ -52,39 +52,9 @@ fn sizes() -> Vec<(usize, usize)> {
     v
 }
 
-fn strategies() -> Vec<StrategyConfig> {
-    vec![
-        // Pekko's usual configuration of the new algorithm.
-        StrategyConfig::LeastShard {
-            absolute_limit: 20,
-            relative_limit: 0.1,
-            tie_break_by_age: false,
-            phase1_from_most_loaded: false,
-        },
-        // Pekko's default (legacy) strategy with its defaults.
-        StrategyConfig::LeastShardLegacy {
-            rebalance_threshold: 1,
-            max_simultaneous_rebalance: 3,
-            tie_break_by_age: false,
-        },
-        StrategyConfig::ConsistentHashing {
-            rebalance_limit: 10,
-            virtual_nodes_factor: 10,
-        },
-        StrategyConfig::ActorTsHash,
-        StrategyConfig::ActorTsLeastShard {
-            rebalance_threshold: 1,
-            max_simultaneous_rebalance: 3,
-        },
-        // shardline's own, with its defaults.
-        StrategyConfig::BoundedLoadHashing {
-            epsilon: 0.25,
-            absolute_limit: 20,
-            relative_limit: 0.1,
-            virtual_nodes_factor: 100,
-        },
-    ]
-}
+#[path = "support/strategy_configs.rs"]
+mod strategy_configs;
+use strategy_configs::strategies;
 
 fn node(i: usize) -> Address {
     Address::parse(&format!(
