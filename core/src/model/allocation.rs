@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use crate::hashing::string_hash;
 use crate::jvm::{self, ContractViolation};
+use crate::model::placed::PlacedShards;
 use crate::model::{ActorTsKey, Address};
 use crate::model::{
     Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
@@ -32,13 +32,10 @@ pub struct Region {
     pos: u64,
     candidate_pos: u64,
     eligible: bool,
-    /// Each shard with its load, kept here so listing a region's shards by load reads them
-    /// in place rather than looking each up in the load book.
-    shards: BTreeMap<u64, Placed>,
-    /// `(allocation sequence, ring position)` of each shard, in allocation order: a
-    /// consistent-hashing round reads one position per shard, and a flat array of them costs
-    /// a fraction of walking the map and hashing every id again.
-    ring_positions: Vec<(u64, i32)>,
+    /// Each shard with its load and ring position, kept here so listing a region's shards by
+    /// load, or a consistent-hashing round, reads them in place rather than looking each up
+    /// in the load book or hashing every id again.
+    shards: PlacedShards,
     /// The member it was ranked by and its group in the ranking indexes, so it can be taken
     /// out even after the member changed.
     rank: Option<(RankGroup, MemberStatus, Version)>,
@@ -49,13 +46,6 @@ pub struct Region {
     /// The class [`AllocationState`]'s class index holds it in, when it may receive shards
     /// (its entry there: [`Region::class_entry`]).
     class: Option<ClassKey>,
-}
-
-/// A shard as its region lists it.
-#[derive(Debug, Clone)]
-struct Placed {
-    id: ShardId,
-    load: LoadVec,
 }
 
 impl Region {
@@ -79,22 +69,31 @@ impl Region {
     }
     /// Shards in allocation order, oldest first.
     pub fn shards(&self) -> impl DoubleEndedIterator<Item = &ShardId> + ExactSizeIterator {
-        self.shards.values().map(|p| &p.id)
+        self.shards.iter().map(|(_, id, _)| id)
     }
     /// `(allocation sequence, position on Pekko's consistent-hash ring)` of each shard, in
     /// allocation order; the position is [`crate::hashing::string_hash`] of the id, worked out
     /// once when the shard is placed.
-    pub fn ring_positions(&self) -> &[(u64, i32)] {
-        &self.ring_positions
+    pub fn ring_positions(&self) -> impl Iterator<Item = (u64, i32)> + '_ {
+        self.shards.ring_positions()
     }
     /// The shard placed here with allocation sequence `seq`.
     pub fn shard_at(&self, seq: u64) -> Option<&ShardId> {
-        self.shards.get(&seq).map(|p| &p.id)
+        self.shards.get(seq)
     }
     /// Shards in allocation order with their allocation sequence (see
     /// [`AllocationState::shard_sequence`]) and load.
     pub fn shards_with_load(&self) -> impl Iterator<Item = (u64, &ShardId, &LoadVec)> {
-        self.shards.iter().map(|(k, p)| (*k, &p.id, &p.load))
+        self.shards.iter()
+    }
+    /// Shards in allocation order with a compact index for [`Region::shard_by_index`], good
+    /// while the state does not change.
+    pub(crate) fn shards_indexed(&self) -> impl Iterator<Item = (u32, &ShardId, &LoadVec)> {
+        self.shards.indexed()
+    }
+    /// The shard [`Region::shards_indexed`] gave `index`.
+    pub(crate) fn shard_by_index(&self, index: u32) -> Option<(&ShardId, &LoadVec)> {
+        self.shards.at(index)
     }
     /// Position in map order (registration order); smaller is earlier.
     pub fn map_position(&self) -> u64 {
@@ -393,8 +392,7 @@ impl AllocationState {
             pos: self.next_pos,
             candidate_pos: self.next_candidate,
             eligible: false,
-            shards: BTreeMap::new(),
-            ring_positions: Vec::new(),
+            shards: PlacedShards::default(),
             rank: None,
             profile: RegionProfile::default(),
             load: LoadVec::default(),
@@ -443,7 +441,7 @@ impl AllocationState {
         self.order.remove(&region.pos);
         self.by_id.remove(&region.id);
         self.free.push(slot);
-        let shards: Vec<ShardId> = region.shards.into_values().map(|p| p.id).collect();
+        let shards: Vec<ShardId> = region.shards.into_ids();
         for s in &shards {
             self.homes.remove(s);
         }
@@ -520,15 +518,8 @@ impl AllocationState {
         self.mark(slot);
         let r = self.slots[slot].as_mut().expect("live");
         r.load.add(&load);
-        r.shards.insert(
-            seq,
-            Placed {
-                id: shard.clone(),
-                load,
-            },
-        );
         // Sequences only grow, so a push keeps allocation order.
-        r.ring_positions.push((seq, string_hash(&shard)));
+        r.shards.push(seq, shard.clone(), load);
         self.homes.insert(shard, Home { slot, seq });
         Ok(())
     }
@@ -541,17 +532,7 @@ impl AllocationState {
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
         self.mark(home.slot);
         let r = self.slots[home.slot].as_mut().expect("live");
-        let load = r
-            .shards
-            .remove(&home.seq)
-            .expect("homed shard is listed")
-            .load;
-        if let Ok(i) = r
-            .ring_positions
-            .binary_search_by_key(&home.seq, |&(seq, _)| seq)
-        {
-            r.ring_positions.remove(i);
-        }
+        let load = r.shards.remove(home.seq).expect("homed shard is listed");
         if r.shards.is_empty() {
             // exactly zero, not what float subtraction leaves
             r.load = LoadVec::default();
@@ -587,11 +568,7 @@ impl AllocationState {
         if let Some(&home) = self.homes.get(shard) {
             self.mark(home.slot);
             let r = self.slots[home.slot].as_mut().expect("live");
-            let listed = &mut r
-                .shards
-                .get_mut(&home.seq)
-                .expect("homed shard is listed")
-                .load;
+            let listed = r.shards.load_mut(home.seq).expect("homed shard is listed");
             r.load.sub(listed);
             r.load.add(&new);
             *listed = new.clone();

@@ -8,6 +8,7 @@ mod cluster;
 mod fingerprint;
 mod key;
 mod load;
+mod placed;
 mod timers;
 mod version;
 

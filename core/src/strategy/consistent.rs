@@ -201,7 +201,7 @@ impl ConsistentHashing {
         by_address.sort_by(|a, b| state.node_of(a).pekko_cmp(state.node_of(b)));
         let mut misplaced = Vec::new();
         for r in by_address {
-            for &(seq, hash) in r.ring_positions() {
+            for (seq, hash) in r.ring_positions() {
                 let Some(i) = ring.ring.node_for_hash(hash) else {
                     continue;
                 };

@@ -862,7 +862,7 @@ impl LeastLoad {
                 let mut v: Vec<Movable> = Vec::with_capacity(region.shard_count());
                 v.extend(
                     region
-                        .shards_with_load()
+                        .shards_indexed()
                         .filter(|(_, sh, _)| round.fixed.is_empty() || !round.fixed.contains(*sh))
                         .filter(|(_, sh, _)| {
                             !ruled
@@ -871,7 +871,7 @@ impl LeastLoad {
                                     .and_then(|r| r.pin.as_ref())
                                     .is_none_or(|p| **p != **region.id())
                         })
-                        .map(|(q, sh, load)| (utilisation(load, None, cap, width), q, sh, load))
+                        .map(|(i, _, load)| (utilisation(load, None, cap, width), i))
                         // moving a weightless shard helps nobody
                         .filter(|x| x.0 > 0.0),
                 );
@@ -898,8 +898,10 @@ impl LeastLoad {
             };
             // A move helps when both ends finish below `top`; `None` when it does not fit the
             // budget.
+            let source = round.slots[s].region;
+            let movable = |k: usize| source.shard_by_index(list[k].1).expect("listed");
             let helps = |k: usize| -> Option<Option<usize>> {
-                let (_, _, shard, load) = list[k];
+                let (shard, load) = movable(k);
                 if !round.fits(load) {
                     return None;
                 }
@@ -983,7 +985,8 @@ impl LeastLoad {
                 stuck = !over_budget;
                 break;
             };
-            let (_, _, shard, load) = list.remove(k);
+            let (shard, load) = movable(k);
+            list.remove(k);
             round.apply(shard.clone(), load, s, d, "band");
             // the source's old entry is still on top
             *busiest.peek_mut().expect("the source's entry") = entry(round, s);
@@ -993,8 +996,10 @@ impl LeastLoad {
     }
 }
 
-/// A shard a region may give away: (utilisation it adds there, allocation sequence, id, load).
-type Movable<'s> = (f64, u64, &'s ShardId, &'s LoadVec);
+/// A shard a region may give away: (utilisation it adds there, its index in the region's
+/// [`Region::shards_indexed`], which orders as age does). Small, since a round keeps a list of
+/// them for every source it relieves.
+type Movable = (f64, u32);
 
 fn seq(state: &AllocationState, shard: &str) -> u64 {
     state.shard_sequence(shard).expect("allocated shard")
