@@ -51,7 +51,8 @@ fn plan(
             trace.push((s.clone(), from));
         }
         let mut order = picked.clone();
-        order.sort_by(|a, b| compare_utf16(a, b));
+        // ids are unique, so an unstable sort gives the same order
+        order.sort_unstable_by(|a, b| compare_utf16(a, b));
         for s in order {
             match strategy.allocate(state, None, &s, None).unwrap() {
                 Allocation::Region(r) => {

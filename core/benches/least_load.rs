@@ -42,7 +42,8 @@ fn plan(strategy: &mut LeastLoad, state: &mut AllocationState) -> usize {
             state.remove_shard(s).unwrap();
         }
         let mut order = picked.clone();
-        order.sort_by(|a, b| compare_utf16(a, b));
+        // ids are unique, so an unstable sort gives the same order
+        order.sort_unstable_by(|a, b| compare_utf16(a, b));
         for s in order {
             match strategy.allocate(state, None, &s, None).unwrap() {
                 Allocation::Region(r) => state.add_shard(&r, &s).unwrap(),

@@ -828,17 +828,8 @@ impl LeastLoad {
         // The busiest slot first (then map order). A move re-enters its two slots under their
         // new stamps (see [`Slot::stamp`]); an entry whose stamp is not its slot's current one
         // is dropped when it comes up.
-        let entry = |round: &Round, i: usize| {
-            let s = &round.slots[i];
-            (
-                Util(round.util(i)),
-                Reverse(s.region.map_position()),
-                i,
-                s.stamp,
-            )
-        };
-        let mut busiest: BinaryHeap<(Util, Reverse<u64>, usize, u32)> =
-            live.iter().map(|&i| entry(round, i)).collect();
+        let entry = |round: &Round, i: usize| Busy::new(round.util(i), i, round.slots[i].stamp);
+        let mut busiest: BinaryHeap<Busy> = live.iter().map(|&i| entry(round, i)).collect();
         // per source slot: (size on it, sequence, shard), largest first, then oldest
         let mut lists: HashMap<usize, Vec<Movable>, foldhash::fast::RandomState> =
             HashMap::default();
@@ -846,7 +837,7 @@ impl LeastLoad {
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
         while !round.spent() {
-            let Some(&(Util(top), _, s, stamp)) = busiest.peek() else {
+            let Some((top, s, stamp)) = busiest.peek().map(|b| b.parts()) else {
                 break;
             };
             if stamp != round.slots[s].stamp {
@@ -1005,17 +996,57 @@ fn seq(state: &AllocationState, shard: &str) -> u64 {
     state.shard_sequence(shard).expect("allocated shard")
 }
 
-/// A utilisation ordered by `f64::total_cmp`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Util(f64);
-impl Eq for Util {}
-impl PartialOrd for Util {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+/// A slot in the busiest-first heap: (utilisation, then earlier in map order, which slot
+/// order is) and its stamp, packed into one integer that orders as that tuple does, since
+/// every move sifts the heap twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Busy(u128);
+
+impl Busy {
+    fn new(util: f64, slot: usize, stamp: u32) -> Busy {
+        // `f64::total_cmp`'s order as an unsigned integer
+        let b = util.to_bits();
+        let key = if b >> 63 == 1 { !b } else { b | 1 << 63 };
+        let slot = u32::try_from(slot).expect("fewer than 2^32 regions");
+        Busy(u128::from(key) << 64 | u128::from(u32::MAX - slot) << 32 | u128::from(stamp))
+    }
+
+    /// (utilisation, slot, stamp)
+    fn parts(self) -> (f64, usize, u32) {
+        let key = (self.0 >> 64) as u64;
+        let b = if key >> 63 == 1 {
+            key & !(1 << 63)
+        } else {
+            !key
+        };
+        let slot = u32::MAX - (self.0 >> 32) as u32;
+        (f64::from_bits(b), slot as usize, self.0 as u32)
     }
 }
-impl Ord for Util {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_orders_as_utilisation_then_map_order_and_unpacks_to_what_was_packed() {
+        let utils = [-1e-17, -0.0, 0.0, 1e-300, 0.5, 1.0, 2.5, f64::INFINITY];
+        let mut all = Vec::new();
+        for &u in &utils {
+            for slot in [0usize, 1, 7, 999] {
+                for stamp in [0u32, 3] {
+                    let b = Busy::new(u, slot, stamp);
+                    let (pu, ps, pt) = b.parts();
+                    assert_eq!((pu.to_bits(), ps, pt), (u.to_bits(), slot, stamp));
+                    all.push((b, u, slot, stamp));
+                }
+            }
+        }
+        for (a, ua, sa, ta) in &all {
+            for (b, ub, sb, tb) in &all {
+                let want = ua.total_cmp(ub).then(sb.cmp(sa)).then(ta.cmp(tb));
+                assert_eq!(a.cmp(b), want, "{ua} {sa} {ta} vs {ub} {sb} {tb}");
+            }
+        }
     }
 }
