@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 
 use super::explain::{Candidate, MoveNote, Rejection, MAX_CANDIDATES};
@@ -829,10 +829,12 @@ impl LeastLoad {
         // new stamps (see [`Slot::stamp`]); an entry whose stamp is not its slot's current one
         // is dropped when it comes up.
         let entry = |round: &Round, i: usize| Busy::new(round.util(i), i, round.slots[i].stamp);
-        let mut busiest: BinaryHeap<Busy> = live.iter().map(|&i| entry(round, i)).collect();
+        // a move re-enters two slots: room for the first moves without regrowing
+        let mut busiest =
+            BinaryHeap::with_capacity(live.len() + 2 * round.moves_left.min(live.len()));
+        busiest.extend(live.iter().map(|&i| entry(round, i)));
         // per source slot: (size on it, sequence, shard), largest first, then oldest
-        let mut lists: HashMap<usize, Vec<Movable>, foldhash::fast::RandomState> =
-            HashMap::default();
+        let mut lists: Vec<Option<Vec<Movable>>> = vec![None; round.slots.len()];
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
@@ -848,24 +850,28 @@ impl LeastLoad {
                 break;
             }
             let cap = &round.slots[s].region.profile().capacity;
-            let list = lists.entry(s).or_insert_with(|| {
+            let list = lists[s].get_or_insert_with(|| {
                 let region = round.slots[s].region;
                 let mut v: Vec<Movable> = Vec::with_capacity(region.shard_count());
-                v.extend(
-                    region
-                        .shards_indexed()
-                        .filter(|(_, sh, _)| round.fixed.is_empty() || !round.fixed.contains(*sh))
-                        .filter(|(_, sh, _)| {
-                            !ruled
-                                || state
-                                    .shard_rule(sh)
-                                    .and_then(|r| r.pin.as_ref())
-                                    .is_none_or(|p| **p != **region.id())
-                        })
-                        .map(|(i, _, load)| (utilisation(load, None, cap, width), i))
-                        // moving a weightless shard helps nobody
-                        .filter(|x| x.0 > 0.0),
-                );
+                let fixed = !round.fixed.is_empty();
+                for (i, sh, load) in region.shards_indexed() {
+                    if fixed && round.fixed.contains(sh) {
+                        continue;
+                    }
+                    if ruled
+                        && state
+                            .shard_rule(sh)
+                            .and_then(|r| r.pin.as_ref())
+                            .is_some_and(|p| **p == **region.id())
+                    {
+                        continue;
+                    }
+                    let size = utilisation(load, None, cap, width);
+                    // moving a weightless shard helps nobody
+                    if size > 0.0 {
+                        v.push((size, i));
+                    }
+                }
                 // largest first, then oldest; sizes are positive (never NaN), where the bits
                 // order as the numbers do
                 v.sort_unstable_by_key(|x| (Reverse(x.0.to_bits()), x.1));
