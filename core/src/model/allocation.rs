@@ -5,6 +5,7 @@
 //! (registration order, [`AllocationState::add_region`]) so decisions are reproducible.
 
 use std::cmp::{Ordering, Reverse};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -499,28 +500,33 @@ impl AllocationState {
     /// Appends `shard` to `region`'s list. Fails if the shard is already allocated.
     pub fn add_shard(&mut self, region: &str, shard: &str) -> Result<()> {
         let slot = self.slot(region)?;
-        if let Some(home) = self.homes.get(shard) {
-            let owner = self.slots[home.slot]
-                .as_ref()
-                .map(|r| r.id.to_string())
-                .unwrap_or_default();
-            return Err(Error::invalid_state(format!(
-                "shard {shard:?} is already allocated to region {owner:?}"
-            )));
-        }
         // a shard with a load set shares the load book's id rather than allocating its own
-        let (shard, load): (ShardId, LoadVec) = match self.loads.shard_loads.get_key_value(shard) {
+        let (id, load): (ShardId, LoadVec) = match self.loads.shard_loads.get_key_value(shard) {
             Some((id, load)) => (id.clone(), load.clone()),
             None => (Arc::from(shard), LoadVec::UNIT),
         };
         let seq = self.next_seq;
+        // one lookup both refuses a shard already placed and makes its entry
+        let home = match self.homes.entry(id) {
+            Entry::Occupied(e) => {
+                let owner = self.slots[e.get().slot]
+                    .as_ref()
+                    .map(|r| r.id.to_string())
+                    .unwrap_or_default();
+                return Err(Error::invalid_state(format!(
+                    "shard {shard:?} is already allocated to region {owner:?}"
+                )));
+            }
+            Entry::Vacant(e) => e,
+        };
+        let shard = home.key().clone();
+        home.insert(Home { slot, seq });
         self.next_seq += 1;
         self.mark(slot);
         let r = self.slots[slot].as_mut().expect("live");
         r.load.add(&load);
         // Sequences only grow, so a push keeps allocation order.
-        r.shards.push(seq, shard.clone(), load);
-        self.homes.insert(shard, Home { slot, seq });
+        r.shards.push(seq, shard, load);
         Ok(())
     }
 

@@ -250,14 +250,14 @@ impl AllocationStrategy for LeastLoad {
         });
         let rule = state.shard_rule(shard);
         let width = state.load_dimensions().width();
-        let load = state.shard_load(shard);
         let mut avoid = None;
         let planned = self.planned.remove(shard);
         if let Some((from, to)) = &planned {
             if let Some(r) = state.region(to) {
                 let ask = Ask {
                     shard,
-                    load,
+                    // whether a region refuses a shard does not depend on its load
+                    load: &LoadVec::UNIT,
                     rule,
                     avoid: None,
                     width,
@@ -272,6 +272,7 @@ impl AllocationStrategy for LeastLoad {
             }
             avoid = Some(&**from);
         }
+        let load = state.shard_load(shard);
         if avoid.is_none() && state.loads_are_uniform() {
             let got = self
                 .least
