@@ -1,35 +1,36 @@
-//! A region's shards in allocation order, as one flat array.
+//! A region's shards in allocation order, in flat arrays.
 //!
 //! Sequences only grow, so placing a shard appends and the array stays sorted by sequence:
 //! a lookup is a binary search, and a removal only marks its entry, so neither moves the
 //! others. Dead entries are dropped once they are half the array, which keeps a removal O(1)
-//! amortised and a walk within twice the live count. One array instead of an ordered map
-//! plus a separate ring-position list: each shard costs one entry, walks read contiguous
-//! memory, and a removal touches one cache line or two instead of a tree's path.
+//! amortised and a walk within twice the live count. Flat arrays instead of an ordered map
+//! plus a separate ring-position list: walks read contiguous memory, and a removal touches a
+//! few cache lines instead of a tree's path.
 
 use super::allocation::ShardId;
 use super::load::LoadVec;
 use crate::hashing::string_hash;
 
-#[derive(Debug, Clone)]
-struct Entry {
-    seq: u64,
-    /// Its position on Pekko's consistent-hash ring, worked out once when placed.
-    ring: i32,
-    /// `None` once removed.
-    id: Option<ShardId>,
-    load: LoadVec,
-}
-
+/// Struct of arrays, one index per shard placed since the last compaction: a ring walk reads
+/// only `seqs` and `rings`, a lookup binary-searches `seqs` alone.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PlacedShards {
-    entries: Vec<Entry>,
+    /// Allocation sequences, ascending, with [`DEAD`] set on removed entries (masked off when
+    /// searching, so the order holds).
+    seqs: Vec<u64>,
+    /// Positions on Pekko's consistent-hash ring, worked out once when placed.
+    rings: Vec<i32>,
+    /// `None` once removed.
+    ids: Vec<Option<ShardId>>,
+    loads: Vec<LoadVec>,
     dead: usize,
 }
 
+const DEAD: u64 = 1 << 63;
+
 impl PlacedShards {
     pub(crate) fn len(&self) -> usize {
-        self.entries.len() - self.dead
+        self.seqs.len() - self.dead
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -38,52 +39,62 @@ impl PlacedShards {
 
     /// Places `id` with a sequence above every one placed before.
     pub(crate) fn push(&mut self, seq: u64, id: ShardId, load: LoadVec) {
-        debug_assert!(self.entries.last().is_none_or(|e| e.seq < seq));
-        let ring = string_hash(&id);
-        self.entries.push(Entry {
-            seq,
-            ring,
-            id: Some(id),
-            load,
-        });
+        debug_assert!(seq < DEAD && self.seqs.last().is_none_or(|&s| s & !DEAD < seq));
+        self.rings.push(string_hash(&id));
+        self.seqs.push(seq);
+        self.ids.push(Some(id));
+        self.loads.push(load);
     }
 
     fn find(&self, seq: u64) -> Option<usize> {
-        let i = self.entries.binary_search_by_key(&seq, |e| e.seq).ok()?;
-        self.entries[i].id.is_some().then_some(i)
+        let i = self.seqs.binary_search_by_key(&seq, |&s| s & !DEAD).ok()?;
+        (self.seqs[i] & DEAD == 0).then_some(i)
     }
 
     pub(crate) fn get(&self, seq: u64) -> Option<&ShardId> {
-        self.find(seq).and_then(|i| self.entries[i].id.as_ref())
+        self.find(seq).and_then(|i| self.ids[i].as_ref())
     }
 
     pub(crate) fn load_mut(&mut self, seq: u64) -> Option<&mut LoadVec> {
         let i = self.find(seq)?;
-        Some(&mut self.entries[i].load)
+        Some(&mut self.loads[i])
     }
 
     /// Takes the shard with sequence `seq` out, returning its load.
     pub(crate) fn remove(&mut self, seq: u64) -> Option<LoadVec> {
         let i = self.find(seq)?;
-        let e = &mut self.entries[i];
-        e.id = None;
-        let load = std::mem::take(&mut e.load);
+        self.seqs[i] |= DEAD;
+        self.ids[i] = None;
+        let load = std::mem::take(&mut self.loads[i]);
         self.dead += 1;
-        if self.dead * 2 > self.entries.len() {
-            self.entries.retain(|e| e.id.is_some());
-            self.dead = 0;
+        if self.dead * 2 > self.seqs.len() {
+            self.compact();
         }
         Some(load)
     }
 
-    fn live(&self) -> impl DoubleEndedIterator<Item = &Entry> {
-        self.entries.iter().filter(|e| e.id.is_some())
+    fn compact(&mut self) {
+        let mut w = 0;
+        for r in 0..self.seqs.len() {
+            if self.seqs[r] & DEAD == 0 {
+                self.seqs.swap(w, r);
+                self.rings.swap(w, r);
+                self.ids.swap(w, r);
+                self.loads.swap(w, r);
+                w += 1;
+            }
+        }
+        self.seqs.truncate(w);
+        self.rings.truncate(w);
+        self.ids.truncate(w);
+        self.loads.truncate(w);
+        self.dead = 0;
     }
 
     /// `(sequence, id, load)`, oldest first.
     pub(crate) fn iter(&self) -> Iter<'_> {
         Iter {
-            inner: self.entries.iter(),
+            inner: self.ids.iter().zip(&self.loads).zip(&self.seqs),
             left: self.len(),
         }
     }
@@ -91,31 +102,41 @@ impl PlacedShards {
     /// `(index, id, load)`, oldest first, where the index stays good for [`Self::at`] until
     /// the next change: a compact handle where a walk keeps many shards aside.
     pub(crate) fn indexed(&self) -> impl Iterator<Item = (u32, &ShardId, &LoadVec)> {
-        self.entries
+        self.ids
             .iter()
+            .zip(&self.loads)
             .enumerate()
-            .filter_map(|(i, e)| Some((i as u32, e.id.as_ref()?, &e.load)))
+            .filter_map(|(i, (id, load))| Some((i as u32, id.as_ref()?, load)))
     }
 
     /// The live shard at `index` (from [`Self::indexed`]).
     pub(crate) fn at(&self, index: u32) -> Option<(&ShardId, &LoadVec)> {
-        let e = self.entries.get(index as usize)?;
-        Some((e.id.as_ref()?, &e.load))
+        let i = index as usize;
+        Some((self.ids.get(i)?.as_ref()?, &self.loads[i]))
     }
 
     /// `(sequence, ring position)`, oldest first.
     pub(crate) fn ring_positions(&self) -> impl Iterator<Item = (u64, i32)> + '_ {
-        self.live().map(|e| (e.seq, e.ring))
+        self.seqs
+            .iter()
+            .zip(&self.rings)
+            .filter(|(&s, _)| s & DEAD == 0)
+            .map(|(&s, &r)| (s, r))
     }
 
     pub(crate) fn into_ids(self) -> Vec<ShardId> {
-        self.entries.into_iter().filter_map(|e| e.id).collect()
+        self.ids.into_iter().flatten().collect()
     }
 }
 
+type Columns<'a> = std::iter::Zip<
+    std::iter::Zip<std::slice::Iter<'a, Option<ShardId>>, std::slice::Iter<'a, LoadVec>>,
+    std::slice::Iter<'a, u64>,
+>;
+
 /// [`PlacedShards::iter`]: skips removed entries and knows how many are left.
 pub(crate) struct Iter<'a> {
-    inner: std::slice::Iter<'a, Entry>,
+    inner: Columns<'a>,
     left: usize,
 }
 
@@ -123,9 +144,9 @@ impl<'a> Iterator for Iter<'a> {
     type Item = (u64, &'a ShardId, &'a LoadVec);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let e = self.inner.by_ref().find(|e| e.id.is_some())?;
+        let ((id, load), &seq) = self.inner.by_ref().find(|((id, _), _)| id.is_some())?;
         self.left -= 1;
-        Some((e.seq, e.id.as_ref()?, &e.load))
+        Some((seq, id.as_ref()?, load))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -135,9 +156,9 @@ impl<'a> Iterator for Iter<'a> {
 
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let e = self.inner.by_ref().rfind(|e| e.id.is_some())?;
+        let ((id, load), &seq) = self.inner.by_ref().rfind(|((id, _), _)| id.is_some())?;
         self.left -= 1;
-        Some((e.seq, e.id.as_ref()?, &e.load))
+        Some((seq, id.as_ref()?, load))
     }
 }
 
@@ -171,7 +192,7 @@ mod tests {
         for s in [0, 3, 6, 12, 15] {
             assert!(p.remove(s).is_some());
         }
-        assert_eq!(p.entries.len(), 4, "compacted");
+        assert_eq!(p.seqs.len(), 4, "compacted");
         assert_eq!(
             ids(&p),
             vec![
