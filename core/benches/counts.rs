@@ -18,7 +18,7 @@
 use std::hash::{Hash, Hasher};
 use std::hint::black_box;
 
-use shardline_core::jvm::compare_utf16;
+use shardline_core::jvm::sort_distinct_utf16;
 use shardline_core::model::{
     Address, AllocationState, ClusterView, Member, RegionId, ShardId, Version,
 };
@@ -51,8 +51,8 @@ fn plan(
             trace.push((s.clone(), from));
         }
         let mut order = picked.clone();
-        // ids are unique, so an unstable sort gives the same order
-        order.sort_unstable_by(|a, b| compare_utf16(a, b));
+        // a rebalance names each shard once
+        sort_distinct_utf16(&mut order, |s| s);
         for s in order {
             match strategy.allocate(state, None, &s, None).unwrap() {
                 Allocation::Region(r) => {

@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use shardline_core::jvm::compare_utf16;
+use shardline_core::jvm::sort_distinct_utf16;
 use shardline_core::model::AllocationState;
 use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, LeastLoad};
 
@@ -42,8 +42,8 @@ fn plan(strategy: &mut LeastLoad, state: &mut AllocationState) -> usize {
             state.remove_shard(s).unwrap();
         }
         let mut order = picked.clone();
-        // ids are unique, so an unstable sort gives the same order
-        order.sort_unstable_by(|a, b| compare_utf16(a, b));
+        // a rebalance names each shard once
+        sort_distinct_utf16(&mut order, |s| s);
         for s in order {
             match strategy.allocate(state, None, &s, None).unwrap() {
                 Allocation::Region(r) => state.add_shard(&r, &s).unwrap(),

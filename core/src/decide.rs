@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::jvm::compare_utf16;
+use crate::jvm::sort_distinct_utf16;
 use crate::model::Address;
 use crate::model::Version;
 use crate::model::{AllocationState, ShardId};
@@ -262,7 +262,8 @@ fn hand_off(
     for s in picked {
         from.push((s.clone(), state.remove_shard(s)?.to_string()));
     }
-    from.sort_by(|a, b| compare_utf16(&a.0, &b.0));
+    // a rebalance names each shard once
+    sort_distinct_utf16(&mut from, |x| &x.0);
     let mut out = Vec::with_capacity(from.len());
     for (s, src) in from {
         match strategy.allocate(state, None, &s, None)? {

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use shardline_core::hashing::vnode_hash;
 use shardline_core::hashing::{actor_ts_shard_id, pekko_shard_id, string_hash, Ring};
-use shardline_core::jvm::{compare_utf16, string_hash_code};
+use shardline_core::jvm::{compare_utf16, sort_distinct_utf16, string_hash_code};
 use shardline_core::ErrorKind;
 
 fn vectors() -> Value {
@@ -315,6 +315,21 @@ proptest! {
     fn compare_utf16_matches_unit_order_any(a in any::<String>(), b in any::<String>()) {
         prop_assert_eq!(compare_utf16(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
         prop_assert_eq!(compare_utf16(&a, &a), Ordering::Equal);
+    }
+
+    #[test]
+    fn sorting_distinct_ids_gives_unit_order(
+        tricky in prop::collection::btree_set(tricky_string(), 0..20),
+        plain in prop::collection::btree_set("[ -~]{0,9}", 0..20),
+    ) {
+        // the tricky set takes the careful path, the printable one the byte compare
+        for set in [tricky, plain] {
+            let mut got: Vec<String> = set.iter().rev().cloned().collect();
+            sort_distinct_utf16(&mut got, |s| s);
+            let mut want: Vec<String> = set.into_iter().collect();
+            want.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+            prop_assert_eq!(got, want);
+        }
     }
 
     #[test]

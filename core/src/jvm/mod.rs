@@ -6,4 +6,4 @@ mod sort;
 mod string;
 
 pub use sort::{sort_by, ContractViolation};
-pub use string::{compare_utf16, string_hash_code};
+pub use string::{compare_utf16, sort_distinct_utf16, string_hash_code};

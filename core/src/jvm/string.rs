@@ -42,6 +42,18 @@ pub fn compare_utf16(a: &str, b: &str) -> Ordering {
     }
 }
 
+/// Sorts `v` into `String.compareTo` order of `key`, as Pekko orders shard ids. The keys must
+/// be distinct (the sort is not stable). When no key has a byte of 0xEE or above there is
+/// neither a U+E000..U+FFFF nor a supplementary character, so byte order is the order (see
+/// [`compare_utf16`]) and a plain byte compare does: one pass to check, then `memcmp`s.
+pub fn sort_distinct_utf16<T>(v: &mut [T], key: impl Fn(&T) -> &str) {
+    if v.iter().all(|x| key(x).bytes().all(|b| b < 0xEE)) {
+        v.sort_unstable_by(|a, b| key(a).as_bytes().cmp(key(b).as_bytes()));
+    } else {
+        v.sort_unstable_by(|a, b| compare_utf16(key(a), key(b)));
+    }
+}
+
 /// Index of the first differing byte within the common length.
 fn first_mismatch(x: &[u8], y: &[u8]) -> Option<usize> {
     const W: usize = 8;
