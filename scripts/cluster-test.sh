@@ -9,6 +9,9 @@
 #   scripts/cluster-test.sh --runs 110      a soak: the kinds in turn, 10 runs each
 #   scripts/cluster-test.sh --only pause    one kind only; --keep keeps every run's history
 #   scripts/cluster-test.sh --python-nodes 1  the first node runs cluster/python/node.py
+#   scripts/cluster-test.sh --policy force-reallocate --runs 24  the nodes force timed-out
+#                                           hand-offs; the kinds include slow-stop
+#   scripts/cluster-test.sh --quick --force-runs 1  one more run, force-reallocate, slow-stop
 #
 # With --python-nodes and no --python, the Python package is installed into a venv under the
 # target dir (a debug build for --quick, release otherwise; --quick reuses

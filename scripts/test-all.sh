@@ -39,8 +39,9 @@ step "JVM binding and Pekko adapter" bash scripts/test-java.sh
 step "etcd integration (real etcd on loopback)" bash scripts/test-etcd.sh
 # Network 7, so that a soak someone runs by hand on the default network is not disturbed.
 # One of the three nodes is the Python node (cluster/python/node.py), so the binding's drivers
-# run under the faults too; it reuses the venv of the Python step above.
-step "real cluster under faults (checker tests, scripts/cluster-test.sh --quick, one Python node)" bash -c 'cargo test -q -p shardline-cluster && bash scripts/cluster-test.sh --quick --net-id 7 --python-nodes 1'
+# run under the faults too; it reuses the venv of the Python step above. One more run has the
+# nodes force timed-out hand-offs (force-reallocate) while entities stop slowly.
+step "real cluster under faults (checker tests, scripts/cluster-test.sh --quick, one Python node, one force-reallocate run)" bash -c 'cargo test -q -p shardline-cluster && bash scripts/cluster-test.sh --quick --net-id 7 --python-nodes 1 --force-runs 1'
 step "release artifacts (scripts/package.sh)" bash scripts/package.sh
 step "artifacts installed as users install them, no cargo" bash scripts/test-install.sh
 step "least-load quality goals (plans with per-shard loads, short form)" bash -c 'cargo build -q -p shardline-cli && python3 scripts/bench/load_quality.py --quick --check --shardline "${CARGO_TARGET_DIR:-target}/debug/shardline" > /dev/null'

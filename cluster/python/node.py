@@ -496,14 +496,30 @@ class Wire:
             self.history.record("fwd-nowhere", {"m": m, "to": to["region"]})
 
 
+def stop_delay_ms(path: Optional[str]) -> int:
+    """What the stop-delay file asks for now; unreadable or malformed reads as no delay, as
+    in the Rust node."""
+    if path is None:
+        return 0
+    try:
+        with open(path) as f:
+            ms = int(f.read().strip())
+    except (OSError, ValueError):
+        return 0
+    return max(ms, 0)
+
+
 class Entities:
     """The region's entity host: entities are the history. Nothing touches an entity once
-    the membership deadline has passed."""
+    the membership deadline has passed. Entities may take a while to stop
+    (``--stop-delay-file``), long enough for a hand-off to time out."""
 
-    def __init__(self, history: History, fence: Fence, router: Router) -> None:
+    def __init__(self, history: History, fence: Fence, router: Router,
+                 stop_delay_file: Optional[str]) -> None:
         self.history = history
         self.fence = fence
         self.router = router
+        self.stop_delay_file = stop_delay_file
         # The region whose message is being handled, for sending back what cannot be kept.
         self.origin: Optional[str] = None
 
@@ -515,9 +531,20 @@ class Entities:
         self.fence.check()
         self.history.record("deliver", {"s": shard, "e": entity, "m": message_id(payload)})
 
-    def stop_shard(self, shard: str) -> bool:
-        self.history.record("stop", {"s": shard})
-        return True
+    def stop_shard(self, shard: str) -> Any:
+        ms = stop_delay_ms(self.stop_delay_file)
+        if ms == 0:
+            self.history.record("stop", {"s": shard})
+            return True
+        self.history.record("stop", {"s": shard, "ms": ms})
+
+        async def stopping() -> None:
+            # The driver reports the stop to the region when this finishes.
+            await asyncio.sleep(ms / 1_000)
+            self.fence.check()
+            self.history.record("stopped", {"s": shard})
+
+        return stopping()
 
     def undeliverable(self, shard: str, entity: str, payload: bytes, reason: str) -> None:
         origin = self.origin if self.origin in self.router.members else self.router.me
@@ -557,7 +584,7 @@ class Node:
         self.events: asyncio.Queue[Any] = asyncio.Queue()
         self.router = Router(self.me, self.events)
         wire = Wire(self.router, self.history)
-        self.entities = Entities(self.history, self.fence, self.router)
+        self.entities = Entities(self.history, self.fence, self.router, self.cfg.stop_delay_file)
         self.coordinator = shardline.AsyncCoordinatorDriver(
             {"kind": "least-shard"},
             self.address,
@@ -568,6 +595,7 @@ class Node:
             config={
                 "rebalance_interval_ms": self.cfg.rebalance_interval_ms,
                 "handoff_timeout_ms": 10_000,
+                "handoff_timeout_policy": self.cfg.handoff_timeout_policy,
                 "lease_retry_interval_ms": 1_000,
             },
         )
@@ -700,6 +728,12 @@ class Node:
                 self.watch = (self.membership.generation() + 2, restored)
             elif n["type"] == "steppedDown":
                 self.history.record("stepped-down", {"token": n["token"], "why": n["reason"]})
+            elif n["type"] == "handOffTimedOut":
+                # Where the shard went tells the checker whether the move was forced.
+                self.history.record("handoff-timeout", {
+                    "s": n["shard"], "from": n["from"], "to": self.coordinator.home_of(n["shard"]),
+                    "policy": n["policy"],
+                })
 
     def region_notices(self) -> None:
         for n in self.region.take_notices():
@@ -825,6 +859,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    "coordinator lease and worker-id tenure time-to-live")
     p.add_argument("--worker-bits", type=int, default=3)
     p.add_argument("--rebalance-interval-ms", type=int, default=2_000)
+    p.add_argument("--handoff-timeout-policy", default="keep-owner",
+                   choices=["keep-owner", "force-reallocate"],
+                   help="what the coordinator does with a hand-off that outlasts its 10 s timeout")
+    p.add_argument("--stop-delay-file", help="a file holding how many ms entities take to stop, "
+                   "read at every shard stop (absent or 0: at once)")
     cfg = p.parse_args(argv)
     cfg.etcd = [e for arg in cfg.etcd for e in arg.split(",")]
     return cfg
@@ -877,7 +916,8 @@ def start(cfg: argparse.Namespace) -> None:
     # the same port, as Pekko's unique address is.
     address = f"pekko://{me}@{host}:{port}"
     info = {"node": cfg.name, "region": me, "address": address, "listen": listen}
-    history.record("boot", {"address": address, "listen": listen, "pid": os.getpid()})
+    history.record("boot", {"address": address, "listen": listen, "pid": os.getpid(),
+                            "policy": cfg.handoff_timeout_policy})
     membership = Membership(cfg.etcd, cfg.namespace, info, cfg.ttl_ms)
     membership.join()
     try:

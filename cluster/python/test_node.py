@@ -132,6 +132,32 @@ class Rules(unittest.TestCase):
         self.assertEqual((lines[0]["s"], lines[0]["e"], lines[0]["m"]), ("3", "e1", 17))
         self.assertLessEqual(abs(lines[0]["t"] - before), 1_000_000)
 
+    def test_a_stop_takes_as_long_as_the_stop_delay_file_says(self):
+        class NoFence:
+            def check(self) -> None:
+                pass
+
+        with tempfile.TemporaryDirectory() as d:
+            h = node.History(os.path.join(d, "r-1.jsonl"), "r-1")
+            delay = os.path.join(d, "n.stopdelay")
+            entities = node.Entities(h, NoFence(), None, delay)
+            self.assertIs(entities.stop_shard("1"), True, "no file: stopped at once")
+            with open(delay, "w") as f:
+                f.write("150\n")
+            stopping = entities.stop_shard("2")
+            self.assertIsNot(stopping, True)
+            started = time.monotonic()
+            asyncio.run(stopping)
+            self.assertGreaterEqual(time.monotonic() - started, 0.14)
+            with open(delay, "w") as f:
+                f.write("0\n")
+            self.assertIs(entities.stop_shard("3"), True)
+            with open(os.path.join(d, "r-1.jsonl")) as f:
+                lines = [json.loads(line) for line in f]
+        self.assertEqual([(x["k"], x["s"], x.get("ms")) for x in lines],
+                         [("stop", "1", None), ("stop", "2", 150), ("stopped", "2", None),
+                          ("stop", "3", None)])
+
 
 @unittest.skipUnless(os.path.exists(FAKETIME), "no libfaketime")
 class UnderFaketime(unittest.TestCase):

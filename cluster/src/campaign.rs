@@ -17,15 +17,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use shardline_core::coordinator::HandOffTimeoutPolicy;
 use shardline_etcd::Etcd;
 
 use crate::check::{check, pending, Verdict};
 use crate::history::History;
 use crate::net::Net;
+use crate::node::{policy_name, HANDOFF_TIMEOUT_MS};
 use crate::wire::{read_frame, write_frame, Frame};
 
-/// Fault kinds in the order runs cycle through them.
-pub const KINDS: [&str; 11] = [
+/// Fault kinds in the order runs cycle through them; `slow-stop` only under force-reallocate
+/// (or with `--only`).
+pub const KINDS: [&str; 12] = [
     "kill",
     "pause",
     "etcd-member-kill",
@@ -37,7 +40,11 @@ pub const KINDS: [&str; 11] = [
     "coordinator-pause",
     "slow-link",
     "etcd-partition",
+    SLOW_STOP,
 ];
+
+/// Entities stop slower than the hand-off timeout while a node joins and shards move to it.
+const SLOW_STOP: &str = "slow-stop";
 
 /// Kinds that need the namespaced network.
 const NET_KINDS: [&str; 4] = ["partition", "node-partition", "slow-link", "etcd-partition"];
@@ -69,6 +76,10 @@ pub struct CampaignConfig {
     /// The first `python_nodes` nodes run [`PYTHON_NODE`] with this interpreter.
     pub python_nodes: usize,
     pub python: PathBuf,
+    /// The nodes' hand-off timeout policy for the first `runs` runs.
+    pub policy: HandOffTimeoutPolicy,
+    /// Runs after those, under force-reallocate, each a `slow-stop`.
+    pub force_runs: u32,
 }
 
 /// The Python node (through the binding), a drop-in for `shardline-cluster node`.
@@ -97,6 +108,15 @@ pub struct Summary {
     pub mid_hand_off: u64,
     /// How many of the nodes ran the Python node.
     pub python_nodes: usize,
+    /// Runs whose nodes used the force-reallocate policy.
+    pub force_runs: u32,
+    pub hand_off_timeouts: u64,
+    /// Timed-out hand-offs that gave the shard to another region (force-reallocate).
+    pub forced_moves: u64,
+    /// Times a shard was hosted by two regions at once after a forced move (allowed: the
+    /// old copy delivered nothing after the move).
+    pub hosted_twice: u64,
+    pub delivered_after_move: u64,
 }
 
 struct Rng(u64);
@@ -322,6 +342,12 @@ struct Run<'a> {
     node_starts: u64,
     fenced_exits: u64,
     net: Option<&'a Net>,
+    policy: HandOffTimeoutPolicy,
+}
+
+/// Where node `name` reads how long its entities take to stop.
+fn stop_delay_file(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.stopdelay"))
 }
 
 impl Run<'_> {
@@ -355,6 +381,9 @@ impl Run<'_> {
                 .env("FAKETIME_CACHE_DURATION", "1");
         }
         cmd.args(["--name", &n.name])
+            .args(["--handoff-timeout-policy", &policy_name(self.policy)])
+            .arg("--stop-delay-file")
+            .arg(stop_delay_file(&self.dir, &n.name))
             .args(["--incarnation", &inc.to_string()])
             .args(["--listen", &format!("{}:{}", n.ip, n.port)])
             .args(["--etcd", &self.endpoints.join(",")])
@@ -406,6 +435,28 @@ impl Run<'_> {
             sleep_ms(100);
         }
         Ok(())
+    }
+
+    /// Waits (supervising) for a history line of kind `k` written after `since`, looking
+    /// every `poll_ms` up to `limit_ms`; whether one came.
+    fn wait_for_line(
+        &mut self,
+        since: u64,
+        k: &str,
+        poll_ms: u64,
+        limit_ms: u64,
+    ) -> Result<bool, String> {
+        for _ in 0..limit_ms.div_ceil(poll_ms) {
+            self.wait(Duration::from_millis(poll_ms))?;
+            let (lines, _) = crate::history::read_dir(&self.dir).map_err(|e| e.to_string())?;
+            if lines
+                .iter()
+                .any(|l| l["k"] == k && l["t"].as_u64().is_some_and(|t| t > since))
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn kill(&mut self, i: usize, restart_after_ms: u64) {
@@ -578,12 +629,13 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
             .copied()
             .filter(|k| net.is_some() || !NET_KINDS.contains(k))
             .filter(|k| *k != "clock-skew" || Path::new(FAKETIME).exists())
+            .filter(|k| *k != SLOW_STOP || cfg.policy == HandOffTimeoutPolicy::ForceReallocate)
             .collect(),
     };
     let left_out: Vec<&str> = KINDS
         .iter()
         .copied()
-        .filter(|k| !kinds.contains(k))
+        .filter(|k| !kinds.contains(k) && *k != SLOW_STOP)
         .collect();
     if cfg.only.is_none() && !left_out.is_empty() {
         eprintln!(
@@ -599,8 +651,12 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
     if kinds.contains(&"clock-skew") && !Path::new(FAKETIME).exists() {
         return Err(format!("clock-skew needs libfaketime ({FAKETIME})"));
     }
-    for r in 0..cfg.runs {
-        let kind = kinds[r as usize % kinds.len()];
+    for r in 0..cfg.runs + cfg.force_runs {
+        let (kind, policy) = if r < cfg.runs {
+            (kinds[r as usize % kinds.len()], cfg.policy)
+        } else {
+            (SLOW_STOP, HandOffTimeoutPolicy::ForceReallocate)
+        };
         let dir = cfg.work.join(format!("run{r}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -647,8 +703,11 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
             node_starts: 0,
             fenced_exits: 0,
             net: net.as_ref(),
+            policy,
         };
-        for i in 0..cfg.nodes {
+        // slow-stop brings the last node in as its fault, so that shards move.
+        let late = (kind == SLOW_STOP).then_some(cfg.nodes - 1);
+        for i in (0..cfg.nodes).filter(|i| Some(*i) != late) {
             run.spawn(i)?;
         }
         run.wait(Duration::from_secs(3))?;
@@ -691,19 +750,7 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
                 counted.push("kill");
                 run.wait(Duration::from_millis(ttl + 2_500))?;
                 let back = crate::history::true_us();
-                let mut handing_off = false;
-                for _ in 0..80 {
-                    run.wait(Duration::from_millis(100))?;
-                    if crate::history::read_dir(&dir)
-                        .map_err(|e| e.to_string())?
-                        .0
-                        .iter()
-                        .any(|l| l["k"] == "stop" && l["t"].as_u64().is_some_and(|t| t > back))
-                    {
-                        handing_off = true;
-                        break;
-                    }
-                }
+                let handing_off = run.wait_for_line(back, "stop", 100, 8_000)?;
                 let c = run.coordinator().unwrap_or(c);
                 run.history
                     .record("mid-hand-off", json!({"handingOff": handing_off}));
@@ -808,6 +855,41 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
                 std::fs::write(&file, "+0s\n").map_err(|e| e.to_string())?;
                 run.wait(Duration::from_millis(1_500))?;
             }
+            SLOW_STOP => {
+                // Entities now take longer to stop than a hand-off may last. The last node
+                // joins; rebalancing towards it hands shards off from the others, whose stops
+                // outlast the timeout: under force-reallocate the shards move on while the old
+                // copies are still stopping, under keep-owner their owners keep them. Once the
+                // first slow stops are under way, later stops are quick again.
+                let late = late.unwrap_or(cfg.nodes - 1);
+                let ms = HANDOFF_TIMEOUT_MS + 2_000 + rng.below(2_000);
+                let slowed: Vec<PathBuf> = run.nodes[..late]
+                    .iter()
+                    .map(|n| stop_delay_file(&dir, &n.name))
+                    .collect();
+                for f in &slowed {
+                    std::fs::write(f, format!("{ms}\n")).map_err(|e| e.to_string())?;
+                }
+                run.history.record("slow-stops", json!({"ms": ms}));
+                let joined = crate::history::true_us();
+                run.spawn(late)?;
+                let stopping = run.wait_for_line(joined, "stop", 500, 10_000)?;
+                for f in &slowed {
+                    std::fs::write(f, "0\n").map_err(|e| e.to_string())?;
+                }
+                let timed_out = stopping
+                    && run.wait_for_line(
+                        joined,
+                        "handoff-timeout",
+                        500,
+                        HANDOFF_TIMEOUT_MS + 5_000,
+                    )?;
+                run.history.record(
+                    "slow-stops-end",
+                    json!({"stopping": stopping, "timedOut": timed_out}),
+                );
+                run.wait(Duration::from_millis(500))?;
+            }
             other => return Err(format!("unknown fault kind {other:?}")),
         }
         for k in counted {
@@ -829,14 +911,20 @@ pub fn run(cfg: &CampaignConfig) -> Result<Summary, String> {
         run.stop_all();
         summary.node_starts += run.node_starts;
         summary.fenced_exits += run.fenced_exits;
+        if policy == HandOffTimeoutPolicy::ForceReallocate {
+            summary.force_runs += 1;
+        }
         let v = check(&dir, RECOVERY_BOUND_MS).map_err(|e| e.to_string())?;
         add(&mut summary, &v);
         eprintln!(
-            "run {r} ({kind}): {:.0} s, accepted {}, delivered {}, lost to crash {}, max latency {} ms, recovery {} ms, {} violations",
+            "run {r} ({kind}, {}): {:.0} s, accepted {}, delivered {}, lost to crash {}, hand-off timeouts {}, forced moves {}, max latency {} ms, recovery {} ms, {} violations",
+            policy_name(policy),
             started.elapsed().as_secs_f64(),
             v.accepted,
             v.delivered,
             v.lost_to_crash,
+            v.hand_off_timeouts,
+            v.forced_moves,
             v.max_latency_ms,
             v.recovery_ms.map_or("-".to_string(), |x| x.to_string()),
             v.violations.len()
@@ -875,6 +963,10 @@ fn add(s: &mut Summary, v: &Verdict) {
     s.accepted += v.accepted;
     s.delivered += v.delivered;
     s.ids += v.ids;
+    s.hand_off_timeouts += v.hand_off_timeouts;
+    s.forced_moves += v.forced_moves;
+    s.hosted_twice += v.hosted_twice;
+    s.delivered_after_move += v.delivered_after_move;
     s.max_latency_ms = s.max_latency_ms.max(v.max_latency_ms);
     if let Some(r) = v.recovery_ms {
         s.max_recovery_ms = s.max_recovery_ms.max(r);

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use shardline_core::coordinator::HandOffTimeoutPolicy;
 
 #[derive(Parser)]
 #[command(name = "shardline-cluster", version, about)]
@@ -58,10 +59,17 @@ enum Command {
         worker_bits: u8,
         #[arg(long, default_value_t = 2_000)]
         rebalance_interval_ms: u64,
+        /// What the coordinator does with a hand-off that outlasts its 10 s timeout.
+        #[arg(long, default_value = "keep-owner", value_parser = parse_policy)]
+        handoff_timeout_policy: HandOffTimeoutPolicy,
+        /// A file holding how many ms entities take to stop, read at every shard stop
+        /// (absent or 0: at once).
+        #[arg(long)]
+        stop_delay_file: Option<PathBuf>,
     },
     /// Run the fault campaign and print one JSON summary line.
     Campaign {
-        /// Runs; the fault kinds take turns (11 kinds).
+        /// Runs; the fault kinds take turns (11 kinds; 12 with --policy force-reallocate).
         #[arg(long, default_value_t = 11)]
         runs: u32,
         /// Shorter runs (2 s of traffic before the fault, 8 s after), for the test command.
@@ -98,6 +106,13 @@ enum Command {
         /// The interpreter for the Python nodes, one with the `shardline` package installed.
         #[arg(long, default_value = "python3")]
         python: PathBuf,
+        /// The nodes' hand-off timeout policy for the --runs runs (with force-reallocate
+        /// the fault kinds include slow-stop).
+        #[arg(long, default_value = "keep-owner", value_parser = parse_policy)]
+        policy: HandOffTimeoutPolicy,
+        /// More runs after the --runs ones, under force-reallocate, each a slow-stop fault.
+        #[arg(long, default_value_t = 0)]
+        force_runs: u32,
     },
     /// Check a history directory and print the verdict as JSON.
     Check {
@@ -105,6 +120,13 @@ enum Command {
         #[arg(long, default_value_t = campaign::RECOVERY_BOUND_MS)]
         recovery_bound_ms: u64,
     },
+}
+
+/// `keep-owner` or `force-reallocate`, as the coordinator configuration spells them.
+fn parse_policy(s: &str) -> Result<HandOffTimeoutPolicy, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(|_| {
+        format!("unknown hand-off timeout policy {s:?}: use keep-owner or force-reallocate")
+    })
 }
 
 fn main() -> ExitCode {
@@ -130,6 +152,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             ttl_ms,
             worker_bits,
             rebalance_interval_ms,
+            handoff_timeout_policy,
+            stop_delay_file,
         } => {
             if name.is_empty() || name.contains(['/', '@', ':', '#', '?', ' ']) {
                 return Err(format!("--name {name:?}: use letters, digits, '-' and '_'"));
@@ -155,6 +179,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 ttl_ms,
                 worker_bits,
                 rebalance_interval_ms,
+                handoff_timeout_policy,
+                stop_delay_file,
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -172,6 +198,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             net_id,
             python_nodes,
             python,
+            policy,
+            force_runs,
         } => {
             if !(2..=5).contains(&nodes) {
                 return Err(format!("--nodes {nodes}: must be in 2..=5"));
@@ -181,8 +209,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     "--python-nodes {python_nodes}: must be at most --nodes ({nodes})"
                 ));
             }
-            if runs == 0 {
-                return Err("--runs must be at least 1".into());
+            if runs == 0 && force_runs == 0 {
+                return Err("--runs (or --force-runs) must be at least 1".into());
             }
             let cfg = campaign::CampaignConfig {
                 runs,
@@ -199,6 +227,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 net_id,
                 python_nodes,
                 python,
+                policy,
+                force_runs,
             };
             let summary = campaign::run(&cfg)?;
             println!(

@@ -18,7 +18,8 @@
 //!   entity again (see [`crate::membership`]).
 //!
 //! Entities are the history: starting a shard, delivering a message and stopping a shard
-//! each append a line to the node's history file, which the checker reads.
+//! each append a line to the node's history file, which the checker reads. Entities may take
+//! a while to stop (`--stop-delay-file`), long enough for a hand-off to time out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -28,7 +29,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::json;
-use shardline_core::coordinator::{Coordinator, CoordinatorConfig, CoordinatorNotice};
+use shardline_core::coordinator::{
+    Coordinator, CoordinatorConfig, CoordinatorNotice, HandOffTimeoutPolicy,
+};
 use shardline_core::host::{Clock, CoordinatorDriver, EntityHost, RegionDriver, Transport};
 use shardline_core::model::{Address, Member};
 use shardline_core::protocol::{Endpoint, EntityId, Envelope, Message, Payload};
@@ -56,6 +59,29 @@ pub struct NodeConfig {
     pub ttl_ms: u64,
     pub worker_bits: u8,
     pub rebalance_interval_ms: u64,
+    pub handoff_timeout_policy: HandOffTimeoutPolicy,
+    /// Read at every shard stop: how many ms the entities take to stop (absent, empty or 0:
+    /// at once). The campaign writes it to make hand-offs outlast their timeout.
+    pub stop_delay_file: Option<PathBuf>,
+}
+
+/// The hand-off timeout of every node: a stop slower than this times the hand-off out.
+pub const HANDOFF_TIMEOUT_MS: u64 = 10_000;
+
+/// The policy's name as the configuration spells it, for history lines.
+pub fn policy_name(p: HandOffTimeoutPolicy) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// What the stop-delay file asks for now; unreadable or malformed reads as no delay, since
+/// the campaign writes it whole and a node must keep running whatever it holds.
+fn stop_delay_ms(file: Option<&std::path::Path>) -> u64 {
+    file.and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// The payload of a client message is its number in decimal.
@@ -203,6 +229,9 @@ struct Entities {
     router: Arc<Mutex<Router>>,
     /// The region whose message is being handled, for sending back what cannot be kept.
     origin: Arc<Mutex<Option<String>>>,
+    stop_delay_file: Option<PathBuf>,
+    /// Stops under way: when each finishes (monotonic ms), for the node's loop to report.
+    stopping: Arc<Mutex<Vec<(u64, String)>>>,
 }
 
 impl EntityHost for Entities {
@@ -228,8 +257,14 @@ impl EntityHost for Entities {
     }
 
     fn stop_shard(&mut self, shard: &str) -> shardline_core::Result<bool> {
-        self.history.record("stop", json!({"s": shard}));
-        Ok(true)
+        let ms = stop_delay_ms(self.stop_delay_file.as_deref());
+        if ms == 0 {
+            self.history.record("stop", json!({"s": shard}));
+            return Ok(true);
+        }
+        self.history.record("stop", json!({"s": shard, "ms": ms}));
+        lock(&self.stopping).push((mono_ms() + ms, shard.to_owned()));
+        Ok(false)
     }
 
     fn undeliverable(
@@ -282,6 +317,7 @@ struct Node {
     quarantined: BTreeSet<String>,
     /// After an activation: the restored regions to check once the view is at least this new.
     watch: Option<(u64, Vec<String>)>,
+    stopping: Arc<Mutex<Vec<(u64, String)>>>,
 }
 
 /// Starts the node and runs it until the process is killed or fences itself.
@@ -309,7 +345,12 @@ pub fn run(cfg: NodeConfig) -> Result<(), String> {
     };
     history.record(
         "boot",
-        json!({"address": address, "listen": listen.to_string(), "pid": std::process::id()}),
+        json!({
+            "address": address,
+            "listen": listen.to_string(),
+            "pid": std::process::id(),
+            "policy": policy_name(cfg.handoff_timeout_policy),
+        }),
     );
     let membership = Arc::new(Membership::join(
         cfg.endpoints.clone(),
@@ -340,7 +381,8 @@ pub fn run(cfg: NodeConfig) -> Result<(), String> {
     let self_address = Address::parse(&address).map_err(|e| e.to_string())?;
     let config = CoordinatorConfig {
         rebalance_interval_ms: cfg.rebalance_interval_ms,
-        handoff_timeout_ms: 10_000,
+        handoff_timeout_ms: HANDOFF_TIMEOUT_MS,
+        handoff_timeout_policy: cfg.handoff_timeout_policy,
         lease_retry_interval_ms: 1_000,
         ..CoordinatorConfig::default()
     };
@@ -365,6 +407,7 @@ pub fn run(cfg: NodeConfig) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let origin = Arc::new(Mutex::new(None));
+    let stopping = Arc::new(Mutex::new(Vec::new()));
     let region = RegionDriver::new(
         region,
         Box::new(NodeWire(router.clone())),
@@ -374,6 +417,8 @@ pub fn run(cfg: NodeConfig) -> Result<(), String> {
             fence: fence.clone(),
             router: router.clone(),
             origin: origin.clone(),
+            stop_delay_file: cfg.stop_delay_file.clone(),
+            stopping: stopping.clone(),
         }),
     );
     let mut node = Node {
@@ -389,6 +434,7 @@ pub fn run(cfg: NodeConfig) -> Result<(), String> {
         view_gen: 0,
         quarantined: BTreeSet::new(),
         watch: None,
+        stopping,
     };
     node.sync_members();
     let r = node.coordinator.start();
@@ -538,6 +584,7 @@ impl Node {
             let due = [
                 self.coordinator.next_deadline(),
                 self.region.next_deadline(),
+                lock(&self.stopping).iter().map(|(at, _)| *at).min(),
             ]
             .into_iter()
             .flatten()
@@ -554,6 +601,7 @@ impl Node {
                     unreachable!("the node's own queue closed")
                 }
             }
+            self.finish_stops();
             let now = mono_ms();
             if self.coordinator.next_deadline().is_some_and(|d| d <= now) {
                 let r = self.coordinator.poll().map(drop);
@@ -565,6 +613,24 @@ impl Node {
                 log_err("region timer", r);
                 self.region_notices();
             }
+        }
+    }
+
+    /// Tells the region about slow stops that have finished.
+    fn finish_stops(&mut self) {
+        let now = mono_ms();
+        let done: Vec<String> = {
+            let mut stopping = lock(&self.stopping);
+            let (done, later) = stopping.drain(..).partition(|(at, _)| *at <= now);
+            *stopping = later;
+            done.into_iter().map(|(_, s)| s).collect()
+        };
+        for shard in done {
+            self.fence.check();
+            self.history.record("stopped", json!({"s": shard}));
+            let r = self.region.shard_stopped(&shard);
+            log_err("shard stopped", r);
+            self.region_notices();
         }
     }
 
@@ -675,6 +741,18 @@ impl Node {
                 CoordinatorNotice::SteppedDown { token, reason } => {
                     self.history
                         .record("stepped-down", json!({"token": token.0, "why": reason}));
+                }
+                CoordinatorNotice::HandOffTimedOut {
+                    shard,
+                    from,
+                    policy,
+                } => {
+                    // Where the shard went tells the checker whether the move was forced.
+                    let to = self.coordinator.coordinator().state().home_of(&shard);
+                    self.history.record(
+                        "handoff-timeout",
+                        json!({"s": shard, "from": from, "to": to, "policy": policy_name(policy)}),
+                    );
                 }
                 _ => {}
             }

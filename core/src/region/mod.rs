@@ -248,8 +248,20 @@ enum Status {
     /// `restart`: a newer `HostShard` that arrived meanwhile.
     Stopping {
         ack: Option<Stamp>,
-        restart: Option<(Stamp, Vec<EntityId>)>,
+        restart: Option<Restart>,
     },
+}
+
+/// A copy to start once the stopping one has stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
+struct Restart {
+    stamp: Stamp,
+    entities: Vec<EntityId>,
+    /// A hand-off began after the restart was asked for, and its `BeginHandOff` was
+    /// acknowledged: a promise to deliver nothing more, which a force-reallocate timeout acts
+    /// on by giving the shard away. The new copy keeps it by starting as handing off.
+    handing_off: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -867,7 +879,7 @@ impl Region {
                     self.tell_coordinator(Command::GracefulShutdownReq);
                     return;
                 }
-                self.host(&shard, stamp, entities, true);
+                self.host(&shard, stamp, entities, true, false);
             }
             Directive::BeginHandOff { shard, stamp } => {
                 if !self.admit("BeginHandOff", &shard, stamp) {
@@ -876,8 +888,12 @@ impl Region {
                 self.homes.remove(shard.as_str());
                 self.asked.remove(&shard);
                 if let Some(l) = self.local.get_mut(shard.as_str()) {
-                    if l.status == Status::Running {
-                        l.status = Status::HandingOff;
+                    match &mut l.status {
+                        Status::Running => l.status = Status::HandingOff,
+                        Status::Stopping {
+                            restart: Some(r), ..
+                        } => r.handing_off = true,
+                        _ => {}
                     }
                 }
                 self.tell_coordinator(Command::BeginHandOffAck { shard, stamp });
@@ -953,7 +969,7 @@ impl Region {
         self.asked.remove(&h.shard);
         if h.region == self.id {
             if !self.config.proxy && self.shutdown == Shutdown::No {
-                self.host(&h.shard, h.stamp, Vec::new(), false);
+                self.host(&h.shard, h.stamp, Vec::new(), false, false);
             }
             return;
         }
@@ -1004,7 +1020,15 @@ impl Region {
         name
     }
 
-    fn host(&mut self, shard: &str, stamp: Stamp, entities: Vec<EntityId>, ack: bool) {
+    /// `handing_off`: a copy that starts does so handing off (see [`Restart`]).
+    fn host(
+        &mut self,
+        shard: &str,
+        stamp: Stamp,
+        entities: Vec<EntityId>,
+        ack: bool,
+        handing_off: bool,
+    ) {
         self.homes.remove(shard);
         self.asked.remove(shard);
         match self.local.get_mut(shard) {
@@ -1012,7 +1036,11 @@ impl Region {
                 self.local.insert(
                     IdKey::new(shard),
                     LocalShard {
-                        status: Status::Running,
+                        status: if handing_off {
+                            Status::HandingOff
+                        } else {
+                            Status::Running
+                        },
                         entities: entities.iter().cloned().collect(),
                     },
                 );
@@ -1024,7 +1052,11 @@ impl Region {
             Some(l) => match &mut l.status {
                 Status::Stopping { restart, .. } => {
                     // Answered once the host reports the old entities stopped.
-                    *restart = Some((stamp, entities));
+                    *restart = Some(Restart {
+                        stamp,
+                        entities,
+                        handing_off: false,
+                    });
                     return;
                 }
                 status => {
@@ -1065,9 +1097,9 @@ impl Region {
                 stamp,
             });
         }
-        if let Some((stamp, entities)) = restart {
+        if let Some(r) = restart {
             if self.shutdown == Shutdown::No {
-                self.host(shard, stamp, entities, true);
+                self.host(shard, r.stamp, r.entities, true, r.handing_off);
                 return;
             }
         }

@@ -849,3 +849,45 @@ fn malformed_loads_and_offers_are_refused_with_a_notice() {
         "region config: offer: capacity.cpu: expected a finite number > 0, got 0"
     );
 }
+
+#[test]
+fn a_restart_after_an_acknowledged_begin_hand_off_delivers_nothing() {
+    // A keep-owner timeout (or a forced move back to us) restarts the shard after its slow
+    // stop; a newer hand-off begins meanwhile. Our ack tells the coordinator we no longer
+    // deliver, which a force-reallocate timeout relies on to give the shard away while our
+    // copy may still run: the restarted copy must buffer, not deliver.
+    let mut t = T::registered(RegionConfig::default());
+    t.dir(host("s1", 1));
+    t.dir(Directive::HandOff {
+        shard: "s1".into(),
+        stamp: st(2),
+    });
+    t.dir(host("s1", 3));
+    t.dir(Directive::BeginHandOff {
+        shard: "s1".into(),
+        stamp: st(4),
+    });
+    t.out();
+    t.r.handle(t.now, RegionInput::ShardStopped { shard: "s1".into() });
+    t.send("s1:x", "1");
+    let outs = t.out();
+    assert!(outs.contains(&RegionOutput::StartShard {
+        shard: "s1".into(),
+        entities: vec![]
+    }));
+    assert!(
+        delivered(&outs).is_empty(),
+        "delivered after acking BeginHandOff"
+    );
+    assert_eq!(t.r.buffered(), 1);
+    // The hand-off goes on as if the copy had been running and handing off.
+    t.dir(Directive::HandOff {
+        shard: "s1".into(),
+        stamp: st(4),
+    });
+    let outs = t.out();
+    assert!(outs.contains(&RegionOutput::StopShard { shard: "s1".into() }));
+    t.r.handle(t.now, RegionInput::ShardStopped { shard: "s1".into() });
+    t.dir(home("s1", "b", 5));
+    assert_eq!(forwards(&t.out()), vec![("b".into(), "1".into())]);
+}
