@@ -1777,6 +1777,42 @@ shardline_status shardline_allocate(struct shardline_strategy *strategy,
                                     char **out_explanation_json);
 
 /**
+ * shardline_allocate without allocating: the chosen region's id is copied into a buffer the
+ * caller owns (e.g. on its stack), for hosts that allocate per new shard in a hot path. No
+ * explanation; shardline_allocate gives one.
+ *
+ * @param strategy the strategy.
+ * @param state the allocation state (or a view, from inside another strategy's callback).
+ * @param requester nullable: as for shardline_allocate.
+ * @param shard the shard to place.
+ * @param buf receives the chosen region's id, NUL-terminated; an empty string when the answer
+ *        is pending.
+ * @param len size of `buf` in bytes; it must hold the id and its NUL.
+ * @param out_len nullable: receives the id's length in bytes, without the NUL (0 when
+ *        pending).
+ * @param out_pending receives true when there is no decision now (as for shardline_allocate).
+ * @return SHARDLINE_STATUS_INVALID_ARGUMENT when the id does not fit in `len` bytes (the
+ *         message gives the size needed; nothing is written, and shardline_allocate answers
+ *         ids of any length); otherwise as shardline_allocate.
+ *
+ * Ownership: nothing is allocated; `buf` stays the caller's and holds a copy, valid however
+ * the state changes afterwards.
+ * Thread safety: any thread; calls on one strategy or state are serialised (see the overview).
+ *
+ * # Safety
+ * Handles are live; strings are NUL-terminated (or NULL where nullable); `buf` is valid for
+ * writes of `len` bytes; `out_pending` (and `out_len`, when not NULL) are valid for writes.
+ */
+shardline_status shardline_allocate_into(struct shardline_strategy *strategy,
+                                         const struct shardline_state *state,
+                                         const char *requester,
+                                         const char *shard,
+                                         char *buf,
+                                         size_t len,
+                                         size_t *out_len,
+                                         bool *out_pending);
+
+/**
  * Asks a strategy which shards to hand off now. The state is not changed: the host runs the
  * hand-offs and records them with shardline_state_remove_shard / shardline_state_add_shard.
  *

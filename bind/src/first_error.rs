@@ -33,7 +33,9 @@ impl<E> FirstError<E> {
 
     /// The kept error, leaving none.
     pub fn take(&self) -> Option<E> {
-        if !self.any.swap(false, Ordering::AcqRel) {
+        // A plain load first: the swap is a locked instruction, and almost every call has
+        // nothing to take.
+        if !self.any.load(Ordering::Acquire) || !self.any.swap(false, Ordering::AcqRel) {
             return None;
         }
         self.slot().take()

@@ -167,7 +167,10 @@ impl<T> HandleCell<T> {
                 return Ok(());
             }
             Err(o) if o == me && shared && self.shared.load(Ordering::Relaxed) => {
-                self.depth.fetch_add(1, Ordering::Relaxed);
+                // Only the owner writes `depth`, so a load and a store suffice (no locked
+                // read-modify-write), here and in `Held::drop`.
+                let depth = self.depth.load(Ordering::Relaxed);
+                self.depth.store(depth + 1, Ordering::Relaxed);
                 return Ok(());
             }
             Err(o) if o == me => {
@@ -254,7 +257,9 @@ impl<T> Drop for Held<'_, T> {
         if std::thread::panicking() {
             cell.poisoned.store(true, Ordering::SeqCst);
         }
-        if cell.depth.fetch_sub(1, Ordering::Relaxed) > 1 {
+        let depth = cell.depth.load(Ordering::Relaxed);
+        if depth > 1 {
+            cell.depth.store(depth - 1, Ordering::Relaxed);
             return;
         }
         cell.owner.store(0, Ordering::SeqCst);

@@ -976,12 +976,6 @@ export declare class Strategy {
    * for one written in JavaScript.
    */
   constructor(spec: StrategyConfig | CustomStrategy)
-  /**
-   * Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
-   * External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
-   * Typed, without `op`'s conversions: it is the call a host makes per new shard.
-   */
-  allocate(state: AllocationState, shard: ShardId, requester?: string | null): string | null
 }
 
 /** Reserves a worker id in a registry, keeps it alive, and issues Snowflake ids under it. */

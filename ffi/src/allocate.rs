@@ -11,12 +11,31 @@ use crate::shard_list::shardline_shard_list;
 use crate::state::shardline_state;
 use crate::status::shardline_status;
 use crate::strategy::shardline_strategy;
-use crate::string::to_c;
+use crate::string::{c_text, to_c};
 
 fn explanation_json(e: &Explanation) -> Result<*mut c_char> {
     let text = serde_json::to_string(e)
         .map_err(|e| Failure::internal(format!("cannot serialize the explanation: {e}")))?;
     Ok(to_c(&text)?.into_raw())
+}
+
+/// The decision both allocate exports make, from their C arguments.
+///
+/// # Safety
+/// As for [`shardline_allocate`]: live handles, NUL-terminated strings (or NULL).
+unsafe fn decide(
+    strategy: *mut shardline_strategy,
+    state: *const shardline_state,
+    requester: *const c_char,
+    shard: *const c_char,
+    explanation: Option<&mut Explanation>,
+) -> Result<Allocation> {
+    // SAFETY: caller's contract, for every parameter.
+    let strategy = unsafe { args::handle(strategy, "strategy") }?;
+    let state = unsafe { args::handle(state, "state") }?;
+    let requester = unsafe { args::opt_str(requester, "requester") }?;
+    let shard = unsafe { args::str(shard, "shard") }?;
+    strategy.decide(state, |s, st| s.allocate(st, requester, shard, explanation))
 }
 
 /// Asks a strategy where a new shard should go. The state is not changed: record the outcome
@@ -55,18 +74,12 @@ pub unsafe extern "C" fn shardline_allocate(
     out_explanation_json: *mut *mut c_char,
 ) -> shardline_status {
     guard(|| {
-        // SAFETY: caller's contract, for every parameter.
-        let strategy = unsafe { args::handle(strategy, "strategy") }?;
-        let state = unsafe { args::handle(state, "state") }?;
-        let requester = unsafe { args::opt_str(requester, "requester") }?;
-        let shard = unsafe { args::str(shard, "shard") }?;
         let out_region = Out::new(out_region, "out_region")?;
         let out_pending = Out::new(out_pending, "out_pending")?;
         let out_explanation = Out::nullable(out_explanation_json);
         let mut explanation = out_explanation.as_ref().map(|_| Explanation::default());
-        let answer = strategy.decide(state, |s, st| {
-            s.allocate(st, requester, shard, explanation.as_mut())
-        })?;
+        // SAFETY: caller's contract, for every parameter.
+        let answer = unsafe { decide(strategy, state, requester, shard, explanation.as_mut()) }?;
         let region = match &answer {
             Allocation::Region(r) => Some(to_c(r)?),
             Allocation::Pending => None,
@@ -79,6 +92,74 @@ pub unsafe extern "C" fn shardline_allocate(
             if let (Some(out), Some(e)) = (out_explanation, explanation) {
                 out.write(e);
             }
+        }
+        Ok(())
+    })
+}
+
+/// shardline_allocate without allocating: the chosen region's id is copied into a buffer the
+/// caller owns (e.g. on its stack), for hosts that allocate per new shard in a hot path. No
+/// explanation; shardline_allocate gives one.
+///
+/// @param strategy the strategy.
+/// @param state the allocation state (or a view, from inside another strategy's callback).
+/// @param requester nullable: as for shardline_allocate.
+/// @param shard the shard to place.
+/// @param buf receives the chosen region's id, NUL-terminated; an empty string when the answer
+///        is pending.
+/// @param len size of `buf` in bytes; it must hold the id and its NUL.
+/// @param out_len nullable: receives the id's length in bytes, without the NUL (0 when
+///        pending).
+/// @param out_pending receives true when there is no decision now (as for shardline_allocate).
+/// @return SHARDLINE_STATUS_INVALID_ARGUMENT when the id does not fit in `len` bytes (the
+///         message gives the size needed; nothing is written, and shardline_allocate answers
+///         ids of any length); otherwise as shardline_allocate.
+///
+/// Ownership: nothing is allocated; `buf` stays the caller's and holds a copy, valid however
+/// the state changes afterwards.
+/// Thread safety: any thread; calls on one strategy or state are serialised (see the overview).
+///
+/// # Safety
+/// Handles are live; strings are NUL-terminated (or NULL where nullable); `buf` is valid for
+/// writes of `len` bytes; `out_pending` (and `out_len`, when not NULL) are valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn shardline_allocate_into(
+    strategy: *mut shardline_strategy,
+    state: *const shardline_state,
+    requester: *const c_char,
+    shard: *const c_char,
+    buf: *mut c_char,
+    len: usize,
+    out_len: *mut usize,
+    out_pending: *mut bool,
+) -> shardline_status {
+    guard(|| {
+        if buf.is_null() {
+            return Err(Failure::null("buf"));
+        }
+        let out_len = Out::nullable(out_len);
+        let out_pending = Out::new(out_pending, "out_pending")?;
+        // SAFETY: caller's contract, for every parameter.
+        let answer = unsafe { decide(strategy, state, requester, shard, None) }?;
+        let id = c_text(match &answer {
+            Allocation::Region(r) => r,
+            Allocation::Pending => "",
+        })?;
+        if id.len() >= len {
+            return Err(Failure::invalid_argument(format!(
+                "buf holds {len} bytes; region id {id:?} needs {} with its NUL",
+                id.len() + 1
+            )));
+        }
+        // SAFETY: caller's contract: `buf` has `len` > id.len() writable bytes.
+        unsafe {
+            let at = buf.cast::<u8>();
+            std::ptr::copy_nonoverlapping(id.as_ptr(), at, id.len());
+            at.add(id.len()).write(0);
+            if let Some(out) = out_len {
+                out.write(id.len());
+            }
+            out_pending.write(matches!(answer, Allocation::Pending));
         }
         Ok(())
     })

@@ -6,11 +6,21 @@ use crate::boundary::{infallible, Failure, Result};
 
 /// Copies `s` into a string the caller releases with `shardline_string_free`.
 pub fn to_c(s: &str) -> Result<CString> {
-    CString::new(s).map_err(|_| {
-        Failure::internal(format!(
-            "cannot return {s:?} as a C string: it contains a NUL byte"
-        ))
-    })
+    CString::new(s).map_err(|_| nul_byte(s))
+}
+
+/// `s`, refused as [`to_c`] refuses it, for a copy into a caller's buffer.
+pub fn c_text(s: &str) -> Result<&str> {
+    match s.as_bytes().contains(&0) {
+        true => Err(nul_byte(s)),
+        false => Ok(s),
+    }
+}
+
+fn nul_byte(s: &str) -> Failure {
+    Failure::internal(format!(
+        "cannot return {s:?} as a C string: it contains a NUL byte"
+    ))
 }
 
 /// Releases a string returned by shardline through a `char **` out-parameter.

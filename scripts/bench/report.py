@@ -109,7 +109,7 @@ def main() -> int:
             continue
         over.append([lang, t(a), t(fig.get(f"overhead.{lang}.allocate.extra")) if lang != "rust" else "-",
                      t(c), t(fig.get(f"overhead.{lang}.coordinator-step.extra")) if lang != "rust" else "-",
-                     t(fig.get(f"overhead.{lang}.noop-call"))])
+                     t(fig.get(f"overhead.{lang}.cheapest-call"))])
     if over:
         out.append("\n### Binding overhead (standard workload)\n")
         out.append(table(["language", "allocate", "extra over Rust", "coordinator step", "extra over Rust", "cheapest call"], over))

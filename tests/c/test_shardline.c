@@ -311,6 +311,22 @@ static void typed_allocate(struct shardline_strategy *s, struct shardline_state 
             cJSON_Delete(e);
         }
     }
+    /* The copying form decides the same: same region, same pending, same failure. */
+    char buf[256];
+    memset(buf, 'x', sizeof buf);
+    size_t len = 12345;
+    bool into_pending = !pending;
+    shardline_status into_rc = shardline_allocate_into(s, st, str_field(v, "requester"), str_field(v, "shardId"), buf,
+                                                       sizeof buf, &len, &into_pending);
+    EXPECT(into_rc, rc);
+    if (rc == SHARDLINE_STATUS_OK) {
+        const char *want = region != NULL ? region : "";
+        CHECK(into_pending == pending && strcmp(buf, want) == 0 && len == strlen(want),
+              "allocate_into gave %s (pending %d, len %zu), allocate %s (pending %d)", buf, into_pending, len, want,
+              pending);
+    } else {
+        CHECK(buf[0] == 'x' && len == 12345, "allocate_into left its outputs untouched");
+    }
     shardline_string_free(region);
     shardline_string_free(explanation);
 }
@@ -721,6 +737,27 @@ static void test_decision_errors(void) {
     CHECK(contains(explanation, "\"strategy\":\"least-shard\""), "%s", explanation);
     shardline_string_free(region);
     shardline_string_free(explanation);
+
+    /* The copying form: the caller's buffer must hold the id and its NUL. */
+    char buf[3] = {'u', 'u', 'u'};
+    size_t len = 99;
+    pending = true;
+    EXPECT(shardline_allocate_into(NULL, st, NULL, "s3", buf, sizeof buf, &len, &pending),
+           SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "strategy is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_allocate_into(s, st, NULL, "s3", NULL, sizeof buf, &len, &pending), SHARDLINE_STATUS_NULL_POINTER);
+    CHECK(strcmp(last_error(), "buf is NULL") == 0, "%s", last_error());
+    EXPECT(shardline_allocate_into(s, st, NULL, "s3", buf, sizeof buf, &len, NULL), SHARDLINE_STATUS_NULL_POINTER);
+    EXPECT(shardline_allocate_into(s, st, NULL, BAD_UTF8, buf, sizeof buf, &len, &pending),
+           SHARDLINE_STATUS_INVALID_ARGUMENT);
+    EXPECT(shardline_allocate_into(s, st, NULL, "s3", buf, 2, &len, &pending), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(contains(last_error(), "buf holds 2 bytes; region id \"r2\" needs 3"), "%s", last_error());
+    EXPECT(shardline_allocate_into(s, st, NULL, "s3", buf, 0, &len, &pending), SHARDLINE_STATUS_INVALID_ARGUMENT);
+    CHECK(buf[0] == 'u' && buf[2] == 'u' && len == 99 && pending, "outputs untouched by failures");
+    OK(shardline_allocate_into(s, st, "r1", "s3", buf, sizeof buf, NULL, &pending));
+    CHECK(!pending && strcmp(buf, "r2") == 0, "least-shard picks r2, got %s", buf);
+    OK(shardline_allocate_into(s, st, "r1", "s3", buf, sizeof buf, &len, &pending));
+    CHECK(len == 2, "len %zu", len);
 
     struct shardline_shard_list *list = NULL;
     const char *holes[] = {"s1", NULL};

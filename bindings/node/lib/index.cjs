@@ -25,7 +25,7 @@ const ErrorCode = Object.freeze({
 })
 
 // `_setSendBuilder`, `_receive` and `_drain` are envelope.cjs's alone, `_op` ops.cjs's and functions.cjs's,
-// `_checkHosts` aio.cjs's.
-const { _setSendBuilder, _receive, _drain, _op, _checkHosts, ...api } = native
+// `_checkHosts` aio.cjs's, `_allocate` and `_regionCount` state.cjs's.
+const { _setSendBuilder, _receive, _drain, _op, _checkHosts, _allocate, _regionCount, ...api } = native
 
 module.exports = { ...api, ...functions, ...aio, ...actorTs, ErrorCode }

@@ -307,6 +307,11 @@ declare module '../index' {
     setRegionDraining(id: string, draining: boolean): void
   }
   interface Strategy extends NamedOperations {
+    /**
+     * Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
+     * External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
+     */
+    allocate(state: AllocationState, shard: ShardId, requester?: string | null): string | null
     /** The name explanations use (`least-shard`, ..., or the custom strategy's name). */
     readonly name: string
     /** The configuration with every default filled in; null for a custom strategy. */

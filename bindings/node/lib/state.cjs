@@ -6,7 +6,7 @@ const native = require('../index.js')
 const { define } = require('./ops.cjs')
 
 define(native.AllocationState, {
-  getters: { selfAddress: 'self_address', regionCount: 'region_count', shardCount: 'shard_count' },
+  getters: { selfAddress: 'self_address', shardCount: 'shard_count' },
   methods: {
     /** Adds or replaces a cluster member (matched by address). */
     upsertMember: 'upsert_member',
@@ -42,11 +42,21 @@ define(native.AllocationState, {
   },
 })
 
+// The two calls below are plain native functions rather than operations by name or class
+// methods (src/strategy.rs says why): `regionCount` is the binding's cheapest call, `allocate`
+// the one a host makes per new shard.
+Object.defineProperty(native.AllocationState.prototype, 'regionCount', {
+  get () { return native._regionCount(this) },
+  configurable: true,
+})
+
 const listed = (inProgress) => (inProgress == null ? null : [...inProgress])
 
 define(native.Strategy, {
   getters: { name: 'name', config: 'config' },
   methods: {
+    /** Where `shard` goes: a region id, or null when the strategy decides later. */
+    allocate (state, shard, requester) { return native._allocate(this, state, shard, requester) },
     rebalance (state, inProgress) { return this.op('rebalance', [state, listed(inProgress)]) },
     explainAllocate (state, shard, requester) {
       return this.op('explain_allocate', [state, shard, requester])

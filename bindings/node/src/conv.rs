@@ -80,9 +80,14 @@ pub fn uint(js: Js, v: V, name: &str) -> R<u64> {
 
 /// Shard ids are strings; actor-ts's numeric ids are accepted as their decimal form.
 pub fn shard(js: Js, v: V, name: &str) -> R<String> {
+    with_shard(js, v, name, |s| Ok(s.to_owned()))
+}
+
+/// [`shard`], lent to `f` (no heap copy of a short id).
+pub fn with_shard<T>(js: Js, v: V, name: &str, f: impl FnOnce(&str) -> R<T>) -> R<T> {
     match js.type_of(v)? {
-        Type::String => js.str_of(v),
-        Type::Number => Ok(uint(js, v, name)?.to_string()),
+        Type::String => js.with_str(v, f),
+        Type::Number => f(&uint(js, v, name)?.to_string()),
         _ => Err(wrong(
             js,
             v,

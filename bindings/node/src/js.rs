@@ -240,20 +240,24 @@ impl Js {
 
     /// The UTF-8 contents of a string value (the caller has checked the type).
     pub fn str_of(&self, v: V) -> R<String> {
-        // Most strings here (keys, ids, type tags) are short: one call into a stack buffer
-        // first, and a measured one only when it was filled.
+        self.with_str(v, |s| Ok(s.to_owned()))
+    }
+
+    /// Runs `f` on a string value's UTF-8 contents (the caller has checked the type), with no
+    /// heap copy when it is short: most strings here (keys, ids, type tags) are, and a hot
+    /// call such as allocate need not allocate for its shard id.
+    pub fn with_str<T>(&self, v: V, f: impl FnOnce(&str) -> R<T>) -> R<T> {
         let mut small = [0u8; 64];
         let written = self.utf8_into(v, &mut small)?;
         // A character that did not fit is left out whole (up to 4 bytes), so only a buffer
         // with more room than that to spare held the entire string.
         if written + 4 < small.len() {
-            return utf8(small[..written].to_vec());
+            return f(utf8(&small[..written])?);
         }
         let len: usize = out!(self, napi_get_value_string_utf8(v, ptr::null_mut(), 0))?;
         let mut buf = vec![0u8; len + 1];
         let written = self.utf8_into(v, &mut buf)?;
-        buf.truncate(written);
-        utf8(buf)
+        f(utf8(&buf[..written])?)
     }
 
     /// Copies the string's UTF-8 into `buf` (NUL-terminated); returns the bytes written.
@@ -338,7 +342,7 @@ impl Js {
     }
 }
 
-fn utf8(bytes: Vec<u8>) -> R<String> {
-    String::from_utf8(bytes)
+fn utf8(bytes: &[u8]) -> R<&str> {
+    std::str::from_utf8(bytes)
         .map_err(|_| Fail::invalid("a string is not valid UTF-16 (lone surrogate)"))
 }

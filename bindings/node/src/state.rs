@@ -15,8 +15,9 @@ use shardline_bind::Failure;
 use shardline_core::model::AllocationState as CoreState;
 
 use crate::conv;
-use crate::error::{boundary, R};
+use crate::error::{boundary, Code, Fail, R};
 use crate::js::{Js, V};
+use crate::strategy::state_arg;
 
 #[napi]
 pub struct AllocationState {
@@ -73,6 +74,17 @@ impl AllocationState {
             })
         })
     }
+}
+
+/// `AllocationState.prototype.regionCount` (lib/state.cjs): one handle in, an integer out, the
+/// cheapest call the binding makes (the benchmarks bound allocate's extra cost by it). A plain
+/// function, for the reason `Strategy.allocate` is one.
+#[napi(js_name = "_regionCount", skip_typescript)]
+pub fn region_count(env: &Env, state: Unknown) -> Result<u32> {
+    boundary(env, None, |js| {
+        let n = state_arg(js, state.raw())?.read(|cs| Ok(cs.region_count()))?;
+        u32::try_from(n).map_err(|_| Fail::new(Code::Internal, "more than 2^32 regions"))
+    })
 }
 
 /// Hands a raw value back through napi-rs's typed return path.

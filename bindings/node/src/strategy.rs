@@ -215,34 +215,44 @@ impl Strategy {
             })
         })
     }
+}
 
-    /// Where `shard` goes: a region id, or null when the strategy decides later (Pekko's
-    /// External strategy without an answer). Throws NO_CANDIDATES when no region can take it.
-    /// Typed, without `op`'s conversions: it is the call a host makes per new shard.
-    #[napi(
-        ts_args_type = "state: AllocationState, shard: ShardId, requester?: string | null",
-        ts_return_type = "string | null"
-    )]
-    pub fn allocate(
-        &self,
-        env: &Env,
-        this: This,
-        state: Unknown,
-        shard: Unknown,
-        requester: Unknown,
-    ) -> Result<Option<String>> {
-        self.inner.call(env, &this, |js, s| {
-            let st = state_arg(js, state.raw())?;
-            let shard = conv::shard(js, shard.raw(), "shard")?;
-            let requester = conv::opt_string(js, requester.raw(), "requester")?;
-            st.read(|cs| {
-                Ok(match s.allocate(cs, requester.as_deref(), &shard, None)? {
-                    Allocation::Region(r) => Some(r.to_string()),
-                    Allocation::Pending => None,
-                })
-            })
+/// `Strategy.prototype.allocate(state, shard, requester?)` (lib/state.cjs): where `shard` goes,
+/// a region id, or null when the strategy decides later (Pekko's External strategy without an
+/// answer); NO_CANDIDATES when no region can take it. A plain function rather than a class
+/// method: napi-rs records every `&self` method's receiver in its borrow tracker (a locked
+/// hash map insert and remove per call), which cost more than the decision itself; the
+/// `Handle` already serialises calls on the strategy. The shard id is read without a heap
+/// copy and the answer becomes a JavaScript string directly, the call a host makes per new
+/// shard.
+#[napi(js_name = "_allocate", skip_typescript)]
+pub fn allocate<'a>(
+    env: &'a Env,
+    strategy: Unknown,
+    state: Unknown,
+    shard: Unknown,
+    requester: Unknown,
+) -> Result<Unknown<'a>> {
+    let js = Js::new(env.raw());
+    let this = strategy.raw();
+    let Some(s) = checked::<Strategy>(js, this) else {
+        return boundary(env, None, |_| {
+            Err(Fail::invalid("Strategy.allocate: this is not a Strategy"))
+        });
+    };
+    let region = s.inner.call_on(env, this, |js, s| {
+        let st = state_arg(js, state.raw())?;
+        let requester = conv::opt_string(js, requester.raw(), "requester")?;
+        conv::with_shard(js, shard.raw(), "shard", |shard| {
+            st.read(
+                |cs| match s.allocate(cs, requester.as_deref(), shard, None)? {
+                    Allocation::Region(r) => js.string(&r),
+                    Allocation::Pending => js.null(),
+                },
+            )
         })
-    }
+    })?;
+    Ok(crate::state::unknown(js, region))
 }
 
 impl Strategy {

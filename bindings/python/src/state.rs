@@ -78,6 +78,12 @@ impl PyAllocationState {
         })
     }
 
+    /// Registered regions: one handle in, an integer out, the cheapest call the binding makes
+    /// (the benchmarks bound allocate's extra cost by it), without `_op`'s conversions.
+    fn _region_count(&self, py: Python<'_>) -> PyResult<usize> {
+        self.read(py, AllocationState::region_count)
+    }
+
     /// The operations of `shardline_bind::ops::state`.
     #[pyo3(signature = (op, *args))]
     fn _op<'py>(&self, py: Python<'py>, op: &str, args: &Rest<'py>) -> Answer<'py> {

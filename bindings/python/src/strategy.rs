@@ -252,7 +252,8 @@ impl PyStrategy {
     }
 
     /// Where `shard` goes: a region id, or None while the strategy decides later. Typed,
-    /// without `_op`'s conversions: it is the call hosts make per new shard.
+    /// without `_op`'s conversions: it is the call hosts make per new shard. A `str` shard is
+    /// read in place and the answer made a `str` directly, so no Rust string is allocated.
     #[pyo3(signature = (state, shard, requester = None))]
     fn allocate<'py>(
         &self,
@@ -260,18 +261,23 @@ impl PyStrategy {
         state: &Bound<'py, PyAny>,
         shard: &Bound<'py, PyAny>,
         requester: Option<&str>,
-    ) -> PyResult<Option<String>> {
+    ) -> PyResult<Option<Bound<'py, PyString>>> {
+        let converted;
         let shard = match shard.cast_exact::<PyString>() {
-            Ok(s) => s.to_str()?.to_owned(),
-            Err(_) => values::read_named::<Shard>(shard, || "Strategy.allocate: shard".into())?.0,
+            Ok(s) => s.to_str()?,
+            Err(_) => {
+                converted =
+                    values::read_named::<Shard>(shard, || "Strategy.allocate: shard".into())?.0;
+                converted.as_str()
+            }
         };
         self.deciding(py, "allocate", state, |strategy, state, unreadable| {
             let read = state
                 .get()
-                .read(py, |s| strategy.allocate(s, requester, &shard, None));
+                .read(py, |s| strategy.allocate(s, requester, shard, None));
             match read {
                 Ok(got) => match got.map_err(Failure::from).map_err(failure_err)? {
-                    Allocation::Region(r) => Ok(Some(r.to_string())),
+                    Allocation::Region(r) => Ok(Some(PyString::new(py, &r))),
                     Allocation::Pending => Ok(None),
                 },
                 Err(e) => {

@@ -152,7 +152,7 @@ class AllocationState(_native.AllocationState):
 
     @property
     def region_count(self) -> int:
-        return self._op("region_count")
+        return self._region_count()
 
     @property
     def shard_count(self) -> int:

@@ -180,7 +180,8 @@ public final class AllocationState extends NativeHandle {
 
   /** Registered regions. */
   public int regionCount() {
-    return this.<Long>op(AllocationState::nOp, "region_count").intValue();
+    // A typed native rather than an operation by name: the binding's cheapest call.
+    return callInt(AllocationState::nRegionCount);
   }
 
   /** Allocated shards. */
@@ -217,6 +218,8 @@ public final class AllocationState extends NativeHandle {
   private static native long nNew(String selfAddress);
 
   private static native void nFree(long h);
+
+  private static native int nRegionCount(long h);
 
   /** The operations of the native ops::state, by name. */
   private static native Object nOp(long h, String op, Object[] args);
