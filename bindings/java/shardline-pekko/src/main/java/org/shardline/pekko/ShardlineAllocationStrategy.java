@@ -47,10 +47,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * iteration order of the map Pekko passes, which is the order Pekko breaks ties by.
  *
  * <p>shardline's copy of the map and the view is kept between calls and updated with what
- * changed, found by object identity in O(regions): the same map again costs nothing, one changed
- * region costs a diff of its shard list, and only a change of the map's order (a region joining
- * in the middle of Pekko's hash order) rebuilds the copy in O(shards). Decisions are made under
- * this object's lock.
+ * changed, found by object identity: the same map again costs nothing; a map whose shard lists
+ * changed (every allocation and hand-off) costs a walk of the hash trie's changed paths and of
+ * each changed list's unshared arrays; a region joining or leaving, a visit of every region; and
+ * only a change of the map's order (a region joining in the middle of Pekko's hash order)
+ * rebuilds the copy in O(shards). Decisions are made under this object's lock.
  *
  * <p>Differences from Pekko, both outside normal operation: members in {@code
  * PreparingForShutdown} / {@code ReadyForShutdown} rank like {@code Up}; and External answers
