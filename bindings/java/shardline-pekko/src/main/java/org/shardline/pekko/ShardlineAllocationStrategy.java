@@ -2,7 +2,6 @@ package org.shardline.pekko;
 
 import com.typesafe.config.Config;
 import java.time.Duration;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -244,7 +243,11 @@ public class ShardlineAllocationStrategy
       scala.collection.immutable.Set<String> rebalanceInProgress) {
     try {
       List<String> picked = decideRebalance(current, CollectionConverters.asJava(rebalanceInProgress));
-      return Future.successful(CollectionConverters.asScala(new LinkedHashSet<>(picked)).toSet());
+      // straight into Scala's builder: no Java set and no converting wrapper in between
+      scala.collection.mutable.Builder<String, scala.collection.immutable.Set<String>> set =
+          scala.collection.immutable.Set$.MODULE$.newBuilder();
+      for (int i = 0, n = picked.size(); i < n; i++) set.addOne(picked.get(i));
+      return Future.successful(set.result());
     } catch (RuntimeException e) {
       // The coordinator treats a failed rebalance as "nothing to move".
       return scala.concurrent.Future$.MODULE$.failed(e);
