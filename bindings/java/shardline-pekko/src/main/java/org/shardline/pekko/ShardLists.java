@@ -40,9 +40,8 @@ final class ShardLists {
   private int common(IndexedSeq<String> x, IndexedSeq<String> y, int limit, boolean forward) {
     if (limit <= 0) return 0;
     if (x == y) return limit;
-    if (SLICES && x instanceof Vector && y instanceof Vector && a.start((Vector<?>) x, forward) && b.start((Vector<?>) y, forward)) {
-      return walk(limit, forward);
-    }
+    boolean vectors = SLICES && x instanceof Vector && y instanceof Vector;
+    if (vectors && a.start((Vector<?>) x, forward) && b.start((Vector<?>) y, forward)) return walk(limit, forward);
     return byIndex(x, y, limit, forward);
   }
 

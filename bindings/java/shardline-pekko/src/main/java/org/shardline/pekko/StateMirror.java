@@ -30,11 +30,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * ({@link #listsChanged}); any other map is walked in step with the last one (same ref in the
  * same place, same shard list object: two identity compares per region, no hashing). Only the
  * regions whose list changed are diffed, by the vectors' unshared arrays ({@link ShardLists}),
- * removals everywhere first, then appends. The map's iteration order is the order Pekko breaks ties by,
- * and shardline only appends regions: when a region appears anywhere but after all known ones
- * (Pekko's HashMap puts a new key at its hash's place), or known regions change order, the copy
- * is rebuilt from scratch, in O(S). Any failure while syncing throws the copy away, so the next
- * call rebuilds it.
+ * removals everywhere first, then appends. The map's iteration order is the order Pekko breaks
+ * ties by, and shardline only appends regions: when a region appears anywhere but after all known
+ * ones (Pekko's HashMap puts a new key at its hash's place), or known regions change order, the
+ * copy is rebuilt from scratch, in O(S). Any failure while syncing throws the copy away, so the
+ * next call rebuilds it.
  *
  * <p>Not thread-safe: the adapter calls it under its own lock.
  */
