@@ -8,7 +8,7 @@
 //! thread changing it waits for the decision.
 
 use jni::objects::{JObjectArray, JString};
-use jni::sys::{jint, jlong, jobject};
+use jni::sys::{jint, jlong, jobject, jstring};
 
 use shardline_bind::handle::Wait;
 use shardline_bind::host_state::HostState;
@@ -17,7 +17,7 @@ use shardline_bind::{Failure as BindFailure, Status};
 use shardline_core::model::AllocationState;
 
 use crate::boundary::{Failure, Result};
-use crate::convert::string;
+use crate::convert::{new_string, string};
 use crate::native::native;
 use crate::ops;
 
@@ -63,6 +63,27 @@ fn Java_org_shardline_AllocationState_nRegionCount(_, h: jlong) -> jint {
     // SAFETY: Java passes a live handle and keeps it alive for the call (NativeHandle).
     let n = unsafe { read(h, |s| Ok(s.region_count())) }?;
     jint::try_from(n).map_err(|_| Failure::new(Status::Internal, "more than 2^31 regions"))
+}}
+
+native! {
+/// `AllocationState.addShard`, typed: a host mirroring a coordinator's map calls it on every
+/// allocation, and the operation path's argument conversion cost more than the change.
+fn Java_org_shardline_AllocationState_nAddShard(
+    env, h: jlong, region: JString<'l>, shard: JString<'l>,
+) {
+    let region = string(env, &region, "region")?;
+    let shard = string(env, &shard, "shard")?;
+    // SAFETY: Java passes a live handle and keeps it alive for the call (NativeHandle).
+    Ok(unsafe { get(h) }?.write(run, |st| st.add_shard(&region, &shard))?)
+}}
+
+native! {
+/// `AllocationState.removeShard`, typed (as `nAddShard`, per hand-off): the region that held it.
+fn Java_org_shardline_AllocationState_nRemoveShard(env, h: jlong, shard: JString<'l>) -> jstring {
+    let shard = string(env, &shard, "shard")?;
+    // SAFETY: Java passes a live handle and keeps it alive for the call (NativeHandle).
+    let region = unsafe { get(h) }?.write(run, |st| Ok(st.remove_shard(&shard)?.to_string()))?;
+    new_string(env, &region)
 }}
 
 native! {

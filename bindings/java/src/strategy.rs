@@ -5,6 +5,7 @@
 use jni::objects::{JObject, JObjectArray, JString, JValue, JValueOwned};
 use jni::sys::{jlong, jobject, jstring};
 use jni::JNIEnv;
+use std::fmt::Write;
 
 use shardline_bind::driver_host::HostObject;
 use shardline_bind::host_state::HostState;
@@ -13,9 +14,9 @@ use shardline_bind::ops::{Args, Tree};
 use shardline_bind::strategy::StrategyHost;
 use shardline_bind::{CustomStrategy, Failure as BindFailure};
 use shardline_core::model::Address;
-use shardline_core::model::AllocationState;
+use shardline_core::model::{AllocationState, ShardId};
 use shardline_core::strategy::{
-    Allocation, AllocationStrategy, External, Lookup, ShardLocations, StrategyConfig,
+    Allocation, AllocationStrategy, External, InProgress, Lookup, ShardLocations, StrategyConfig,
 };
 
 use crate::boundary::Result;
@@ -232,6 +233,28 @@ fn Java_org_shardline_Strategy_nAllocate(
         Allocation::Region(r) => new_string(env, &r),
         Allocation::Pending => Ok(std::ptr::null_mut()),
     }
+}}
+
+native! {
+/// `Strategy.rebalance`, typed: a coordinator asks on every rebalance tick, and the generic
+/// operation path would cost one Java object and one upcall per shard picked. The picked shards
+/// come back packed in one string, each as its length in UTF-16 units, ':', then the id (ids may
+/// hold any character, so no separator would do); in-progress shards come in as a `String[]`.
+fn Java_org_shardline_Strategy_nRebalance(
+    env, h: jlong, state: jlong, in_progress: JObjectArray<'l>,
+) -> jstring {
+    let busy: InProgress = read_strings(env, &in_progress, "inProgress")?
+        .iter()
+        .map(|s| ShardId::from(s.as_str()))
+        .collect();
+    // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
+    let picked = unsafe { decide(h, state, |s, st| Ok(s.rebalance(st, &busy, None)?)) }?;
+    let mut packed = String::with_capacity(picked.iter().map(|s| s.len() + 4).sum());
+    for shard in &picked {
+        let _ = write!(packed, "{}:", shard.encode_utf16().count());
+        packed.push_str(shard);
+    }
+    new_string(env, &packed)
 }}
 
 native! {

@@ -121,12 +121,15 @@ public final class AllocationState extends NativeHandle {
 
   /** Allocates {@code shard} to {@code region}. */
   public void addShard(String region, String shard) {
-    op(AllocationState::nOp, "add_shard", region, shard);
+    call(h -> {
+      nAddShard(h, region, shard);
+      return null;
+    });
   }
 
   /** Deallocates a shard; returns the region that held it. */
   public String removeShard(String shard) {
-    return op(AllocationState::nOp, "remove_shard", shard);
+    return call(h -> nRemoveShard(h, shard));
   }
 
   // ---- least-load's inputs: utilisation is load / capacity, the maximum over dimensions ----
@@ -220,6 +223,10 @@ public final class AllocationState extends NativeHandle {
   private static native void nFree(long h);
 
   private static native int nRegionCount(long h);
+
+  private static native void nAddShard(long h, String region, String shard);
+
+  private static native String nRemoveShard(long h, String shard);
 
   /** The operations of the native ops::state, by name. */
   private static native Object nOp(long h, String op, Object[] args);

@@ -1,6 +1,8 @@
 package org.shardline;
 
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -113,7 +115,21 @@ public final class Strategy extends NativeHandle {
   /** Shards to hand off, in decision order. */
   public List<String> rebalance(AllocationState state, Collection<String> inProgress) {
     Objects.requireNonNull(state, "state");
-    return List.copyOf(this.<List<String>>decide(state, "rebalance", List.copyOf(inProgress)));
+    String[] busy = inProgress.isEmpty() ? null : inProgress.toArray(new String[0]);
+    return Collections.unmodifiableList(unpack(call(h -> state.call(s -> nRebalance(h, s, busy)))));
+  }
+
+  /** The shards {@code nRebalance} packs into one string: UTF-16 length, ':', id, and so on. */
+  static List<String> unpack(String packed) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0, n = packed.length(); i < n; ) {
+      int colon = packed.indexOf(':', i);
+      int start = colon + 1;
+      int end = start + Integer.parseInt(packed, i, colon, 10);
+      out.add(packed.substring(start, end));
+      i = end;
+    }
+    return out;
   }
 
   public Explained<List<String>> explainRebalance(AllocationState state, Collection<String> inProgress) {
@@ -149,6 +165,8 @@ public final class Strategy extends NativeHandle {
   private static native String nAllocate(long h, long state, String shard, String requester);
 
   private static native String nName(long h);
+
+  private static native String nRebalance(long h, long state, String[] inProgress);
 
   /** The decisions of the native ops::strategy; the first argument is the state's handle. */
   private static native Object nOp(long h, String op, Object[] args);

@@ -2,7 +2,6 @@ package org.shardline.pekko;
 
 import com.typesafe.config.Config;
 import java.time.Duration;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -47,10 +46,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * iteration order of the map Pekko passes, which is the order Pekko breaks ties by.
  *
  * <p>shardline's copy of the map and the view is kept between calls and updated with what
- * changed, found by object identity in O(regions): the same map again costs nothing, one changed
- * region costs a diff of its shard list, and only a change of the map's order (a region joining
- * in the middle of Pekko's hash order) rebuilds the copy in O(shards). Decisions are made under
- * this object's lock.
+ * changed, found by object identity: the same map again costs nothing; a map whose shard lists
+ * changed (every allocation and hand-off) costs a walk of the hash trie's changed paths and of
+ * each changed list's unshared arrays; a region joining or leaving, a visit of every region; and
+ * only a change of the map's order (a region joining in the middle of Pekko's hash order)
+ * rebuilds the copy in O(shards). Decisions are made under this object's lock.
  *
  * <p>Differences from Pekko, both outside normal operation: members in {@code
  * PreparingForShutdown} / {@code ReadyForShutdown} rank like {@code Up}; and External answers
@@ -243,7 +243,11 @@ public class ShardlineAllocationStrategy
       scala.collection.immutable.Set<String> rebalanceInProgress) {
     try {
       List<String> picked = decideRebalance(current, CollectionConverters.asJava(rebalanceInProgress));
-      return Future.successful(CollectionConverters.asScala(new LinkedHashSet<>(picked)).toSet());
+      // straight into Scala's builder: no Java set and no converting wrapper in between
+      scala.collection.mutable.Builder<String, scala.collection.immutable.Set<String>> set =
+          scala.collection.immutable.Set$.MODULE$.newBuilder();
+      for (int i = 0, n = picked.size(); i < n; i++) set.addOne(picked.get(i));
+      return Future.successful(set.result());
     } catch (RuntimeException e) {
       // The coordinator treats a failed rebalance as "nothing to move".
       return scala.concurrent.Future$.MODULE$.failed(e);

@@ -13,7 +13,9 @@ import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
 import org.apache.pekko.cluster.Member;
 import org.shardline.AllocationState;
 import org.shardline.MemberStatus;
+import scala.collection.immutable.BitmapIndexedMapNode;
 import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.MapNode;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -23,14 +25,16 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Pekko's coordinator passes persistent Scala maps: a region whose shards did not change keeps
  * its very {@code Vector} object, and {@code Cluster.state} is one object until the view changes.
- * So: the same map (or view) object as last time is skipped outright; otherwise the map is walked
- * in step with the last one (same ref in the same place, same shard list object: two identity
- * compares per region, no hashing) and only the regions whose list changed are diffed (removals
- * everywhere first, then appends). The map's iteration order is the order Pekko breaks ties by,
- * and shardline only appends regions: when a region appears anywhere but after all known ones
- * (Pekko's HashMap puts a new key at its hash's place), or known regions change order, the copy
- * is rebuilt from scratch, in O(S). Any failure while syncing throws the copy away, so the next
- * call rebuilds it.
+ * So: the same map (or view) object as last time is skipped outright; a map that differs from
+ * the last only in some shard lists is compared with it along the hash trie's unshared paths
+ * ({@link #listsChanged}); any other map is walked in step with the last one (same ref in the
+ * same place, same shard list object: two identity compares per region, no hashing). Only the
+ * regions whose list changed are diffed, by the vectors' unshared arrays ({@link ShardLists}),
+ * removals everywhere first, then appends. The map's iteration order is the order Pekko breaks
+ * ties by, and shardline only appends regions: when a region appears anywhere but after all known
+ * ones (Pekko's HashMap puts a new key at its hash's place), or known regions change order, the
+ * copy is rebuilt from scratch, in O(S). Any failure while syncing throws the copy away, so the
+ * next call rebuilds it.
  *
  * <p>Not thread-safe: the adapter calls it under its own lock.
  */
@@ -100,6 +104,9 @@ final class StateMirror {
   private final List<Integer> appendFrom = new ArrayList<>();
   private final List<ActorRef> added = new ArrayList<>();
   private final List<IndexedSeq<String>> addedShards = new ArrayList<>();
+  private final ShardLists lists = new ShardLists();
+  /** Syncs that visited every region (the rest found the changes in the trie; for the tests). */
+  long walks;
 
   /** Brings the copy up to date with Pekko's arguments and returns it. */
   AllocationState sync(
@@ -265,35 +272,13 @@ final class StateMirror {
     appendFrom.clear();
     added.clear();
     addedShards.clear();
-    walkGen = gen;
-    seen = 0;
-    lastPos = -1;
     aliased = false;
-    inStep = true;
-    outOfOrder = false;
-    visited.clear();
-    // foreachEntry walks Pekko's HashMap without an iterator or a Tuple2 per region
-    current.foreachEntry(this::visit);
-    if (outOfOrder) return false;
-    boolean sameRegions = inStep && seen == order.size();
-    if (inStep && !sameRegions) {
-      // every region in step, but fewer: the map is a prefix of `order`
-      for (int i = seen; i < order.size(); i++) {
-        Known k = order.get(i);
-        state.removeRegion(k.id);
-        byId.remove(k.id);
-      }
-      aliased = true; // drop the removed regions' refs
-      visited.addAll(order.subList(0, seen));
-    } else if (!inStep && seen < byId.size()) {
-      for (java.util.Iterator<Known> ki = byId.values().iterator(); ki.hasNext(); ) {
-        Known k = ki.next();
-        if (k.seen != gen) {
-          state.removeRegion(k.id);
-          ki.remove();
-        }
-      }
-      aliased = true; // drop the removed regions' refs
+    boolean sameRegions = listsChanged(lastMap, current);
+    if (!sameRegions) {
+      changed.clear();
+      changedTo.clear();
+      if (!walkRegions(current, gen)) return false;
+      sameRegions = allInStep();
     }
     // Removals everywhere before any addition: a shard may move between regions in one step.
     for (int i = 0; i < changed.size(); i++) appendFrom.add(removeGone(changed.get(i), changedTo.get(i)));
@@ -322,6 +307,90 @@ final class StateMirror {
       order.clear();
       order.addAll(visited);
       for (ActorRef ref : added) order.add(byRef.get(ref));
+    }
+    return true;
+  }
+
+  /**
+   * Walks the whole map in step with {@code order}, collecting changed, added and (taking them
+   * out) removed regions; false when the map's order no longer matches.
+   */
+  private boolean walkRegions(scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current, long gen) {
+    walks++;
+    walkGen = gen;
+    seen = 0;
+    lastPos = -1;
+    inStep = true;
+    outOfOrder = false;
+    visited.clear();
+    // foreachEntry walks Pekko's HashMap without an iterator or a Tuple2 per region
+    current.foreachEntry(this::visit);
+    if (outOfOrder) return false;
+    if (inStep && !allInStep()) {
+      // every region in step, but fewer: the map is a prefix of `order`
+      for (int i = seen; i < order.size(); i++) {
+        Known k = order.get(i);
+        state.removeRegion(k.id);
+        byId.remove(k.id);
+      }
+      aliased = true; // drop the removed regions' refs
+      visited.addAll(order.subList(0, seen));
+    } else if (!inStep && seen < byId.size()) {
+      for (java.util.Iterator<Known> ki = byId.values().iterator(); ki.hasNext(); ) {
+        Known k = ki.next();
+        if (k.seen != gen) {
+          state.removeRegion(k.id);
+          ki.remove();
+        }
+      }
+      aliased = true; // drop the removed regions' refs
+    }
+    return true;
+  }
+
+  private boolean allInStep() {
+    return inStep && seen == order.size();
+  }
+
+  /**
+   * Whether {@code current} is {@code last} with only some regions' shard lists replaced, which
+   * is what every allocation and hand-off makes of Pekko's map; if so the replaced ones are in
+   * {@code changed} / {@code changedTo}. Pekko's map (from R = 5 on) is a Scala 2.13 {@code
+   * HashMap}, a hash trie whose updated versions share every node off the path to the change: the
+   * two tries are walked together, skipping shared nodes by reference, so this costs O(changes x
+   * depth) instead of a visit per region. Same bitmaps and the same key objects everywhere on the
+   * way mean the same regions in the same iteration order; anything else (a region joined or
+   * left, a ref in a new object, hash collisions, a map of another kind) answers false and the
+   * whole map is walked.
+   */
+  private boolean listsChanged(Object last, scala.collection.immutable.Map<ActorRef, IndexedSeq<String>> current) {
+    return last instanceof scala.collection.immutable.HashMap
+        && current instanceof scala.collection.immutable.HashMap
+        && valuesChanged(
+            ((scala.collection.immutable.HashMap<?, ?>) last).rootNode(),
+            ((scala.collection.immutable.HashMap<?, ?>) current).rootNode());
+  }
+
+  @SuppressWarnings("unchecked")
+  private boolean valuesChanged(BitmapIndexedMapNode<?, ?> a, BitmapIndexedMapNode<?, ?> b) {
+    if (a == b) return true;
+    if (a.dataMap() != b.dataMap() || a.nodeMap() != b.nodeMap()) return false;
+    for (int i = 0, n = a.payloadArity(); i < n; i++) {
+      Object ref = a.getKey(i);
+      if (b.getKey(i) != ref) return false;
+      Object shards = b.getValue(i);
+      if (a.getValue(i) != shards) {
+        Known k = byRef.get(ref);
+        if (k == null) return false;
+        changed.add(k);
+        changedTo.add((IndexedSeq<String>) shards);
+      }
+    }
+    for (int j = 0, n = a.nodeArity(); j < n; j++) {
+      MapNode<?, ?> x = a.getNode(j), y = b.getNode(j);
+      if (x == y) continue;
+      if (!(x instanceof BitmapIndexedMapNode && y instanceof BitmapIndexedMapNode)) return false;
+      if (!valuesChanged((BitmapIndexedMapNode<?, ?>) x, (BitmapIndexedMapNode<?, ?>) y)) return false;
     }
     return true;
   }
@@ -375,20 +444,21 @@ final class StateMirror {
   /**
    * Takes out of {@code k}'s region what keeps it from being a prefix of {@code to}; returns the
    * index in {@code to} from which the rest must be appended. shardline keeps a region's shards
-   * in list order and only appends, so: walk the old list in step with the new one, keep each
-   * shard that comes next in the new list, take out every other one (gone, or moved within the
-   * list: it is appended again in its new place). Pekko only appends and removes, so usually
-   * nothing kept is ever taken out; any other change still ends in exactly {@code to}.
+   * in list order and only appends, so with {@code from = P X Q} and {@code to = P Y Q} (P and Q
+   * as long as they go): X comes out, and when Y is not empty Q comes out too and goes back in
+   * after Y. Pekko appends one shard (X and Q empty) or removes one (Y empty), so only the
+   * change is touched; any other change still ends in exactly {@code to}. P and Q are found by
+   * the vectors' shared arrays ({@link ShardLists}), not by reading every shard.
    */
   private int removeGone(Known k, IndexedSeq<String> to) {
     IndexedSeq<String> from = k.shards;
-    int j = 0;
-    for (int i = 0, n = from.length(), m = to.length(); i < n; i++) {
-      String s = from.apply(i);
-      if (j < m && s.equals(to.apply(j))) j++;
-      else state.removeShard(s);
-    }
-    return j;
+    int n = from.length(), m = to.length();
+    int p = lists.commonPrefix(from, to, Math.min(n, m));
+    if (p == n) return n;
+    int q = lists.commonSuffix(from, to, Math.min(n, m) - p);
+    boolean inserts = p + q < m;
+    for (int i = p, end = inserts ? n : n - q; i < end; i++) state.removeShard(from.apply(i));
+    return inserts ? p : m;
   }
 
   /** Unique per region incarnation: the path with the actor's uid. */

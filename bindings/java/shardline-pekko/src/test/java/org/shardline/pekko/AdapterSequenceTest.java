@@ -320,6 +320,74 @@ class AdapterSequenceTest {
     }
   }
 
+  /**
+   * Bigger worlds (up to 30 regions of up to 2,000 shards, so Pekko's map is a hash trie and the
+   * lists are vectors several levels deep) changed exactly as Pekko's coordinator changes them
+   * ({@code :+} and {@code filterNot}, which share arrays with the list before), several regions
+   * between two decisions, now and then a list rebuilt with no arrays shared.
+   */
+  @Test
+  void pekkoDerivedListsDecideAsPekko() throws Exception {
+    long seed = Long.getLong("shardline.seed", System.nanoTime());
+    System.out.println("AdapterSequenceTest (derived lists) seed " + seed + " (replay with -Dshardline.seed=" + seed + ")");
+    Random rnd = new Random(seed);
+    int decisions = 0;
+    for (int sequence = 0; sequence < 12; sequence++) {
+      String kind = rnd.nextBoolean() ? "least-shard" : "legacy";
+      World w = new World(rnd);
+      int nodes = 5 + rnd.nextInt(26);
+      List<ActorRef> refs = new ArrayList<>();
+      for (int i = 0; i < nodes; i++) {
+        Address a = w.newNode("Up");
+        if (i == 0) w.self = a;
+        List<String> shards = new ArrayList<>();
+        for (int j = rnd.nextInt(2000); j > 0; j--) shards.add(w.newShard());
+        ActorRef r = w.newRegion(a);
+        refs.add(r);
+        w.map = updated(w.map, r, World.vector(shards));
+      }
+      w.rebuildView();
+      MovingView adapter = new MovingView(json(kind));
+      adapter.start(system);
+      for (int step = 0; step < 30; step++) {
+        StringBuilder what = new StringBuilder();
+        for (int c = 1 + rnd.nextInt(4); c > 0; c--) {
+          ActorRef r = refs.get(rnd.nextInt(refs.size()));
+          @SuppressWarnings("unchecked")
+          scala.collection.immutable.Vector<String> v = (scala.collection.immutable.Vector<String>) w.map.apply(r);
+          int op = rnd.nextInt(8);
+          if (op < 3) {
+            v = Vectors.appended(v, w.newShard());
+            what.append(" append");
+          } else if (op < 6 && v.length() > 0) {
+            String gone = v.apply(rnd.nextInt(v.length()));
+            v = Vectors.filterNot(v, s -> s.equals(gone));
+            what.append(" remove");
+            if (op == 5) {
+              // the hand-off's shard allocated again elsewhere in the same step
+              ActorRef to = refs.get(rnd.nextInt(refs.size()));
+              if (!to.equals(r)) {
+                w.map = updated(w.map, to, Vectors.appended(w.map.apply(to), gone));
+                what.append(" move");
+              }
+            }
+          } else {
+            v = (scala.collection.immutable.Vector<String>) World.vector(w.shardsOf(r));
+            what.append(" rebuilt");
+          }
+          w.map = updated(w.map, r, v);
+        }
+        List<String> inProgress = new ArrayList<>();
+        List<String> shards = w.allShards();
+        if (!shards.isEmpty() && rnd.nextDouble() < 0.2) inProgress.add(shards.get(rnd.nextInt(shards.size())));
+        ActorRef requester = refs.get(rnd.nextInt(refs.size()));
+        compare(kind, adapter, w, what + " (sequence " + sequence + ", step " + step + ", seed " + seed + ")", requester, w.newShard(), inProgress);
+        decisions += 2;
+      }
+    }
+    System.out.println("AdapterSequenceTest (derived lists): " + decisions + " decisions agree");
+  }
+
   /** Applies one random change as Pekko would make it; returns its name. */
   private static String change(World w, Random rnd) {
     List<ActorRef> refs = w.refs();
