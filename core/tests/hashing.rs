@@ -333,6 +333,21 @@ proptest! {
     }
 
     #[test]
+    fn sorting_many_distinct_ids_gives_unit_order(
+        // many, so the keyed sort runs; shared prefixes, zero bytes and lengths around the
+        // 8-byte key
+        ids in prop::collection::btree_set("[\\x00ab]{0,11}", 32..300)
+            .prop_map(|s| s.into_iter().collect::<Vec<String>>())
+            .prop_shuffle(),
+    ) {
+        let mut got = ids.clone();
+        sort_distinct_utf16(&mut got, |s| s);
+        let mut want = ids;
+        want.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        prop_assert_eq!(got, want);
+    }
+
+    #[test]
     fn string_hash_code_matches_naive_fold(s in any::<String>()) {
         let naive = s.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)));
         prop_assert_eq!(string_hash_code(&s), naive);

@@ -47,10 +47,55 @@ pub fn compare_utf16(a: &str, b: &str) -> Ordering {
 /// neither a U+E000..U+FFFF nor a supplementary character, so byte order is the order (see
 /// [`compare_utf16`]) and a plain byte compare does: one pass to check, then `memcmp`s.
 pub fn sort_distinct_utf16<T>(v: &mut [T], key: impl Fn(&T) -> &str) {
-    if v.iter().all(|x| key(x).bytes().all(|b| b < 0xEE)) {
+    if !v.iter().all(|x| key(x).bytes().all(|b| b < 0xEE)) {
+        v.sort_unstable_by(|a, b| compare_utf16(key(a), key(b)));
+    } else if v.len() < 32 {
         v.sort_unstable_by(|a, b| key(a).as_bytes().cmp(key(b).as_bytes()));
     } else {
-        v.sort_unstable_by(|a, b| compare_utf16(key(a), key(b)));
+        // Sorting (first 8 bytes as a big-endian integer, index) pairs compares integers where
+        // the byte compare would call `memcmp` for every pair; ids as short as `s012345`
+        // usually differ within them. Equal prefixes fall back to the bytes.
+        let mut keyed: Vec<(u64, u32)> = v
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (prefix(key(x).as_bytes()), i as u32))
+            .collect();
+        keyed.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| {
+                key(&v[a.1 as usize])
+                    .as_bytes()
+                    .cmp(key(&v[b.1 as usize]).as_bytes())
+            })
+        });
+        permute(v, keyed.into_iter().map(|(_, i)| i as usize).collect());
+    }
+}
+
+/// The first 8 bytes as a big-endian integer, zero-padded: integer order is the byte order of
+/// the prefixes (a zero pad only ties a shorter prefix with one that goes on in zeros, and ties
+/// compare the whole bytes).
+fn prefix(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = b.len().min(8);
+    w[..n].copy_from_slice(&b[..n]);
+    u64::from_be_bytes(w)
+}
+
+/// Rearranges `v` so that position `i` holds what was at `from[i]` (`from` a permutation),
+/// in place by following its cycles.
+fn permute<T>(v: &mut [T], mut from: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..v.len() {
+        let mut at = start;
+        while from[at] != DONE {
+            let src = from[at];
+            from[at] = DONE;
+            if src == start {
+                break;
+            }
+            v.swap(at, src);
+            at = src;
+        }
     }
 }
 

@@ -197,80 +197,142 @@ struct Home {
     seq: u64,
 }
 
-/// The indexes whose keys hold a region's shard count or load.
+/// The ranking indexes, keyed by a region's shard count.
 #[derive(Debug, Default, Clone, PartialEq)]
-struct Counted {
+struct Ranked {
     rank_all: RankIndex,
     rank_eligible: RankIndex,
     /// (count, actor-ts address order, candidate position) of eligible regions: actor-ts
     /// least-shard.
     load_eligible: BTreeSet<(usize, ActorTsKey, u64, usize)>,
-    /// Regions that may receive shards (a member, eligible, not draining) by class.
-    classes: ClassIndex,
 }
 
-/// [`Counted`], re-keyed when next read rather than on every shard placed, removed or
-/// re-weighed: a coordinator re-homing a rebalance's shards moves each region's keys once per
-/// round instead of once per shard. Until then a changed region is marked with the count and
-/// load its keys were made from; every other region's keys match it as it is.
+/// An index whose keys hold a region's shard count or load.
+trait CountKeyed: Default {
+    /// Moves `slot`'s keys from the `count` and `load` they were made at to the region's.
+    fn rekey(&mut self, r: &Region, slot: usize, count: usize, load: f64);
+}
+
+impl CountKeyed for Ranked {
+    fn rekey(&mut self, r: &Region, slot: usize, count: usize, _load: f64) {
+        let now = r.shards.len();
+        if now == count {
+            return;
+        }
+        if let Some((g, old)) = r.rank_key(count, slot) {
+            let new = (now, r.pos, slot);
+            if r.eligible {
+                self.rank_eligible.replace(g, &old, new);
+            }
+            self.rank_all.replace(g, &old, new);
+        }
+        if r.eligible {
+            self.load_eligible.remove(&r.load_key(count, slot));
+            self.load_eligible.insert(r.load_key(now, slot));
+        }
+    }
+}
+
+impl CountKeyed for ClassIndex {
+    fn rekey(&mut self, r: &Region, slot: usize, count: usize, load: f64) {
+        if let Some(k) = &r.class {
+            let old = r.class_entry(load, count, slot);
+            let new = r.class_entry(r.load.get(0), r.shards.len(), slot);
+            if old != new {
+                self.replace(k, &old, new);
+            }
+        }
+    }
+}
+
+/// A [`CountKeyed`] index, re-keyed when next read rather than on every shard placed, removed
+/// or re-weighed: a coordinator re-homing a rebalance's shards moves each region's keys once
+/// per round instead of once per shard, and an index no strategy reads (least-load never reads
+/// the ranking) is never re-keyed at all. Until then a changed region is marked with the count
+/// and load its keys were made from; every other region's keys match it as it is.
 ///
 /// Reading with nothing marked is one check of the `OnceLock`; the lock is taken only to
 /// re-key, once, by the first read after a change.
 #[derive(Debug)]
-struct LazyCounted {
-    /// The indexes when nothing is marked.
-    settled: OnceLock<Counted>,
-    /// The indexes and the marks while something is marked.
-    marked: Mutex<Marked>,
+struct Lazy<T> {
+    /// The index when nothing is marked.
+    settled: OnceLock<T>,
+    /// The index and the marks while something is marked.
+    marked: Mutex<Marked<T>>,
 }
 
-#[derive(Debug, Default)]
-struct Marked {
+#[derive(Debug)]
+struct Marked<T> {
     /// Set exactly when `settled` is not.
-    indexes: Option<Counted>,
+    index: Option<T>,
     /// (slot, shard count, load) of each marked region, as its keys were made.
     regions: Vec<(usize, usize, f64)>,
     /// By slot: whether it is in `regions`.
     is_marked: Vec<bool>,
 }
 
-impl LazyCounted {
-    fn new(indexes: Counted) -> LazyCounted {
-        LazyCounted {
-            settled: OnceLock::from(indexes),
-            marked: Mutex::default(),
+impl<T: CountKeyed> Lazy<T> {
+    fn new(index: T) -> Lazy<T> {
+        Lazy {
+            settled: OnceLock::from(index),
+            marked: Mutex::new(Marked {
+                index: None,
+                regions: Vec::new(),
+                is_marked: Vec::new(),
+            }),
+        }
+    }
+
+    /// The index, re-keyed first if a region changed since the last read.
+    fn get(&self, slots: &[Option<Region>]) -> &T {
+        self.settled.get_or_init(|| {
+            self.marked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .rekey(slots)
+        })
+    }
+
+    /// The same, to change.
+    fn get_mut(&mut self, slots: &[Option<Region>]) -> &mut T {
+        if self.settled.get().is_none() {
+            let marked = self
+                .marked
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            let _ = self.settled.set(marked.rekey(slots));
+        }
+        self.settled.get_mut().expect("just settled")
+    }
+
+    /// Marks the region in `slot`, at `count` shards and `load`, whose count or load is about
+    /// to change.
+    fn mark(&mut self, slot: usize, count: usize, load: f64) {
+        let marked = self
+            .marked
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(ix) = self.settled.take() {
+            marked.index = Some(ix);
+        }
+        if marked.is_marked.len() <= slot {
+            marked.is_marked.resize(slot + 1, false);
+        }
+        if !marked.is_marked[slot] {
+            marked.is_marked[slot] = true;
+            marked.regions.push((slot, count, load));
         }
     }
 }
 
-impl Marked {
+impl<T: CountKeyed> Marked<T> {
     /// Moves every marked region's keys to its current count and load.
-    fn rekey(&mut self, slots: &[Option<Region>]) -> Counted {
-        let mut ix = self.indexes.take().expect("unsettled indexes wait here");
+    fn rekey(&mut self, slots: &[Option<Region>]) -> T {
+        let mut ix = self.index.take().expect("unsettled indexes wait here");
         for (slot, count, load) in self.regions.drain(..) {
             self.is_marked[slot] = false;
             let r = slots[slot].as_ref().expect("a marked region is live");
-            let (now_count, now_load) = (r.shards.len(), r.load.get(0));
-            if now_count != count {
-                if let Some((g, old)) = r.rank_key(count, slot) {
-                    let new = (now_count, r.pos, slot);
-                    if r.eligible {
-                        ix.rank_eligible.replace(g, &old, new);
-                    }
-                    ix.rank_all.replace(g, &old, new);
-                }
-                if r.eligible {
-                    ix.load_eligible.remove(&r.load_key(count, slot));
-                    ix.load_eligible.insert(r.load_key(now_count, slot));
-                }
-            }
-            if let Some(k) = &r.class {
-                let old = r.class_entry(load, count, slot);
-                let new = r.class_entry(now_load, now_count, slot);
-                if old != new {
-                    ix.classes.replace(k, &old, new);
-                }
-            }
+            ix.rekey(r, slot, count, load);
         }
         ix
     }
@@ -293,7 +355,9 @@ pub struct AllocationState {
     homes: ShardMap<Home>,
     /// node address -> map positions of the regions on it
     by_node: HashMap<String, BTreeSet<u64>>,
-    counted: LazyCounted,
+    ranked: Lazy<Ranked>,
+    /// Regions that may receive shards (a member, eligible, not draining) by class.
+    classes: Lazy<ClassIndex>,
     ranked_status: [usize; 6],
     ranked_versions: OrderlyVersions,
     /// Eligible regions by (actor-ts address order, candidate position): actor-ts hash.
@@ -318,7 +382,8 @@ impl AllocationState {
             next_seq: 0,
             homes: ShardMap::default(),
             by_node: HashMap::new(),
-            counted: LazyCounted::new(Counted::default()),
+            ranked: Lazy::new(Ranked::default()),
+            classes: Lazy::new(ClassIndex::default()),
             ranked_status: [0; 6],
             ranked_versions: OrderlyVersions::default(),
             sorted_eligible: Vec::new(),
@@ -344,7 +409,8 @@ impl AllocationState {
             next_seq: self.next_seq,
             homes: self.homes.clone(),
             by_node: self.by_node.clone(),
-            counted: LazyCounted::new(self.counted().clone()),
+            ranked: Lazy::new(self.ranked().clone()),
+            classes: Lazy::new(self.classes().clone()),
             ranked_status: self.ranked_status,
             ranked_versions: self.ranked_versions.clone(),
             sorted_eligible: self.sorted_eligible.clone(),
@@ -429,6 +495,9 @@ impl AllocationState {
         self.unindex(slot);
         let node = self.node_key(slot);
         self.unclass(slot);
+        // settled, so a freed slot carries no marks
+        self.ranked_mut();
+        self.classes_mut();
         let region = self.slots[slot].take().expect("slot is live");
         if !region.profile.is_default() {
             self.loads.custom_regions -= 1;
@@ -672,7 +741,7 @@ impl AllocationState {
 
     /// Regions that may receive shards, by class (see [`ClassIndex`]); ids are slots.
     pub(crate) fn receiving_classes(&self) -> &ClassIndex {
-        &self.counted().classes
+        self.classes()
     }
 
     /// The region in a slot of [`Self::receiving_classes`] (or of a ranking index).
@@ -680,45 +749,34 @@ impl AllocationState {
         self.slots[slot].as_ref().expect("indexed slot is live")
     }
 
-    /// The count- and load-keyed indexes, re-keyed first if a region changed since the last
-    /// read.
-    fn counted(&self) -> &Counted {
-        self.counted.settled.get_or_init(|| {
-            self.counted
-                .marked
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .rekey(&self.slots)
-        })
+    /// The ranking indexes, re-keyed first if a region changed since the last read.
+    fn ranked(&self) -> &Ranked {
+        self.ranked.get(&self.slots)
     }
 
     /// The same, to change.
-    fn counted_mut(&mut self) -> &mut Counted {
-        let c = &mut self.counted;
-        if c.settled.get().is_none() {
-            let marked = c.marked.get_mut().unwrap_or_else(PoisonError::into_inner);
-            let _ = c.settled.set(marked.rekey(&self.slots));
-        }
-        c.settled.get_mut().expect("just settled")
+    fn ranked_mut(&mut self) -> &mut Ranked {
+        self.ranked.get_mut(&self.slots)
     }
 
-    /// Marks a region whose shard count or load is about to change, so the next read re-keys
-    /// it (see [`LazyCounted`]).
+    /// The class index, re-keyed first if a region changed since the last read.
+    fn classes(&self) -> &ClassIndex {
+        self.classes.get(&self.slots)
+    }
+
+    /// The same, to change.
+    fn classes_mut(&mut self) -> &mut ClassIndex {
+        self.classes.get_mut(&self.slots)
+    }
+
+    /// Marks a region whose shard count or load is about to change, so the next read of each
+    /// index re-keys it (see [`Lazy`]).
     fn mark(&mut self, slot: usize) {
         self.placement_gen += 1;
-        let c = &mut self.counted;
-        let marked = c.marked.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if let Some(ix) = c.settled.take() {
-            marked.indexes = Some(ix);
-        }
-        if marked.is_marked.len() <= slot {
-            marked.is_marked.resize(slot + 1, false);
-        }
-        if !marked.is_marked[slot] {
-            marked.is_marked[slot] = true;
-            let r = self.slots[slot].as_ref().expect("live");
-            marked.regions.push((slot, r.shards.len(), r.load.get(0)));
-        }
+        let r = self.slots[slot].as_ref().expect("live");
+        let (count, load) = (r.shards.len(), r.load.get(0));
+        self.ranked.mark(slot, count, load);
+        self.classes.mark(slot, count, load);
     }
 
     /// Takes a region out of the class index.
@@ -728,7 +786,7 @@ impl AllocationState {
             return;
         };
         let e = r.class_entry(r.load.get(0), r.shards.len(), slot);
-        self.counted_mut().classes.remove(&k, &e);
+        self.classes_mut().remove(&k, &e);
         self.slots[slot].as_mut().expect("live").class = None;
     }
 
@@ -750,7 +808,7 @@ impl AllocationState {
             &r.profile.tags,
         );
         let entry = r.class_entry(r.load.get(0), r.shards.len(), slot);
-        self.counted_mut().classes.insert(key.clone(), entry);
+        self.classes_mut().insert(key.clone(), entry);
         self.slots[slot].as_mut().expect("live").class = Some(key);
     }
 
@@ -828,7 +886,7 @@ impl AllocationState {
     /// may receive shards.
     pub fn pekko_min(&self, eligible_only: bool) -> Option<&Region> {
         if self.ranking_is_orderly() {
-            let c = self.counted();
+            let c = self.ranked();
             let set = if eligible_only {
                 &c.rank_eligible
             } else {
@@ -850,7 +908,7 @@ impl AllocationState {
     /// Pekko's `Vector.sorted` (java.util.TimSort) would. Err when TimSort would throw.
     pub fn pekko_sorted(&self, eligible_only: bool) -> Result<Vec<&Region>, ContractViolation> {
         if self.ranking_is_orderly() {
-            let c = self.counted();
+            let c = self.ranked();
             let set = if eligible_only {
                 &c.rank_eligible
             } else {
@@ -867,10 +925,8 @@ impl AllocationState {
 
     /// `isAGoodTimeToRebalance`, given Pekko's sorted entries: the reasons it is not.
     pub fn pekko_rebalance_blockers(&self, sorted: &[&Region]) -> Vec<RebalanceBlocker> {
-        let mut out = Vec::new();
         let Some(first) = sorted.first() else {
-            out.push(RebalanceBlocker::NoRegions);
-            return out;
+            return vec![RebalanceBlocker::NoRegions];
         };
         let v0 = &self
             .member_of(first)
@@ -883,9 +939,39 @@ impl AllocationState {
                 .iter()
                 .any(|r| !self.member_of(r).expect("member").app_version.pekko_eq(v0))
         };
+        self.blockers(mixed, sorted.iter().copied())
+    }
+
+    /// The same while [`Self::ranking_is_orderly`], without the sorted entries: then whether
+    /// versions are mixed does not depend on which region sorts first.
+    pub fn orderly_rebalance_blockers(&self) -> Vec<RebalanceBlocker> {
+        debug_assert!(self.ranking_is_orderly());
+        if self.ranked_status.iter().all(|&n| n == 0) {
+            return vec![RebalanceBlocker::NoRegions];
+        }
+        let mixed = !self.ranked_versions.all_equal();
+        self.blockers(mixed, self.ranked_regions_in_map_order(false))
+    }
+
+    /// The shards of regions with a known member (the regions Pekko's sorted entries hold).
+    pub fn ranked_shard_count(&self) -> usize {
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|r| r.rank.is_some())
+            .map(Region::shard_count)
+            .sum()
+    }
+
+    /// The reasons after "no regions", given whether versions are mixed among `ranked`.
+    fn blockers<'a>(
+        &'a self,
+        mixed: bool,
+        ranked: impl Iterator<Item = &'a Region>,
+    ) -> Vec<RebalanceBlocker> {
+        let mut out = Vec::new();
         if mixed {
-            let mut versions: Vec<String> = sorted
-                .iter()
+            let mut versions: Vec<String> = ranked
                 .map(|r| self.member_of(r).expect("member").app_version.to_string())
                 .collect();
             versions.sort();
@@ -939,7 +1025,7 @@ impl AllocationState {
     /// The eligible region with the fewest shards, ties to the lowest address in actor-ts order,
     /// then to the earliest candidate.
     pub fn least_loaded_eligible(&self) -> Option<&Region> {
-        self.counted()
+        self.ranked()
             .load_eligible
             .first()
             .map(|(_, _, _, slot)| self.slots[*slot].as_ref().expect("live"))
@@ -999,12 +1085,12 @@ impl AllocationState {
     fn unindex(&mut self, slot: usize) {
         self.placement_gen += 1;
         // settled first, so its keys are made from the region as it is
-        self.counted_mut();
+        self.ranked_mut();
         let r = self.slots[slot].as_mut().expect("live");
         let (count, pos, eligible) = (r.shards.len(), r.pos, r.eligible);
         let key = r.load_key(count, slot);
         let rank = r.rank.take();
-        let c = self.counted_mut();
+        let c = self.ranked_mut();
         if let Some((group, _, _)) = &rank {
             c.rank_all.remove(group, &(count, pos, slot));
             c.rank_eligible.remove(group, &(count, pos, slot));
@@ -1033,7 +1119,7 @@ impl AllocationState {
         });
         let (count, pos, eligible) = (r.shards.len(), r.pos, r.eligible);
         let key = r.load_key(count, slot);
-        let c = self.counted_mut();
+        let c = self.ranked_mut();
         if eligible {
             c.load_eligible.insert(key);
         }
@@ -1064,8 +1150,8 @@ mod tests {
     use super::*;
 
     /// The count- and load-keyed indexes made afresh from the regions as they are.
-    fn from_scratch(s: &AllocationState) -> Counted {
-        let mut c = Counted::default();
+    fn from_scratch(s: &AllocationState) -> (Ranked, ClassIndex) {
+        let (mut c, mut classes) = (Ranked::default(), ClassIndex::default());
         for (slot, r) in s.slots.iter().enumerate() {
             let Some(r) = r else { continue };
             let count = r.shards.len();
@@ -1080,10 +1166,10 @@ mod tests {
             }
             if let Some(k) = &r.class {
                 let e = r.class_entry(r.load.get(0), count, slot);
-                c.classes.insert(k.clone(), e);
+                classes.insert(k.clone(), e);
             }
         }
-        c
+        (c, classes)
     }
 
     /// Shards placed, removed, moved and re-weighed in runs between reads, mixed with region
@@ -1109,7 +1195,7 @@ mod tests {
         let (mut reads, mut stale_reads) = (0, 0);
         for k in 0..4000 {
             let region = &regions[next(regions.len())];
-            match next(20) {
+            match next(21) {
                 0..=5 => {
                     let id = format!("s{k}");
                     state.add_shard(region, &id).unwrap();
@@ -1143,14 +1229,39 @@ mod tests {
                     }
                     state.upsert_member(m);
                 }
+                19 => {
+                    // freed and taken again at once: the slot is reused
+                    let i = regions.iter().position(|r| r == region).unwrap();
+                    let gone = state.remove_region(region).unwrap();
+                    placed.retain(|s| !gone.iter().any(|g| **g == **s));
+                    if next(2) == 0 {
+                        // read while the slot is free
+                        assert_eq!(
+                            (state.ranked().clone(), state.classes().clone()),
+                            from_scratch(&state)
+                        );
+                    }
+                    state.add_region(region, addr(i), false).unwrap();
+                }
                 _ => {
                     reads += 1;
-                    stale_reads += usize::from(state.counted.settled.get().is_none());
-                    assert_eq!(*state.counted(), from_scratch(&state), "read {reads}");
+                    stale_reads += usize::from(state.ranked.settled.get().is_none());
+                    // read in either order: each index re-keys on its own
+                    let (ranked, classes) = from_scratch(&state);
+                    if next(2) == 0 {
+                        assert_eq!(*state.classes(), classes, "read {reads}");
+                        assert_eq!(*state.ranked(), ranked, "read {reads}");
+                    } else {
+                        assert_eq!(*state.ranked(), ranked, "read {reads}");
+                        assert_eq!(*state.classes(), classes, "read {reads}");
+                    }
                 }
             }
         }
-        assert_eq!(*state.counted(), from_scratch(&state));
+        assert_eq!(
+            (state.ranked().clone(), state.classes().clone()),
+            from_scratch(&state)
+        );
         // the runs between reads left something to re-key
         assert!(
             stale_reads > reads / 2,

@@ -16,10 +16,11 @@
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashSet};
+use std::fmt;
 use std::sync::Arc;
 
 use super::explain::{Candidate, MoveNote, Rejection, MAX_CANDIDATES};
-use super::least_shard::{by_age, round_start};
+use super::least_shard::{by_age, round_total};
 use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
@@ -126,7 +127,7 @@ impl LeastLoad {
                     out.push(Rejection {
                         shard: ask.shard.to_string(),
                         region: v.region.id().to_string(),
-                        reason: why,
+                        reason: why.to_string(),
                     });
                 }
                 continue;
@@ -194,37 +195,68 @@ struct Ask<'a> {
     width: usize,
 }
 
+/// Why a region cannot take a shard. Kept as data, since most are checked only as a yes or no;
+/// the words are made for an explanation.
+enum Refusal<'a> {
+    NoMember,
+    NotAccepting,
+    Draining,
+    Pinned(&'a str),
+    LacksTags(Vec<&'a str>),
+    Full { count: usize, max: usize },
+    Leaving,
+}
+
+impl fmt::Display for Refusal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NoMember => f.write_str("no known cluster member hosts it"),
+            Refusal::NotAccepting => {
+                f.write_str("not accepting shards (shutting down or not a candidate)")
+            }
+            Refusal::Draining => f.write_str("draining"),
+            Refusal::Pinned(pin) => write!(f, "the shard is pinned to {pin}"),
+            Refusal::LacksTags(missing) => write!(f, "lacks tags {missing:?}"),
+            Refusal::Full { count, max } => write!(f, "holds {count} shards, its maximum is {max}"),
+            Refusal::Leaving => f.write_str("the shard is leaving it"),
+        }
+    }
+}
+
 /// Why `v` cannot take the shard, if it cannot.
-fn refusal(v: &View, ask: &Ask) -> Option<String> {
+fn refusal<'a>(v: &View<'a>, ask: &Ask<'a>) -> Option<Refusal<'a>> {
     let r = v.region;
     if r.member_class().is_none() {
-        return Some("no known cluster member hosts it".into());
+        return Some(Refusal::NoMember);
     }
     if !r.is_eligible() {
-        return Some("not accepting shards (shutting down or not a candidate)".into());
+        return Some(Refusal::NotAccepting);
     }
     let p = r.profile();
     if p.draining {
-        return Some("draining".into());
+        return Some(Refusal::Draining);
     }
     if let Some(rule) = ask.rule {
         if let Some(pin) = &rule.pin {
             if **pin != **r.id() {
-                return Some(format!("the shard is pinned to {pin}"));
+                return Some(Refusal::Pinned(pin));
             }
         }
         let missing: Vec<&str> = rule.missing_tags(p).map(|t| &**t).collect();
         if !missing.is_empty() {
-            return Some(format!("lacks tags {missing:?}"));
+            return Some(Refusal::LacksTags(missing));
         }
     }
     if let Some(max) = p.max_shards {
         if v.count >= max {
-            return Some(format!("holds {} shards, its maximum is {max}", v.count));
+            return Some(Refusal::Full {
+                count: v.count,
+                max,
+            });
         }
     }
     if ask.avoid == Some(&**r.id()) {
-        return Some("the shard is leaving it".into());
+        return Some(Refusal::Leaving);
     }
     None
 }
@@ -389,8 +421,8 @@ impl AllocationStrategy for LeastLoad {
         note(&mut explain, |e| {
             *e = Explanation::new("least-load", "rebalance")
         });
-        let (_, total) = match round_start(state, self.akka, in_progress, &mut explain) {
-            Ok(start) => start,
+        let total = match round_total(state, self.akka, in_progress, &mut explain) {
+            Ok(total) => total,
             Err(answer) => return answer,
         };
         self.planned.clear();
@@ -873,9 +905,9 @@ impl LeastLoad {
                         v.push((size, i));
                     }
                 }
-                // largest first, then oldest; sizes are positive (never NaN), where the bits
-                // order as the numbers do
-                v.sort_unstable_by_key(|x| (Reverse(x.0.to_bits()), x.1));
+                // largest first, then oldest (listed oldest first, so a stable sort keeps
+                // that); sizes are positive (never NaN), where the bits order as the numbers do
+                v.sort_by_key(|x| Reverse(x.0.to_bits()));
                 v
             });
             let excess = top - ceiling;

@@ -165,7 +165,10 @@ pub(crate) fn good_time(
     sorted: &[&Region],
     explain: &mut Option<&mut Explanation>,
 ) -> bool {
-    let blockers = state.pekko_rebalance_blockers(sorted);
+    no_blocker(state.pekko_rebalance_blockers(sorted), explain)
+}
+
+fn no_blocker(blockers: Vec<RebalanceBlocker>, explain: &mut Option<&mut Explanation>) -> bool {
     if let Some(b) = blockers.into_iter().next() {
         note(explain, |e| {
             e.skipped = Some(match b {
@@ -182,7 +185,7 @@ pub(crate) fn good_time(
 }
 
 /// Pekko answers an empty rebalance when its sort throws on an inconsistent comparator.
-/// The start of a least-shard round (least-shard and least-load): the regions in Pekko's order
+/// The start of a least-shard round: the regions in Pekko's order
 /// and the total shard count, or `Err` with the round's answer when it must not run (hand-offs
 /// still under way, an inconsistent order, not a good time, no shards).
 pub(crate) fn round_start<'a>(
@@ -215,6 +218,32 @@ pub(crate) fn round_start<'a>(
         return Err(Ok(Vec::new()));
     }
     Ok((sorted, total))
+}
+
+/// [`round_start`] for a strategy that needs only the total. While the ranking is orderly
+/// (and age breaks no ties) Pekko's sort cannot throw and nothing here depends on its order, so
+/// the regions are not sorted: least-load never reads the ranking, which then never re-keys.
+pub(crate) fn round_total(
+    state: &AllocationState,
+    akka: AkkaOptions,
+    in_progress: &InProgress,
+    explain: &mut Option<&mut Explanation>,
+) -> std::result::Result<usize, Result<Vec<ShardId>>> {
+    if akka.tie_break_by_age || !state.ranking_is_orderly() || !in_progress.is_empty() {
+        return round_start(state, akka, in_progress, explain).map(|(_, total)| total);
+    }
+    if !no_blocker(state.orderly_rebalance_blockers(), explain) {
+        return Err(Ok(Vec::new()));
+    }
+    let total = state.ranked_shard_count();
+    if total == 0 {
+        note(explain, |e| {
+            e.skipped = Some(Skip::NoShards);
+            e.summary = "no shards are allocated".into();
+        });
+        return Err(Ok(Vec::new()));
+    }
+    Ok(total)
 }
 
 pub(crate) fn sort_failed(explain: &mut Option<&mut Explanation>) -> Result<Vec<ShardId>> {
