@@ -210,7 +210,7 @@ impl<'a> FlatEnvelope<'a> {
             }),
             11 => directive(Directive::ShardHome(ShardHome {
                 shard: shard(),
-                region: self.region.to_owned(),
+                region: self.region.into(),
                 stamp,
             })),
             12 => directive(Directive::ShardHomes {

@@ -148,7 +148,7 @@ fn get_shard_home(c: &mut Criterion) {
                 to: Endpoint::Region(to),
                 message: Message::Directive(Directive::ShardHome(ShardHome { shard, region, .. })),
                 ..
-            })] if to == "r3" && shard == "42" && *region == owner),
+            })] if to == "r3" && shard == "42" && **region == *owner),
             "one ShardHome for 42 to r3, got {out:?}"
         );
         let mut i = 0usize;
@@ -234,7 +234,7 @@ fn region() -> (Region, Vec<String>, Vec<String>) {
         .filter(|k| k % REGIONS != 0)
         .map(|k| ShardHome {
             shard: k.to_string(),
-            region: format!("r{}", k % REGIONS),
+            region: format!("r{}", k % REGIONS).into(),
             stamp,
         })
         .collect();

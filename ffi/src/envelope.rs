@@ -528,7 +528,7 @@ impl shardline_envelope {
             K::RegisterAck => Message::Directive(Directive::RegisterAck { token }),
             K::ShardHome => Message::Directive(Directive::ShardHome(ShardHome {
                 shard: shard()?,
-                region: text(&self.region, "region")?,
+                region: text(&self.region, "region")?.into(),
                 stamp,
             })),
             K::ShardHomes => {
@@ -543,7 +543,8 @@ impl shardline_envelope {
                                 }?,
                                 region: unsafe {
                                     h.region.string(|| format!("{param}.homes[{i}].region"))
-                                }?,
+                                }?
+                                .into(),
                                 stamp: Stamp::new(h.token, h.version),
                             })
                         })

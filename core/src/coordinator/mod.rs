@@ -1165,13 +1165,14 @@ impl Coordinator {
             if region == to || self.terminating.contains(region) {
                 continue;
             }
+            let shared = self.state.shared_id(region).expect("a listed region");
             for s in shards {
                 if self.handoffs.contains_key(s) {
                     continue;
                 }
                 cur.push(ShardHome {
                     shard: s.clone(),
-                    region: region.clone(),
+                    region: shared.clone(),
                     stamp: Stamp {
                         token,
                         version: crate::protocol::ShardVersion(self.state.version(s)),
@@ -1203,7 +1204,7 @@ impl Coordinator {
         let Some((owner, version)) = self.state.home_and_version(&shard) else {
             return self.get_shard_home(&shard, Some(&from));
         };
-        if !self.terminating.contains(owner) {
+        if !self.terminating.contains(&**owner) {
             let home = ShardHome {
                 region: owner.clone(),
                 stamp: Stamp {
@@ -1235,8 +1236,8 @@ impl Coordinator {
         if !self.all_regions_registered {
             return Ok(());
         }
-        if let Some(owner) = self.state.home_of(shard) {
-            if !self.terminating.contains(owner) {
+        if let Some((owner, _)) = self.state.home_and_version(shard) {
+            if !self.terminating.contains(&**owner) {
                 if let Some(r) = requester {
                     let owner = owner.clone();
                     self.send_home(r, shard, owner);
@@ -1297,7 +1298,7 @@ impl Coordinator {
                 }));
         }
         if let Some(r) = requester {
-            self.send_home(r, shard, chosen.to_string());
+            self.send_home(r, shard, chosen.clone());
         }
         Ok(())
     }
@@ -1560,6 +1561,7 @@ impl Coordinator {
             );
         }
         if let Some(home) = new_home {
+            let shared = self.state.shared_id(&home).expect("a home is registered");
             let mut targets: Vec<RegionId> =
                 self.state.regions().map(|(r, _, _)| r.clone()).collect();
             targets.extend(self.state.proxies().map(|(p, _)| p.clone()));
@@ -1569,7 +1571,7 @@ impl Coordinator {
                         &t,
                         Directive::ShardHome(ShardHome {
                             shard: shard.to_owned(),
-                            region: home.clone(),
+                            region: shared.clone(),
                             stamp,
                         }),
                     );
@@ -1704,7 +1706,7 @@ impl Coordinator {
         }));
     }
 
-    fn send_home(&mut self, to: &str, shard: &str, owner: RegionId) {
+    fn send_home(&mut self, to: &str, shard: &str, owner: Arc<str>) {
         let stamp = self.stamp(shard);
         self.send(
             to,

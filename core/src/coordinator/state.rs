@@ -6,6 +6,7 @@
 //! break ties the same way.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -144,7 +145,9 @@ struct ShardEntry {
 pub struct PersistentState {
     remember_entities: bool,
     regions: HashMap<RegionId, RegionRecord>,
-    order: BTreeMap<u64, RegionId>,
+    /// Region ids by map position, shared: a `ShardHome` answer names its region with a
+    /// reference count rather than a copy.
+    order: BTreeMap<u64, Arc<str>>,
     next_pos: u64,
     proxies: BTreeMap<RegionId, String>,
     shards: IdMap<ShardEntry>,
@@ -192,9 +195,21 @@ impl PersistentState {
     /// Regions in map order, with their node and shards (oldest first).
     pub fn regions(&self) -> impl Iterator<Item = (&RegionId, &str, &[ShardId])> + '_ {
         self.order.values().map(move |id| {
-            let r = &self.regions[id];
+            let (id, r) = self.region_entry(id);
             (id, r.node.as_str(), r.shards.as_slice())
         })
+    }
+
+    /// A registered region's id, shared (see [`crate::protocol::ShardHome`]).
+    pub fn shared_id(&self, region: &str) -> Option<Arc<str>> {
+        self.regions.get(region).map(|r| self.order[&r.pos].clone())
+    }
+
+    /// A registered region's id as the region map holds it, and its record.
+    fn region_entry(&self, id: &str) -> (&RegionId, &RegionRecord) {
+        self.regions
+            .get_key_value(id)
+            .expect("ordered regions are registered")
     }
 
     /// The region's offer (default when unknown).
@@ -204,9 +219,10 @@ impl PersistentState {
 
     /// Offers of every region, in map order.
     pub fn offers(&self) -> impl Iterator<Item = (&RegionId, &RegionOffer)> + '_ {
-        self.order
-            .values()
-            .map(move |id| (id, &self.regions[id].offer))
+        self.order.values().map(move |id| {
+            let (id, r) = self.region_entry(id);
+            (id, &r.offer)
+        })
     }
 
     pub fn is_draining(&self, region: &str) -> bool {
@@ -223,11 +239,12 @@ impl PersistentState {
     }
 
     pub fn home_of(&self, shard: &str) -> Option<&RegionId> {
-        self.home_and_version(shard).map(|(r, _)| r)
+        self.home_and_version(shard)
+            .map(|(r, _)| self.region_entry(r).0)
     }
 
     /// The shard's home and version, in one lookup (the coordinator's hot path).
-    pub fn home_and_version(&self, shard: &str) -> Option<(&RegionId, u64)> {
+    pub fn home_and_version(&self, shard: &str) -> Option<(&Arc<str>, u64)> {
         let e = self.shards.get(shard)?;
         let region = &self.order[&e.home?];
         Some((region, e.version.unwrap_or(0)))
@@ -336,7 +353,7 @@ impl PersistentState {
                         draining: false,
                     },
                 );
-                self.order.insert(self.next_pos, region.clone());
+                self.order.insert(self.next_pos, Arc::from(region.as_str()));
                 self.next_pos += 1;
             }
             Event::ShardRegionProxyRegistered { proxy, node } => {

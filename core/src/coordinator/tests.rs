@@ -990,7 +990,7 @@ fn hand_off_timeout_can_force_a_fenced_reallocation() {
                     r.to_string(),
                     Directive::ShardHome(ShardHome {
                         shard: "0".into(),
-                        region: new_home.clone(),
+                        region: new_home.as_str().into(),
                         stamp: host
                     })
                 )),
@@ -1057,7 +1057,7 @@ fn a_forced_move_never_overrules_an_owner_that_may_still_be_running() {
         sends
             .iter()
             .any(|(to, d)| to == "b"
-                && matches!(d, Directive::ShardHome(home) if home.region == "a")),
+                && matches!(d, Directive::ShardHome(home) if &*home.region == "a")),
         "the waiting region is answered with the kept owner"
     );
 }

@@ -11,14 +11,18 @@ const FNV_PRIME: u32 = 0x0100_0193;
 ///
 /// The remainder is taken before `abs`, so `hashCode == Int.MinValue` still lands in `0..n`.
 pub fn pekko_shard_id(entity_id: &str, number_of_shards: i32) -> Result<String> {
+    pekko_shard_number(entity_id, number_of_shards).map(|n| n.to_string())
+}
+
+/// [`pekko_shard_id`] as the number whose decimal digits it is.
+pub fn pekko_shard_number(entity_id: &str, number_of_shards: i32) -> Result<u32> {
     if number_of_shards < 1 {
         return Err(Error::invalid_argument(format!(
             "numberOfShards must be >= 1, got {number_of_shards}"
         )));
     }
-    Ok((string_hash_code(entity_id) % number_of_shards)
-        .abs()
-        .to_string())
+    // `abs` of a remainder of a positive divisor: at least 0, below the divisor
+    Ok((string_hash_code(entity_id) % number_of_shards).unsigned_abs())
 }
 
 /// actor-ts `hashShardId`: `Math.abs(fnv1a32(entityId)) % numShards`.

@@ -7,6 +7,6 @@ mod entity;
 mod murmur;
 mod ring;
 
-pub use entity::{actor_ts_shard_id, pekko_shard_id};
+pub use entity::{actor_ts_shard_id, pekko_shard_id, pekko_shard_number};
 pub use murmur::{string_hash, vnode_hash};
 pub use ring::Ring;

@@ -7,6 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -293,7 +294,8 @@ impl Directive {
 #[serde(rename_all = "camelCase")]
 pub struct ShardHome {
     pub shard: ShardId,
-    pub region: RegionId,
+    // shared with the coordinator's state: answering `GetShardHome` copies no region id
+    pub region: Arc<str>,
     pub stamp: Stamp,
 }
 

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::hashing::{actor_ts_shard_id, pekko_shard_id};
+use crate::hashing::{actor_ts_shard_id, pekko_shard_number};
 use crate::protocol::ShardId;
 use crate::{Error, Result};
 
@@ -64,12 +64,59 @@ impl ShardExtractor {
     }
 
     pub fn shard_of(&self, entity: &str) -> Result<ShardId> {
+        self.shard_name(entity).map(|n| n.as_str().to_owned())
+    }
+
+    /// [`Self::shard_of`] without an allocation for the built-in extractors, whose shard ids
+    /// are numbers: routing names a shard for every message.
+    pub fn shard_name(&self, entity: &str) -> Result<ShardName> {
         match self {
-            ShardExtractor::Pekko { number_of_shards } => pekko_shard_id(entity, *number_of_shards),
-            ShardExtractor::ActorTs { num_shards } => {
-                actor_ts_shard_id(entity, *num_shards).map(|s| s.to_string())
+            ShardExtractor::Pekko { number_of_shards } => {
+                pekko_shard_number(entity, *number_of_shards).map(ShardName::number)
             }
-            ShardExtractor::Custom(f) => Ok(f(entity)),
+            ShardExtractor::ActorTs { num_shards } => {
+                actor_ts_shard_id(entity, *num_shards).map(ShardName::number)
+            }
+            ShardExtractor::Custom(f) => Ok(ShardName::Owned(f(entity))),
+        }
+    }
+}
+
+/// A shard id from an extractor: a number's decimal digits held inline, or a custom
+/// extractor's string.
+pub enum ShardName {
+    /// `digits[start..]`
+    Number {
+        digits: [u8; 10],
+        start: u8,
+    },
+    Owned(ShardId),
+}
+
+impl ShardName {
+    fn number(mut n: u32) -> ShardName {
+        let mut digits = [0u8; 10];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        ShardName::Number {
+            digits,
+            start: start as u8,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            ShardName::Number { digits, start } => {
+                std::str::from_utf8(&digits[*start as usize..]).expect("ASCII digits")
+            }
+            ShardName::Owned(s) => s,
         }
     }
 }
@@ -89,6 +136,7 @@ impl fmt::Debug for ShardExtractor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hashing::pekko_shard_id;
 
     #[test]
     fn families_agree_with_hashing_module() {
@@ -106,5 +154,19 @@ mod tests {
         assert!(ShardExtractor::actor_ts(0).is_err());
         let c = ShardExtractor::custom(|e| e[..1].to_owned());
         assert_eq!(c.shard_of("xyz").unwrap(), "x");
+    }
+
+    #[test]
+    fn shard_names_are_the_numbers_digits() {
+        for n in [0, 7, 10, 99, 1000, 4_294_967_295] {
+            assert_eq!(ShardName::number(n).as_str(), n.to_string());
+        }
+        let p = ShardExtractor::pekko(i32::MAX).unwrap();
+        for e in ["", "abc", "entity-42", "\u{10000}x"] {
+            assert_eq!(
+                p.shard_name(e).unwrap().as_str(),
+                pekko_shard_id(e, i32::MAX).unwrap()
+            );
+        }
     }
 }

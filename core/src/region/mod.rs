@@ -33,7 +33,7 @@ use crate::protocol::{
 use crate::{Error, Result};
 
 pub use buffer::Buffered;
-pub use extractor::{ExtractorDoc, ShardExtractor};
+pub use extractor::{ExtractorDoc, ShardExtractor, ShardName};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -534,7 +534,7 @@ impl Region {
         entity: &str,
         payload: Payload,
     ) -> std::result::Result<(), Rejected> {
-        let shard = match self.extractor.shard_of(entity) {
+        let shard = match self.extractor.shard_name(entity) {
             Ok(s) => s,
             Err(e) => {
                 // Only a custom extractor could get here, and it cannot fail; keep the message.
@@ -547,7 +547,7 @@ impl Region {
                 });
             }
         };
-        self.route_to_shard(now_ms, &shard, entity, payload)
+        self.route_to_shard(now_ms, shard.as_str(), entity, payload)
     }
 
     /// Routes a message whose shard the caller already knows.
@@ -967,13 +967,13 @@ impl Region {
             return;
         }
         self.asked.remove(&h.shard);
-        if h.region == self.id {
+        if *h.region == *self.id {
             if !self.config.proxy && self.shutdown == Shutdown::No {
                 self.host(&h.shard, h.stamp, Vec::new(), false, false);
             }
             return;
         }
-        if self.dead.contains(&h.region) {
+        if self.dead.contains(&*h.region) {
             // A home the coordinator has not yet replaced, or a late duplicate (found by the
             // simulator: it sent messages back to a stopped region until they bounced out).
             // Keep waiting and ask again.
@@ -1007,17 +1007,16 @@ impl Region {
 
     /// The shared copy of a region id, for `homes`. Ids of regions that died without being
     /// reported are dropped once nothing refers to them, whenever the set has doubled.
-    fn intern(&mut self, region: RegionId) -> Arc<str> {
-        if let Some(name) = self.names.get(region.as_str()) {
+    fn intern(&mut self, region: Arc<str>) -> Arc<str> {
+        if let Some(name) = self.names.get(&*region) {
             return name.clone();
         }
         if self.names.len() >= self.names_limit {
             self.names.retain(|n| Arc::strong_count(n) > 1);
             self.names_limit = (2 * self.names.len()).max(MIN_NAMES_LIMIT);
         }
-        let name: Arc<str> = region.into();
-        self.names.insert(name.clone());
-        name
+        self.names.insert(region.clone());
+        region
     }
 
     /// `handing_off`: a copy that starts does so handing off (see [`Restart`]).
