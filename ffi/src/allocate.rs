@@ -31,11 +31,36 @@ unsafe fn decide(
     explanation: Option<&mut Explanation>,
 ) -> Result<Allocation> {
     // SAFETY: caller's contract, for every parameter.
-    let strategy = unsafe { args::handle(strategy, "strategy") }?;
-    let state = unsafe { args::handle(state, "state") }?;
-    let requester = unsafe { args::opt_str(requester, "requester") }?;
-    let shard = unsafe { args::str(shard, "shard") }?;
+    let (strategy, state, requester, shard) =
+        unsafe { decide_args(strategy, state, requester, shard) }?;
     strategy.decide(state, |s, st| s.allocate(st, requester, shard, explanation))
+}
+
+/// The C arguments of both allocate exports, checked in the order they are documented.
+///
+/// # Safety
+/// As for [`shardline_allocate`]: live handles, NUL-terminated strings (or NULL).
+#[inline]
+unsafe fn decide_args<'a>(
+    strategy: *mut shardline_strategy,
+    state: *const shardline_state,
+    requester: *const c_char,
+    shard: *const c_char,
+) -> Result<(
+    &'a shardline_strategy,
+    &'a shardline_state,
+    Option<&'a str>,
+    &'a str,
+)> {
+    // SAFETY: caller's contract, for every parameter.
+    unsafe {
+        Ok((
+            args::handle(strategy, "strategy")?,
+            args::handle(state, "state")?,
+            args::opt_str(requester, "requester")?,
+            args::str(shard, "shard")?,
+        ))
+    }
 }
 
 /// Asks a strategy where a new shard should go. The state is not changed: record the outcome
@@ -140,29 +165,54 @@ pub unsafe extern "C" fn shardline_allocate_into(
         let out_len = Out::nullable(out_len);
         let out_pending = Out::new(out_pending, "out_pending")?;
         // SAFETY: caller's contract, for every parameter.
-        let answer = unsafe { decide(strategy, state, requester, shard, None) }?;
-        let id = c_text(match &answer {
-            Allocation::Region(r) => r,
-            Allocation::Pending => "",
-        })?;
-        if id.len() >= len {
-            return Err(Failure::invalid_argument(format!(
-                "buf holds {len} bytes; region id {id:?} needs {} with its NUL",
-                id.len() + 1
-            )));
-        }
-        // SAFETY: caller's contract: `buf` has `len` > id.len() writable bytes.
-        unsafe {
-            let at = buf.cast::<u8>();
-            std::ptr::copy_nonoverlapping(id.as_ptr(), at, id.len());
-            at.add(id.len()).write(0);
-            if let Some(out) = out_len {
-                out.write(id.len());
-            }
-            out_pending.write(matches!(answer, Allocation::Pending));
-        }
-        Ok(())
+        let (strategy, state, requester, shard) =
+            unsafe { decide_args(strategy, state, requester, shard) }?;
+        // The answer is copied out where the strategy returned it: moving it out through the
+        // layers first reloads it whole right after the strategy stored it in parts, which
+        // stalls the load.
+        strategy.decide(state, |s, st| {
+            let answer = s.allocate(st, requester, shard, None)?;
+            // SAFETY: caller's contract, for `buf`, `len`, `out_len` and `out_pending`.
+            Ok(unsafe { copy_answer(&answer, buf, len, out_len, out_pending) })
+        })?
     })
+}
+
+/// Writes an allocate answer into the caller's buffer and out-parameters, or fails with
+/// nothing written.
+///
+/// # Safety
+/// As for [`shardline_allocate_into`]: `buf` is valid for writes of `len` bytes and the
+/// out-parameters for writes.
+#[inline]
+unsafe fn copy_answer(
+    answer: &Allocation,
+    buf: *mut c_char,
+    len: usize,
+    out_len: Option<Out<usize>>,
+    out_pending: Out<bool>,
+) -> Result<()> {
+    let id = c_text(match answer {
+        Allocation::Region(r) => r,
+        Allocation::Pending => "",
+    })?;
+    if id.len() >= len {
+        return Err(Failure::invalid_argument(format!(
+            "buf holds {len} bytes; region id {id:?} needs {} with its NUL",
+            id.len() + 1
+        )));
+    }
+    // SAFETY: caller's contract: `buf` has `len` > id.len() writable bytes.
+    unsafe {
+        let at = buf.cast::<u8>();
+        std::ptr::copy_nonoverlapping(id.as_ptr(), at, id.len());
+        at.add(id.len()).write(0);
+        if let Some(out) = out_len {
+            out.write(id.len());
+        }
+        out_pending.write(matches!(answer, Allocation::Pending));
+    }
+    Ok(())
 }
 
 /// Asks a strategy which shards to hand off now. The state is not changed: the host runs the

@@ -6,13 +6,38 @@ use std::ptr::NonNull;
 
 use crate::boundary::{Failure, Result};
 
+/// Strings up to this many bytes (shard, region and entity ids) are measured and checked in
+/// one pass; longer ones, and any with a non-ASCII byte, take `strlen` and the full UTF-8 check.
+const SHORT: usize = 64;
+
 /// A NUL-terminated UTF-8 string parameter.
 ///
 /// # Safety
 /// `p` is NULL or points to a NUL-terminated string that outlives `'a`.
+#[inline]
 pub unsafe fn str<'a>(p: *const c_char, param: &str) -> Result<&'a str> {
     if p.is_null() {
         return Err(Failure::null(param));
+    }
+    // One pass finds the NUL of a short string and ORs its bytes together: all below 0x80
+    // means ASCII, which is valid UTF-8. This is most calls, and it saves a `strlen` call, a
+    // second pass and a result passed back through memory.
+    let bytes = p.cast::<u8>();
+    let mut seen = 0u8;
+    for n in 0..SHORT {
+        // SAFETY: bytes 0..n are not NUL, so byte n is still inside the string.
+        let b = unsafe { *bytes.add(n) };
+        if b == 0 {
+            if seen.is_ascii() {
+                // SAFETY: `n` readable bytes before the NUL, all ASCII; they outlive `'a` per
+                // the caller's contract.
+                return Ok(unsafe {
+                    std::str::from_utf8_unchecked(std::slice::from_raw_parts(bytes, n))
+                });
+            }
+            break;
+        }
+        seen |= b;
     }
     // SAFETY: non-NULL and NUL-terminated per the caller's contract.
     utf8(unsafe { CStr::from_ptr(p) }, param)
@@ -22,6 +47,7 @@ pub unsafe fn str<'a>(p: *const c_char, param: &str) -> Result<&'a str> {
 ///
 /// # Safety
 /// As for [`str`].
+#[inline]
 pub unsafe fn opt_str<'a>(p: *const c_char, param: &str) -> Result<Option<&'a str>> {
     if p.is_null() {
         Ok(None)

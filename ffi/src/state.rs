@@ -53,6 +53,30 @@ impl shardline_state {
         }
     }
 
+    /// Runs `f` with `first` (a strategy) taken for the call and then this state for reading,
+    /// both by one [`HandleCell::hold_and_read`]: the order and answers of taking `first` and
+    /// then [`shardline_state::read`], with both given back together. A view is already
+    /// borrowed, so only `first` is taken.
+    #[inline]
+    pub fn read_holding<A, R>(
+        &self,
+        first: &HandleCell<A>,
+        f: impl FnOnce(&mut A, &AllocationState) -> Result<R>,
+    ) -> Result<R> {
+        match &self.access {
+            Access::Owned(cell) => {
+                let mut both = first.hold_and_read(cell)?;
+                let (first, state) = both.parts();
+                f(first, state)
+            }
+            Access::View(p) => {
+                let mut first = first.hold()?;
+                // SAFETY: a view only exists inside `with_view`, which holds the borrow.
+                f(&mut first, unsafe { p.as_ref() })
+            }
+        }
+    }
+
     fn write<R>(&self, f: impl FnOnce(&mut AllocationState) -> Result<R>) -> Result<R> {
         match &self.access {
             Access::Owned(cell) => {

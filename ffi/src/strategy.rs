@@ -37,13 +37,13 @@ impl shardline_strategy {
     /// REENTRANT_CALL. When the decision fails inside a callback, the callback's own status
     /// replaces the core error. The strategy is taken before the state, the order every
     /// language uses, so a second thread waits for a busy strategy the same way everywhere.
+    #[inline]
     pub fn decide<R>(
         &self,
         state: &shardline_state,
         f: impl FnOnce(&mut dyn AllocationStrategy, &AllocationState) -> shardline_core::Result<R>,
     ) -> Result<R> {
-        let mut inner = self.inner.hold()?;
-        state.read(|st| match &mut *inner {
+        state.read_holding(&self.inner, |inner, st| match inner {
             Inner::BuiltIn(s) => f(&mut **s, st).map_err(Failure::from),
             Inner::Custom(c) => {
                 let result = f(c, st);
