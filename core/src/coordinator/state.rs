@@ -127,18 +127,54 @@ pub struct StoredState {
 struct RegionRecord {
     node: String,
     pos: u64,
+    slot: usize,
     shards: Vec<ShardId>,
     offer: RegionOffer,
     draining: bool,
 }
 
 /// What the state knows of one shard. Home and version share one entry so that answering
-/// `GetShardHome` takes one probe, and the home is the region's map position rather than a
-/// copy of its id, so a shard costs one key and a few words. Versions outlive allocations.
+/// `GetShardHome` takes one probe, and the home is the region's slot rather than a copy of
+/// its id: a shard costs one key and 16 bytes. Versions outlive allocations.
 #[derive(Debug, Clone, Copy, Default)]
 struct ShardEntry {
-    home: Option<u64>,
-    version: Option<u64>,
+    /// Meaningful when `versioned`.
+    version: u64,
+    /// The home region's slot plus one; 0 when it has none.
+    home: u32,
+    versioned: bool,
+}
+
+impl ShardEntry {
+    fn version(&self) -> Option<u64> {
+        self.versioned.then_some(self.version)
+    }
+
+    fn set_version(&mut self, version: u64) {
+        self.version = version;
+        self.versioned = true;
+    }
+
+    /// The version, 0 if it had none.
+    fn version_mut(&mut self) -> &mut u64 {
+        if !self.versioned {
+            self.set_version(0);
+        }
+        &mut self.version
+    }
+
+    fn home(&self) -> Option<usize> {
+        (self.home > 0).then(|| self.home as usize - 1)
+    }
+
+    /// Sets or clears the home; whether it had one.
+    fn set_home(&mut self, slot: Option<usize>) -> bool {
+        let had = self.home > 0;
+        self.home = slot.map_or(0, |s| {
+            u32::try_from(s + 1).expect("fewer than 2^32 regions")
+        });
+        had
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -148,6 +184,9 @@ pub struct PersistentState {
     /// Region ids by map position, shared: a `ShardHome` answer names its region with a
     /// reference count rather than a copy.
     order: BTreeMap<u64, Arc<str>>,
+    /// The same ids by slot, which a freed region's successor reuses: a shard's home.
+    slots: Vec<Option<Arc<str>>>,
+    free_slots: Vec<usize>,
     next_pos: u64,
     proxies: BTreeMap<RegionId, String>,
     shards: IdMap<ShardEntry>,
@@ -246,8 +285,10 @@ impl PersistentState {
     /// The shard's home and version, in one lookup (the coordinator's hot path).
     pub fn home_and_version(&self, shard: &str) -> Option<(&Arc<str>, u64)> {
         let e = self.shards.get(shard)?;
-        let region = &self.order[&e.home?];
-        Some((region, e.version.unwrap_or(0)))
+        let home = self.slots[e.home()?]
+            .as_ref()
+            .expect("a home's slot is live");
+        Some((home, e.version().unwrap_or(0)))
     }
 
     pub fn shard_count(&self) -> usize {
@@ -279,7 +320,10 @@ impl PersistentState {
     }
 
     pub fn version(&self, shard: &str) -> u64 {
-        self.shards.get(shard).and_then(|e| e.version).unwrap_or(0)
+        self.shards
+            .get(shard)
+            .and_then(|e| e.version())
+            .unwrap_or(0)
     }
 
     /// The shard's entry, created empty if needed (without allocating a key if it exists).
@@ -294,7 +338,7 @@ impl PersistentState {
     /// A successor coordinator outranks them with its larger fencing token; the same
     /// coordinator reloading under its own token keeps them with [`Self::raise_versions`].
     pub fn bump_version(&mut self, shard: &str) -> u64 {
-        let v = self.entry_mut(shard).version.get_or_insert(0);
+        let v = self.entry_mut(shard).version_mut();
         *v += 1;
         *v
     }
@@ -305,9 +349,9 @@ impl PersistentState {
         for (shard, v) in floor
             .shards
             .iter()
-            .filter_map(|(s, e)| Some((s, e.version?)))
+            .filter_map(|(s, e)| Some((s, e.version()?)))
         {
-            let mine = self.entry_mut(shard.as_str()).version.get_or_insert(0);
+            let mine = self.entry_mut(shard.as_str()).version_mut();
             if v > *mine {
                 *mine = v + 1;
             }
@@ -343,17 +387,29 @@ impl PersistentState {
                 if self.regions.contains_key(region) {
                     return fail(format!("region {region:?} is already registered"));
                 }
+                let id: Arc<str> = Arc::from(region.as_str());
+                let slot = match self.free_slots.pop() {
+                    Some(slot) => {
+                        self.slots[slot] = Some(id.clone());
+                        slot
+                    }
+                    None => {
+                        self.slots.push(Some(id.clone()));
+                        self.slots.len() - 1
+                    }
+                };
                 self.regions.insert(
                     region.clone(),
                     RegionRecord {
                         node: node.clone(),
                         pos: self.next_pos,
+                        slot,
                         shards: Vec::new(),
                         offer: RegionOffer::default(),
                         draining: false,
                     },
                 );
-                self.order.insert(self.next_pos, Arc::from(region.as_str()));
+                self.order.insert(self.next_pos, id);
                 self.next_pos += 1;
             }
             Event::ShardRegionProxyRegistered { proxy, node } => {
@@ -370,6 +426,9 @@ impl PersistentState {
                     return fail(format!("region {region:?} is not registered"));
                 };
                 self.order.remove(&r.pos);
+                // no shard's home once the loop below has run
+                self.slots[r.slot] = None;
+                self.free_slots.push(r.slot);
                 for s in r.shards {
                     self.unhome(&s);
                     if self.remember_entities {
@@ -400,10 +459,10 @@ impl PersistentState {
                     return fail(format!("region {region:?} is not registered"));
                 };
                 r.shards.push(shard.clone());
-                let pos = r.pos;
+                let slot = r.slot;
                 let e = self.entry_mut(shard);
-                e.home = Some(pos);
-                e.version = Some(*version);
+                e.set_home(Some(slot));
+                e.set_version(*version);
                 self.allocated += 1;
                 self.unallocated.remove(shard);
             }
@@ -422,7 +481,7 @@ impl PersistentState {
                     .get_mut(&region)
                     .expect("shard homes are regions");
                 r.shards.retain(|s| s != shard);
-                self.entry_mut(shard).version = Some(*version);
+                self.entry_mut(shard).set_version(*version);
                 self.unhome(shard);
                 if self.remember_entities {
                     self.unallocated.insert(shard.clone());
@@ -482,10 +541,10 @@ impl PersistentState {
     /// the entry stays while it holds a version.
     fn unhome(&mut self, shard: &str) {
         if let Some(e) = self.shards.get_mut(shard) {
-            if e.home.take().is_some() {
+            if e.set_home(None) {
                 self.allocated -= 1;
             }
-            if e.version.is_none() {
+            if e.version().is_none() {
                 self.shards.remove(shard);
             }
         }
@@ -495,7 +554,7 @@ impl PersistentState {
         let versions: BTreeMap<ShardId, u64> = self
             .shards
             .iter()
-            .filter_map(|(k, e)| Some((k.as_str().to_owned(), e.version?)))
+            .filter_map(|(k, e)| Some((k.as_str().to_owned(), e.version()?)))
             .collect();
         Snapshot {
             seq: self.seq,
@@ -554,8 +613,8 @@ impl PersistentState {
                 }
                 let record = st.regions.get_mut(&r.region).expect("just added");
                 record.shards.push(s.clone());
-                let pos = record.pos;
-                st.entry_mut(s).home = Some(pos);
+                let slot = record.slot;
+                st.entry_mut(s).set_home(Some(slot));
                 st.allocated += 1;
             }
         }
@@ -581,7 +640,7 @@ impl PersistentState {
                 .insert(s.clone(), es.iter().cloned().collect::<BTreeSet<_>>());
         }
         for (s, v) in &snapshot.versions {
-            st.entry_mut(s).version = Some(*v);
+            st.entry_mut(s).set_version(*v);
         }
         st.apply_inner(
             &Event::ShardLoadsSmoothed {
