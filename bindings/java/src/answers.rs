@@ -1,13 +1,19 @@
-//! The region ids a strategy answers, kept as Java `String`s so a repeated answer costs a local
-//! reference instead of a new `String` (`NewStringUTF` decodes and allocates on every call).
+//! The region ids a strategy answers, kept as Java `String`s so a repeated answer costs no JNI
+//! call at all instead of a new `String` (`NewStringUTF` decodes and allocates on every call).
 //!
 //! A region id is one `Arc<str>` in the core's `AllocationState`, and an allocation answers a
 //! clone of it, so the cache is keyed by the `Arc`'s address and keeps a clone: while the entry
 //! lives the address cannot be reused for another id, so an address match is an id match.
 //! Answers nobody else holds (a custom strategy's fresh id) are not cached. The cache belongs to
-//! one strategy handle and is used only while that handle is held, so it needs no lock; its
-//! global references are deleted when the handle is freed (or its strategy handed to a
-//! coordinator), which happens on a Java thread.
+//! one strategy handle and is used only while that handle is held, so it needs no lock.
+//!
+//! A hit returns the cached global reference itself as the native method's result (the JVM
+//! reads the object behind whatever reference a native method returns, as it does for the
+//! local ones). That is sound because no entry is deleted before the handle is freed, and Java
+//! frees a handle only once every call on it has returned (NativeHandle counts them), by which
+//! time each caller has its `String`; handing the strategy to a coordinator leaves the cache
+//! in the handle. So the cache never sweeps: at most [`CAP`] ids (ids of regions since removed
+//! included), and answers beyond them are made as before, a new `String` per call.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -17,12 +23,11 @@ use jni::objects::{GlobalRef, JObject};
 use jni::sys::jstring;
 use jni::JNIEnv;
 
-use crate::boundary::{Failure, Result};
+use crate::boundary::Result;
 use crate::convert::new_string;
 
-/// At most this many ids are kept; beyond it, ids no state holds any more are dropped, and
-/// answers that still do not fit are made as before.
-const CAP: usize = 1024;
+/// At most this many ids are kept (a JVM `String` and an `Arc` each, for the handle's life).
+pub const CAP: usize = 1024;
 
 /// An address hashes to itself, spread: the keys are distinct heap addresses.
 #[derive(Default)]
@@ -45,8 +50,6 @@ impl Hasher for AddressHasher {
 pub struct RegionStrings {
     /// The `Arc`'s address -> (the `Arc`, its id as a `java.lang.String`).
     ids: HashMap<usize, (Arc<str>, GlobalRef), BuildHasherDefault<AddressHasher>>,
-    /// Answers not cached since the last sweep because the cache was full.
-    overflow: usize,
     /// The last id answered from the cache and its global reference (an allocation often
     /// answers what it answered before), checked before the map.
     last: (usize, jni::sys::jobject),
@@ -56,64 +59,30 @@ impl Default for RegionStrings {
     fn default() -> RegionStrings {
         RegionStrings {
             ids: HashMap::default(),
-            overflow: 0,
             last: (0, std::ptr::null_mut()),
         }
     }
 }
 
 impl RegionStrings {
-    /// `id` as a local `java.lang.String` reference, from the cache when it has answered `id`
-    /// before.
+    /// `id` as a `java.lang.String` reference to return from a native method: the cached one
+    /// when it has answered `id` before (see the module's notes), else a new local one.
     pub fn get(&mut self, env: &mut JNIEnv, id: &Arc<str>) -> Result<jstring> {
         let key = Arc::as_ptr(id) as *const u8 as usize;
-        let global = if self.last.0 == key {
-            self.last.1
-        } else if let Some((_, s)) = self.ids.get(&key) {
+        if self.last.0 == key {
+            return Ok(self.last.1);
+        }
+        if let Some((_, s)) = self.ids.get(&key) {
             self.last = (key, s.as_obj().as_raw());
-            self.last.1
-        } else {
-            std::ptr::null_mut()
-        };
-        if !global.is_null() {
-            let raw = env.get_raw();
-            // SAFETY: `raw` is this thread's JNIEnv and `global` a live global reference (the
-            // map keeps it until the entry goes, and the entry goes before `last` can name
-            // it: see `room`).
-            let local = unsafe {
-                match (**raw).NewLocalRef {
-                    Some(new_local_ref) => new_local_ref(raw, global),
-                    None => std::ptr::null_mut(),
-                }
-            };
-            if !local.is_null() {
-                return Ok(local);
-            }
-            return Err(Failure::Java); // OutOfMemoryError is pending
+            return Ok(self.last.1);
         }
         let s = new_string(env, id)?;
         // Held elsewhere too (by the state that answered it): worth keeping.
-        if Arc::strong_count(id) > 1 && self.room() {
+        if Arc::strong_count(id) > 1 && self.ids.len() < CAP {
             // SAFETY: a fresh local reference, still owned by this call's frame.
             let global = env.new_global_ref(unsafe { JObject::from_raw(s) })?;
             self.ids.insert(key, (Arc::clone(id), global));
         }
         Ok(s)
-    }
-
-    /// Whether another id fits, after dropping the ids only this cache holds (regions removed
-    /// since) once every `CAP` answers that found the cache full.
-    fn room(&mut self) -> bool {
-        if self.ids.len() < CAP {
-            return true;
-        }
-        self.overflow += 1;
-        if self.overflow < CAP {
-            return false;
-        }
-        self.overflow = 0;
-        self.last = (0, std::ptr::null_mut());
-        self.ids.retain(|_, (id, _)| Arc::strong_count(id) > 1);
-        self.ids.len() < CAP
     }
 }

@@ -29,7 +29,7 @@ native! { fn Java_org_shardline_Coordinator_nNew(
 ) -> jlong {
     let config: Option<Value> = opt_from_json(env, &config_json, "coordinator config")?;
     let a = string(env, &self_address, "selfAddress")?;
-    let take = || unsafe { Handle::<StrategyHandle>::get(strategy) }?.take().map(|s| s.strategy);
+    let take = || unsafe { handle::with::<StrategyHandle, _>(strategy, StrategyHandle::take) };
     let c = machine_init::coordinator_then((&a, "selfAddress"), config.as_ref(), take)?;
     Ok(Handle::into_raw("coordinator", c))
 }}

@@ -20,7 +20,7 @@ use shardline_core::strategy::{
 };
 
 use crate::answers::RegionStrings;
-use crate::boundary::Result;
+use crate::boundary::{Failure, Result};
 use crate::callback::{call, keep, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
     from_json, local_opt_string, local_string_array, new_string, opt_string, opt_text,
@@ -35,8 +35,25 @@ pub type Strategy = Box<dyn AllocationStrategy>;
 /// What a `Strategy` handle holds: the strategy, and the region ids it answered as Java
 /// strings.
 pub struct StrategyHandle {
-    pub strategy: Strategy,
+    /// None once handed to a coordinator; the answers stay until the handle is freed (see
+    /// `answers`).
+    strategy: Option<Strategy>,
     answers: RegionStrings,
+}
+
+impl StrategyHandle {
+    fn strategy(&mut self) -> Result<&mut Strategy> {
+        self.strategy.as_mut().ok_or_else(moved)
+    }
+
+    /// Moves the strategy out, to a coordinator; every later call fails.
+    pub fn take(&mut self) -> Result<Strategy> {
+        self.strategy.take().ok_or_else(moved)
+    }
+}
+
+fn moved() -> Failure {
+    Failure::invalid_state("this strategy was handed to another object and can no longer be used")
 }
 
 const WHAT: &str = "strategy";
@@ -182,6 +199,7 @@ impl ShardLocations for JavaLocations {
 
 fn into_handle(strategy: Strategy) -> jlong {
     let answers = RegionStrings::default();
+    let strategy = Some(strategy);
     Handle::into_raw(WHAT, StrategyHandle { strategy, answers })
 }
 
@@ -209,7 +227,7 @@ native! { fn Java_org_shardline_Strategy_nExternalSource(env, source: JObject<'l
 free_native!(Java_org_shardline_Strategy_nFree, StrategyHandle);
 
 native! { fn Java_org_shardline_Strategy_nName(env, h: jlong) -> jstring {
-    let name = unsafe { handle::with::<StrategyHandle, _>(h, |s| Ok(s.strategy.name().to_owned())) }?;
+    let name = unsafe { handle::with::<StrategyHandle, _>(h, |s| Ok(s.strategy()?.name().to_owned())) }?;
     new_string(env, &name)
 }}
 
@@ -223,7 +241,7 @@ pub unsafe fn decide<R>(
     f: impl FnOnce(&mut Strategy, &AllocationState) -> Result<R>,
 ) -> Result<R> {
     // SAFETY: forwarded contract.
-    unsafe { hold(h, state, |s, st| f(&mut s.strategy, st)) }
+    unsafe { hold(h, state, |s, st| f(s.strategy()?, st)) }
 }
 
 /// [`decide`] with the whole handle.
@@ -257,7 +275,7 @@ fn Java_org_shardline_Strategy_nAllocate(
     // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
     unsafe {
         hold(h, state, |s, st| {
-            match s.strategy.allocate(st, requester, shard, None)? {
+            match s.strategy()?.allocate(st, requester, shard, None)? {
                 Allocation::Region(r) => s.answers.get(env, &r),
                 Allocation::Pending => Ok(std::ptr::null_mut()),
             }

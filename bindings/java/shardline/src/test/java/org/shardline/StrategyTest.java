@@ -104,6 +104,24 @@ class StrategyTest {
   }
 
   @Test
+  void answersOutliveTheStrategyAndItsHandOff() {
+    // the cached Strings are the binding's until the handle is freed; the caller's stay valid
+    AllocationState s = threeRegions();
+    Strategy st = Strategy.leastShard(20, 1.0);
+    String first = st.allocate(s, null, "9").regionId().orElseThrow();
+    String again = st.allocate(s, null, "9").regionId().orElseThrow();
+    try (Coordinator c = new Coordinator(st, A)) {
+      assertEquals(AbstractCoordinator.Phase.IDLE, c.phase());
+      ShardlineException e = assertThrows(ShardlineException.class, () -> st.allocate(s, null, "9"));
+      assertEquals(Status.INVALID_STATE, e.status());
+    }
+    s.close();
+    System.gc();
+    assertEquals("c", first);
+    assertEquals("c", again);
+  }
+
+  @Test
   void legacyMovesTheLexicographicallyFirstShardsOfTheFullest() {
     // at most `threshold` shards per round: min(4 - 0 - threshold, threshold, 3)
     try (AllocationState s = threeRegions();
