@@ -21,54 +21,115 @@ pub fn read(env: &JNIEnv, s: &JString) -> jni::errors::Result<String> {
     Ok(unsafe { env.get_string_unchecked(s) }?.into())
 }
 
-/// Runs `f` on a non-null `java.lang.String` without copying it to the heap when it is short
-/// ASCII (ids, shard names): `GetStringRegion` into a stack buffer, two cheap JNI calls instead
-/// of `GetStringUTFChars` (which mallocs) and a `String`. Anything else takes [`read`]'s path.
-pub fn with_str<R>(
-    env: &JNIEnv,
-    s: &JString,
-    what: &str,
-    f: impl FnOnce(&str) -> Result<R>,
-) -> Result<R> {
-    const STACK: usize = 64;
-    if s.is_null() {
-        return Err(Failure::null(what));
+/// The longest text read into a [`TextBuf`]'s stack bytes.
+pub const SHORT: usize = 64;
+
+/// Where a call keeps text it read from Java: short ASCII (ids, shard names) in `short`, on the
+/// caller's stack, anything else in `long`. Reading into the caller's buffer rather than
+/// returning the bytes keeps them from being moved again.
+pub struct TextBuf {
+    short: [u8; SHORT],
+    long: String,
+}
+
+impl TextBuf {
+    pub fn new() -> TextBuf {
+        TextBuf {
+            short: [0; SHORT],
+            long: String::new(),
+        }
     }
+
+    fn short(&self, n: usize) -> &str {
+        // SAFETY: only ASCII is written short (see `short_ascii` and `text_packed`); ASCII is UTF-8.
+        unsafe { std::str::from_utf8_unchecked(&self.short[..n]) }
+    }
+}
+
+/// Reads a non-null `String` into `buf` when it is short ASCII, with `GetStringLength` and
+/// `GetStringRegion` (no `GetStringUTFChars`, which mallocs, and no `String`); its length, or
+/// None when it is not short ASCII.
+fn short_ascii(env: &JNIEnv, s: &JString, buf: &mut [u8; SHORT]) -> Option<usize> {
     let raw = env.get_raw();
     // SAFETY: `raw` is this thread's JNIEnv and `s` a live String reference (typed by the Java
     // signature); the region asked for lies within the string, so GetStringRegion cannot throw.
     unsafe {
         let fns = &**raw;
-        if let (Some(length), Some(region)) = (fns.GetStringLength, fns.GetStringRegion) {
-            let n = length(raw, s.as_raw());
-            if n >= 0 && (n as usize) <= STACK {
-                let n = n as usize;
-                let mut chars = [0u16; STACK];
-                region(raw, s.as_raw(), 0, n as i32, chars.as_mut_ptr());
-                if chars[..n].iter().all(|&c| c < 0x80) {
-                    let mut bytes = [0u8; STACK];
-                    for (b, &c) in bytes.iter_mut().zip(&chars[..n]) {
-                        *b = c as u8;
-                    }
-                    // ASCII is UTF-8
-                    return f(std::str::from_utf8_unchecked(&bytes[..n]));
-                }
-            }
+        let (get_length, region) = (fns.GetStringLength?, fns.GetStringRegion?);
+        let n = usize::try_from(get_length(raw, s.as_raw())).ok()?;
+        if n > SHORT {
+            return None;
+        }
+        let mut chars = [0u16; SHORT];
+        region(raw, s.as_raw(), 0, n as i32, chars.as_mut_ptr());
+        if !chars[..n].iter().all(|&c| c < 0x80) {
+            return None;
+        }
+        for (b, &c) in buf.iter_mut().zip(&chars[..n]) {
+            *b = c as u8;
+        }
+        Some(n)
+    }
+}
+
+/// Reads a non-null `java.lang.String` into `buf` (see [`TextBuf`]); null is an error naming
+/// `what`.
+pub fn text<'b>(env: &JNIEnv, s: &JString, what: &str, buf: &'b mut TextBuf) -> Result<&'b str> {
+    if s.is_null() {
+        return Err(Failure::null(what));
+    }
+    if let Some(n) = short_ascii(env, s, &mut buf.short) {
+        return Ok(buf.short(n));
+    }
+    buf.long = read(env, s)?;
+    Ok(&buf.long)
+}
+
+/// [`text`] of a `String` argument that the Java side also packed, when it is at most 16 ASCII
+/// characters, into two longs (a byte each, the first lowest in `lo`, the ninth lowest in `hi`)
+/// with `packed` its length (-1: not packed): read without a JNI call.
+pub fn text_packed<'b>(
+    env: &JNIEnv,
+    (lo, hi, packed): (jlong, jlong, jint),
+    s: &JString,
+    what: &str,
+    buf: &'b mut TextBuf,
+) -> Result<&'b str> {
+    if let Ok(n @ 0..=16) = usize::try_from(packed) {
+        buf.short[..8].copy_from_slice(&lo.to_le_bytes());
+        buf.short[8..16].copy_from_slice(&hi.to_le_bytes());
+        if buf.short[..n].is_ascii() {
+            return Ok(buf.short(n));
         }
     }
-    let owned = read(env, s)?;
-    f(&owned)
+    text(env, s, what, buf)
+}
+
+/// [`text`] of a `String` that may be null.
+pub fn opt_text<'b>(env: &JNIEnv, s: &JString, buf: &'b mut TextBuf) -> Result<Option<&'b str>> {
+    if s.is_null() {
+        return Ok(None);
+    }
+    text(env, s, "string", buf).map(Some)
 }
 
 pub fn string(env: &mut JNIEnv, s: &JString, what: &str) -> Result<String> {
-    with_str(env, s, what, |t| Ok(t.to_owned()))
+    if s.is_null() {
+        return Err(Failure::null(what));
+    }
+    let mut buf = [0u8; SHORT];
+    match short_ascii(env, s, &mut buf) {
+        // SAFETY: ASCII (see short_ascii).
+        Some(n) => Ok(unsafe { std::str::from_utf8_unchecked(&buf[..n]) }.to_owned()),
+        None => Ok(read(env, s)?),
+    }
 }
 
 pub fn opt_string(env: &mut JNIEnv, s: &JString) -> Result<Option<String>> {
     if s.is_null() {
         return Ok(None);
     }
-    with_str(env, s, "string", |t| Ok(Some(t.to_owned())))
+    string(env, s, "string").map(Some)
 }
 
 pub fn new_string(env: &mut JNIEnv, s: &str) -> Result<jstring> {
@@ -154,7 +215,7 @@ pub fn read_strings(env: &mut JNIEnv, array: &JObjectArray, what: &str) -> Resul
         let s = if item.is_null() {
             Err(Failure::null(&format!("{what}[{i}]")))
         } else {
-            with_str(env, &item, what, |t| Ok(t.to_owned()))
+            string(env, &item, what)
         };
         env.delete_local_ref(item)?;
         out.push(s?);

@@ -21,7 +21,7 @@ use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
 use crate::outputs::rows;
-use crate::strategy::Strategy;
+use crate::strategy::StrategyHandle;
 use shardline_bind::rows::Rows;
 
 native! { fn Java_org_shardline_Coordinator_nNew(
@@ -29,7 +29,7 @@ native! { fn Java_org_shardline_Coordinator_nNew(
 ) -> jlong {
     let config: Option<Value> = opt_from_json(env, &config_json, "coordinator config")?;
     let a = string(env, &self_address, "selfAddress")?;
-    let take = || unsafe { Handle::<Strategy>::get(strategy) }?.take();
+    let take = || unsafe { handle::with::<StrategyHandle, _>(strategy, StrategyHandle::take) };
     let c = machine_init::coordinator_then((&a, "selfAddress"), config.as_ref(), take)?;
     Ok(Handle::into_raw("coordinator", c))
 }}

@@ -13,6 +13,7 @@
 // JNI export names are fixed by the Java class and method names.
 #![allow(non_snake_case)]
 
+mod answers;
 mod backends;
 // Benchmark entry points (module shardline-bench), kept next to the benchmarks and out of the
 // published library: only builds with the `bench` feature have them.

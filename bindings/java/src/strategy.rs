@@ -3,7 +3,7 @@
 //! `ShardLocations` source.
 
 use jni::objects::{JObject, JObjectArray, JString, JValue, JValueOwned};
-use jni::sys::{jlong, jobject, jstring};
+use jni::sys::{jint, jlong, jobject, jstring};
 use jni::JNIEnv;
 use std::fmt::Write;
 
@@ -19,16 +19,42 @@ use shardline_core::strategy::{
     Allocation, AllocationStrategy, External, InProgress, Lookup, ShardLocations, StrategyConfig,
 };
 
-use crate::boundary::Result;
+use crate::answers::RegionStrings;
+use crate::boundary::{Failure, Result};
 use crate::callback::{call, keep, JavaObject, Refusal, BRIDGE};
 use crate::convert::{
-    from_json, local_opt_string, local_string_array, new_string, opt_string, read_strings, string,
+    from_json, local_opt_string, local_string_array, new_string, opt_string, opt_text,
+    read_strings, string, text_packed, TextBuf,
 };
 use crate::handle::{self, free_native, Handle};
 use crate::native::native;
 use crate::ops;
 
 pub type Strategy = Box<dyn AllocationStrategy>;
+
+/// What a `Strategy` handle holds: the strategy, and the region ids it answered as Java
+/// strings.
+pub struct StrategyHandle {
+    /// None once handed to a coordinator; the answers stay until the handle is freed (see
+    /// `answers`).
+    strategy: Option<Strategy>,
+    answers: RegionStrings,
+}
+
+impl StrategyHandle {
+    fn strategy(&mut self) -> Result<&mut Strategy> {
+        self.strategy.as_mut().ok_or_else(moved)
+    }
+
+    /// Moves the strategy out, to a coordinator; every later call fails.
+    pub fn take(&mut self) -> Result<Strategy> {
+        self.strategy.take().ok_or_else(moved)
+    }
+}
+
+fn moved() -> Failure {
+    Failure::invalid_state("this strategy was handed to another object and can no longer be used")
+}
 
 const WHAT: &str = "strategy";
 
@@ -171,8 +197,10 @@ impl ShardLocations for JavaLocations {
     }
 }
 
-fn into_handle(s: Strategy) -> jlong {
-    Handle::into_raw(WHAT, s)
+fn into_handle(strategy: Strategy) -> jlong {
+    let answers = RegionStrings::default();
+    let strategy = Some(strategy);
+    Handle::into_raw(WHAT, StrategyHandle { strategy, answers })
 }
 
 native! { fn Java_org_shardline_Strategy_nFromJson(env, json: JString<'l>) -> jlong {
@@ -196,10 +224,10 @@ native! { fn Java_org_shardline_Strategy_nExternalSource(env, source: JObject<'l
     Ok(into_handle(Box::new(External::with_source(Box::new(JavaLocations(source))))))
 }}
 
-free_native!(Java_org_shardline_Strategy_nFree, Strategy);
+free_native!(Java_org_shardline_Strategy_nFree, StrategyHandle);
 
 native! { fn Java_org_shardline_Strategy_nName(env, h: jlong) -> jstring {
-    let name = unsafe { handle::with::<Strategy, _>(h, |s| Ok(s.name().to_owned())) }?;
+    let name = unsafe { handle::with::<StrategyHandle, _>(h, |s| Ok(s.strategy()?.name().to_owned())) }?;
     new_string(env, &name)
 }}
 
@@ -212,26 +240,46 @@ pub unsafe fn decide<R>(
     state: jlong,
     f: impl FnOnce(&mut Strategy, &AllocationState) -> Result<R>,
 ) -> Result<R> {
+    // SAFETY: forwarded contract.
+    unsafe { hold(h, state, |s, st| f(s.strategy()?, st)) }
+}
+
+/// [`decide`] with the whole handle.
+///
+/// # Safety
+/// As for [`decide`].
+unsafe fn hold<R>(
+    h: jlong,
+    state: jlong,
+    f: impl FnOnce(&mut StrategyHandle, &AllocationState) -> Result<R>,
+) -> Result<R> {
     // The strategy first: it is the object callers share, and a thread that holds nothing
     // waits for it; the state (usually the caller's own) is then taken while holding it.
     // SAFETY: forwarded contract.
-    unsafe { handle::with::<Strategy, _>(h, |s| crate::state::read(state, |st| f(s, st))) }
+    unsafe { handle::with::<StrategyHandle, _>(h, |s| crate::state::read(state, |st| f(s, st))) }
 }
 
 native! {
 /// `Strategy.allocate`, typed: the call a host makes per new shard. Null: decide later.
+/// `lo`, `hi`, `shard_length`: the shard id packed by the Java side when it is short ASCII (see
+/// `convert::text_packed`). A region answered before comes back as the same `String` (see
+/// `answers`).
 fn Java_org_shardline_Strategy_nAllocate(
-    env, h: jlong, state: jlong, shard: JString<'l>, requester: JString<'l>,
+    env, h: jlong, state: jlong, lo: jlong, hi: jlong, shard_length: jint, shard: JString<'l>,
+    requester: JString<'l>,
 ) -> jstring {
-    let shard = string(env, &shard, "shard")?;
-    let requester = opt_string(env, &requester)?;
+    let (mut shard_buf, mut requester_buf) = (TextBuf::new(), TextBuf::new());
+    let packed = (lo, hi, shard_length);
+    let shard = text_packed(env, packed, &shard, "shard", &mut shard_buf)?;
+    let requester = opt_text(env, &requester, &mut requester_buf)?;
     // SAFETY: Java passes live handles and keeps them alive for the call (NativeHandle).
-    let got = unsafe {
-        decide(h, state, |s, st| Ok(s.allocate(st, requester.as_deref(), &shard, None)?))
-    }?;
-    match got {
-        Allocation::Region(r) => new_string(env, &r),
-        Allocation::Pending => Ok(std::ptr::null_mut()),
+    unsafe {
+        hold(h, state, |s, st| {
+            match s.strategy()?.allocate(st, requester, shard, None)? {
+                Allocation::Region(r) => s.answers.get(env, &r),
+                Allocation::Pending => Ok(std::ptr::null_mut()),
+            }
+        })
     }
 }}
 

@@ -99,9 +99,41 @@ public final class Strategy extends NativeHandle {
    */
   public Allocation allocate(AllocationState state, String requester, String shard) {
     Objects.requireNonNull(state, "state");
-    // Typed rather than an operation by name: it is the call a host makes per new shard.
-    String r = call(h -> state.call(s -> nAllocate(h, s, shard, requester)));
+    // Typed rather than an operation by name, and without lambdas: it is the call a host makes
+    // per new shard. A shard id of up to 16 ASCII characters also crosses packed in two longs,
+    // which the native side reads without a JNI call; it reads any other (and null) from the
+    // String.
+    int n = shard == null ? -1 : shard.length();
+    long lo = n >= 0 && n <= 16 ? pack(shard, 0, Math.min(n, 8)) : -1;
+    long hi = n > 8 && lo != -1 ? pack(shard, 8, n) : 0;
+    int packed = lo == -1 || hi == -1 ? -1 : n;
+    String r;
+    long h = enter();
+    try {
+      long s = state.enter();
+      try {
+        r = nAllocate(h, s, lo, hi, packed, shard, requester);
+      } finally {
+        state.exit();
+      }
+    } finally {
+      exit();
+    }
     return r == null ? Allocation.pending() : Allocation.to(r);
+  }
+
+  /**
+   * Characters {@code from} to {@code to} (at most 8) of {@code s}, a byte each, the first in the
+   * lowest; -1 when one is not ASCII (packed ASCII never is: its high bit is clear).
+   */
+  private static long pack(String s, int from, int to) {
+    long p = 0;
+    for (int i = from; i < to; i++) {
+      char c = s.charAt(i);
+      if (c >= 0x80) return -1;
+      p |= (long) c << (8 * (i - from));
+    }
+    return p;
   }
 
   public Explained<Allocation> explainAllocate(AllocationState state, String requester, String shard) {
@@ -162,7 +194,9 @@ public final class Strategy extends NativeHandle {
 
   private static native void nFree(long h);
 
-  private static native String nAllocate(long h, long state, String shard, String requester);
+  /** {@code shardLength}: the length of the id packed in {@code lo}, {@code hi}, or -1. */
+  private static native String nAllocate(
+      long h, long state, long lo, long hi, int shardLength, String shard, String requester);
 
   private static native String nName(long h);
 

@@ -65,6 +65,63 @@ class StrategyTest {
   }
 
   @Test
+  void allocateReadsEveryShardIdAsTheOperationPathDoes() {
+    // ids of up to 16 ASCII characters cross packed in two longs, the rest as Strings; a
+    // consistent-hashing decision depends on every character, and explainAllocate reads the id
+    // through the general path
+    List<String> ids = new ArrayList<>(List.of("\u00e9", "abcdefg\u00e9", "abcdefghijklmno\u00e9", "a\u0000b", "\ud83d\ude00"));
+    for (int n = 0; n <= 20; n++) ids.add("0123456789abcdefghijk".substring(0, n));
+    for (int n = 0; n <= 20; n++) ids.add("~zZ9 !@#$%^&*()_+{}|:".substring(20 - n));
+    try (AllocationState s = threeRegions(); Strategy ch = Strategy.consistentHashing(10)) {
+      for (String id : ids) {
+        assertEquals(ch.explainAllocate(s, null, id).decision(), ch.allocate(s, null, id), id);
+      }
+      ShardlineException e = assertThrows(ShardlineException.class, () -> ch.allocate(s, null, null));
+      assertEquals(Status.NULL_POINTER, e.status());
+      assertTrue(e.getMessage().contains("shard"), e.getMessage());
+    }
+  }
+
+  @Test
+  void repeatedAnswersFollowTheMap() {
+    // a region answered before comes back from the binding's cache: it must follow the map as
+    // regions go and come back under the same or another id
+    try (AllocationState s = threeRegions(); Strategy st = Strategy.leastShard(20, 1.0)) {
+      for (int i = 0; i < 3; i++) assertEquals(Allocation.to("c"), st.allocate(s, null, "9"));
+      s.removeRegion("c");
+      assertEquals(Allocation.to("b"), st.allocate(s, null, "9"));
+      s.addRegion("c", C);
+      assertEquals(Allocation.to("c"), st.allocate(s, null, "9"));
+      s.removeRegion("c");
+      s.addRegion("d", C);
+      assertEquals(Allocation.to("d"), st.allocate(s, null, "9"));
+      try (AllocationState other = threeRegions()) {
+        assertEquals(Allocation.to("c"), st.allocate(other, null, "9"));
+        assertEquals(Allocation.to("d"), st.allocate(s, null, "9"));
+      }
+      assertEquals(Allocation.to("d"), st.allocate(s, null, "9"));
+    }
+  }
+
+  @Test
+  void answersOutliveTheStrategyAndItsHandOff() {
+    // the cached Strings are the binding's until the handle is freed; the caller's stay valid
+    AllocationState s = threeRegions();
+    Strategy st = Strategy.leastShard(20, 1.0);
+    String first = st.allocate(s, null, "9").regionId().orElseThrow();
+    String again = st.allocate(s, null, "9").regionId().orElseThrow();
+    try (Coordinator c = new Coordinator(st, A)) {
+      assertEquals(AbstractCoordinator.Phase.IDLE, c.phase());
+      ShardlineException e = assertThrows(ShardlineException.class, () -> st.allocate(s, null, "9"));
+      assertEquals(Status.INVALID_STATE, e.status());
+    }
+    s.close();
+    System.gc();
+    assertEquals("c", first);
+    assertEquals("c", again);
+  }
+
+  @Test
   void legacyMovesTheLexicographicallyFirstShardsOfTheFullest() {
     // at most `threshold` shards per round: min(4 - 0 - threshold, threshold, 3)
     try (AllocationState s = threeRegions();
