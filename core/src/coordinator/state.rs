@@ -181,10 +181,10 @@ impl ShardEntry {
 pub struct PersistentState {
     remember_entities: bool,
     regions: HashMap<RegionId, RegionRecord>,
-    /// Region ids by map position, shared: a `ShardHome` answer names its region with a
-    /// reference count rather than a copy.
-    order: BTreeMap<u64, Arc<str>>,
-    /// The same ids by slot, which a freed region's successor reuses: a shard's home.
+    /// Region slots by map position.
+    order: BTreeMap<u64, usize>,
+    /// Region ids by slot (a freed region's successor reuses it), shared: a `ShardHome` answer
+    /// names its region with a reference count rather than a copy.
     slots: Vec<Option<Arc<str>>>,
     free_slots: Vec<usize>,
     next_pos: u64,
@@ -233,22 +233,26 @@ impl PersistentState {
 
     /// Regions in map order, with their node and shards (oldest first).
     pub fn regions(&self) -> impl Iterator<Item = (&RegionId, &str, &[ShardId])> + '_ {
-        self.order.values().map(move |id| {
-            let (id, r) = self.region_entry(id);
+        self.order.values().map(move |&slot| {
+            let (id, r) = self.region_entry(slot);
             (id, r.node.as_str(), r.shards.as_slice())
         })
     }
 
     /// A registered region's id, shared (see [`crate::protocol::ShardHome`]).
     pub fn shared_id(&self, region: &str) -> Option<Arc<str>> {
-        self.regions.get(region).map(|r| self.order[&r.pos].clone())
+        let r = self.regions.get(region)?;
+        self.slots[r.slot].clone()
     }
 
     /// A registered region's id as the region map holds it, and its record.
-    fn region_entry(&self, id: &str) -> (&RegionId, &RegionRecord) {
+    fn region_entry(&self, slot: usize) -> (&RegionId, &RegionRecord) {
+        let id = self.slots[slot]
+            .as_deref()
+            .expect("a region's slot is live");
         self.regions
             .get_key_value(id)
-            .expect("ordered regions are registered")
+            .expect("slotted regions are registered")
     }
 
     /// The region's offer (default when unknown).
@@ -258,8 +262,8 @@ impl PersistentState {
 
     /// Offers of every region, in map order.
     pub fn offers(&self) -> impl Iterator<Item = (&RegionId, &RegionOffer)> + '_ {
-        self.order.values().map(move |id| {
-            let (id, r) = self.region_entry(id);
+        self.order.values().map(move |&slot| {
+            let (id, r) = self.region_entry(slot);
             (id, &r.offer)
         })
     }
@@ -278,8 +282,8 @@ impl PersistentState {
     }
 
     pub fn home_of(&self, shard: &str) -> Option<&RegionId> {
-        self.home_and_version(shard)
-            .map(|(r, _)| self.region_entry(r).0)
+        let slot = self.shards.get(shard)?.home()?;
+        Some(self.region_entry(slot).0)
     }
 
     /// The shard's home and version, in one lookup (the coordinator's hot path).
@@ -409,7 +413,7 @@ impl PersistentState {
                         draining: false,
                     },
                 );
-                self.order.insert(self.next_pos, id);
+                self.order.insert(self.next_pos, slot);
                 self.next_pos += 1;
             }
             Event::ShardRegionProxyRegistered { proxy, node } => {

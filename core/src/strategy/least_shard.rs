@@ -209,7 +209,15 @@ pub(crate) fn round_start<'a>(
     if !good_time(state, &sorted, explain) {
         return Err(Ok(Vec::new()));
     }
-    let total: usize = sorted.iter().map(|r| r.shard_count()).sum();
+    let total = some_shards(sorted.iter().map(|r| r.shard_count()).sum(), explain)?;
+    Ok((sorted, total))
+}
+
+/// `total`, or the round's empty answer when it is 0.
+fn some_shards(
+    total: usize,
+    explain: &mut Option<&mut Explanation>,
+) -> std::result::Result<usize, Result<Vec<ShardId>>> {
     if total == 0 {
         note(explain, |e| {
             e.skipped = Some(Skip::NoShards);
@@ -217,7 +225,7 @@ pub(crate) fn round_start<'a>(
         });
         return Err(Ok(Vec::new()));
     }
-    Ok((sorted, total))
+    Ok(total)
 }
 
 /// [`round_start`] for a strategy that needs only the total. While the ranking is orderly
@@ -235,15 +243,7 @@ pub(crate) fn round_total(
     if !no_blocker(state.orderly_rebalance_blockers(), explain) {
         return Err(Ok(Vec::new()));
     }
-    let total = state.ranked_shard_count();
-    if total == 0 {
-        note(explain, |e| {
-            e.skipped = Some(Skip::NoShards);
-            e.summary = "no shards are allocated".into();
-        });
-        return Err(Ok(Vec::new()));
-    }
-    Ok(total)
+    some_shards(state.ranked_shard_count(), explain)
 }
 
 pub(crate) fn sort_failed(explain: &mut Option<&mut Explanation>) -> Result<Vec<ShardId>> {
