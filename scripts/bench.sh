@@ -4,15 +4,18 @@
 #
 #   scripts/bench.sh [--quick] [--full] [--out FILE] [--only PART[,PART...]] [--run DIR]
 #
-#   --quick  a subset in under 10 minutes (warm build): fewer sizes, short measurement
+#   --quick  a subset in under 10 minutes (warm build): fewer sizes, short measurement, no scale
 #   --full   adds S = 1,000,000 shards everywhere and more seeds
 #   --out    default: bench-results.json in the repository root
-#   --only   core,memory,c,python,node,jvm,quality (default: all)
+#   --only   core,memory,scale,c,python,node,jvm,quality (default: all)
 #   --run    continue in an earlier run's directory (e.g. after fixing one part, with --only)
 #
 # Parts: core (criterion: strategies, coordinator, region, overhead baseline, snowflake,
-# simulator, least-load at S = 100k), memory (bytes per shard), c / python / node / jvm (binding overhead; jvm also runs
-# Pekko's own strategies side by side), quality (shardline sim, every scenario x strategy).
+# simulator, least-load at S = 100k), memory (bytes per shard), scale (issue 18's scale run: the
+# strategy, coordinator, region, least-load and memory benches again at S = 1M shards over
+# R = 10,000 regions, each held against its default size), c / python / node / jvm (binding
+# overhead; jvm also runs Pekko's own strategies side by side), quality (shardline sim, every
+# scenario x strategy).
 # The run's raw output stays in ${CARGO_TARGET_DIR:-target}/bench/<time>/ (summary.md there).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,7 +24,7 @@ cd "$root"
 mode=default
 run=""
 out="$root/bench-results.json"
-only="core,memory,c,python,node,jvm,quality"
+only="core,memory,scale,c,python,node,jvm,quality"
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) mode=quick ;;
@@ -29,15 +32,15 @@ while [ $# -gt 0 ]; do
         --out) out="${2:?--out needs a file}"; shift ;;
         --only) only="${2:?--only needs a list of parts}"; shift ;;
         --run) run="${2:?--run needs a directory}"; shift ;;
-        -h|--help) sed -n '2,17p' "$0" | grep -v '^set ' | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,19p' "$0" | grep -v '^set ' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 for part in ${only//,/ }; do
     case "$part" in
-        core|memory|c|python|node|jvm|quality) ;;
-        *) echo "bench.sh: --only: unknown part '$part' (core,memory,c,python,node,jvm,quality)" >&2; exit 2 ;;
+        core|memory|scale|c|python|node|jvm|quality) ;;
+        *) echo "bench.sh: --only: unknown part '$part' (core,memory,scale,c,python,node,jvm,quality)" >&2; exit 2 ;;
     esac
 done
 want() { [[ ",$only," == *",$1,"* ]]; }
@@ -70,6 +73,19 @@ fi
 if want memory; then
     stamp "core: memory per shard"
     cargo bench -q -p shardline-core --bench memory -- --out "$run/memory.json"
+fi
+if want scale && [ "$mode" != quick ]; then
+    stamp "scale: S = 1M shards over R = 10,000 regions"
+    scale_benches=(coordinator least_load)
+    # --full's strategies bench already ran this size
+    [ "$mode" = full ] || scale_benches=(strategies "${scale_benches[@]}")
+    for bench in "${scale_benches[@]}"; do
+        log="$run/scale-$bench.log"
+        BENCH_SCALE=1 cargo bench -p shardline-core --features sim --bench "$bench" >"$log" 2>&1 ||
+            { cat "$log"; echo "bench.sh: BENCH_SCALE=1 cargo bench --bench $bench failed" >&2; exit 1; }
+        grep -B1 -E '^ +time:' "$log" | grep -v -E '^--$' || true
+    done
+    BENCH_SCALE=1 cargo bench -q -p shardline-core --bench memory -- --out "$run/memory-scale.json"
 fi
 if want c; then
     stamp "C ABI overhead"

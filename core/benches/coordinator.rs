@@ -23,13 +23,27 @@
 //!   in a plain `HashMap<String, String>` (std's hasher) of the same size, the key
 //!   dropped inside the timed section as the coordinator drops its input's.
 //!
+//! * `coordinator/snapshot/R100_S100000`: the persistent state written out as the snapshot a
+//!   host stores;
+//! * `coordinator/recover/R100_S100000`: a successor that holds the lease learns the members
+//!   and loads that snapshot, becoming active (state, allocation map and strategy view
+//!   rebuilt): failover's cost.
+//!
+//! `BENCH_SCALE=1` runs the same at S = 1M shards over R = 10,000 regions instead
+//! (`get-shard-home/R10000_S1000000`, `hash-map-lookup/S1000000`, `route-*/S1000000`,
+//! `snapshot`/`recover/R10000_S1000000`): issue 18's scale run, where each is held against the
+//! default size to show nothing grows faster than the state.
+//!
 //! Throughput is in elements, so criterion also reports ops/s.
 
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
+};
 use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{
@@ -43,15 +57,33 @@ use shardline_core::protocol::{
 };
 use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
 use shardline_core::replay::CoordinatorStep;
-use shardline_core::strategy::StrategyConfig;
+use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
-const REGIONS: usize = 100;
-const SHARDS: usize = 100_000;
 /// Distinct entities routed to, each way: enough that the shards they hit do not stay cached.
 const ENTITIES: usize = 16_384;
+/// The routing region hosts every shard whose number is a multiple of this: 1% of them.
+const LOCAL_EVERY: usize = 100;
+
+fn scale() -> bool {
+    std::env::var("BENCH_SCALE").is_ok_and(|v| v == "1")
+}
+
+/// (regions, shards) of the coordinator measured against the plain map.
+fn large() -> (usize, usize) {
+    if scale() {
+        (10_000, 1_000_000)
+    } else {
+        (100, 100_000)
+    }
+}
 
 fn node(i: usize) -> String {
-    format!("pekko://sys@10.0.{}.{}:2552", i >> 8, i & 255)
+    format!(
+        "pekko://sys@10.{}.{}.{}:2552",
+        i >> 16,
+        (i >> 8) & 255,
+        i & 255
+    )
 }
 
 fn from_region(region: &str, command: Command) -> CoordinatorInput {
@@ -60,6 +92,27 @@ fn from_region(region: &str, command: Command) -> CoordinatorInput {
         to: Endpoint::Coordinator,
         message: Message::Command(command),
     })
+}
+
+fn least_shard() -> Box<dyn AllocationStrategy> {
+    StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"}))
+        .and_then(|c| c.build())
+        .expect("strategy")
+}
+
+/// Snapshots are outputs the host writes away, not state: none, so the setup is quick.
+fn config() -> CoordinatorConfig {
+    CoordinatorConfig {
+        snapshot_after: 0,
+        ..CoordinatorConfig::default()
+    }
+}
+
+fn grant() -> LeaseGrant {
+    LeaseGrant {
+        token: FencingToken(1),
+        valid_until_ms: 1 << 63,
+    }
 }
 
 /// Feeds the `ShardStarted` acks for every `HostShard` in `out` back, as regions would.
@@ -81,22 +134,10 @@ fn ack_hosts(co: &mut Coordinator, out: Vec<CoordinatorOutput>) {
 /// An active coordinator with `r` regions (one per Up member) and shards `0..s` allocated
 /// through `GetShardHome`, i.e. by the coordinator's own least-shard strategy.
 fn coordinator(r: usize, s: usize) -> Coordinator {
-    let strategy = StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"}))
-        .and_then(|c| c.build())
-        .expect("strategy");
-    // Snapshots are outputs the host writes away, not state: none, so the setup is quick.
-    let config = CoordinatorConfig {
-        snapshot_after: 0,
-        ..CoordinatorConfig::default()
-    };
     let self_address = Address::parse(&node(0)).expect("address");
-    let mut co = Coordinator::new(config, strategy, self_address).expect("coordinator");
+    let mut co = Coordinator::new(config(), least_shard(), self_address).expect("coordinator");
     co.start(0);
-    let grant = LeaseGrant {
-        token: FencingToken(1),
-        valid_until_ms: 1 << 63,
-    };
-    co.handle(0, CoordinatorInput::LeaseGranted(grant))
+    co.handle(0, CoordinatorInput::LeaseGranted(grant()))
         .expect("lease");
     co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
         .expect("load");
@@ -136,7 +177,12 @@ fn next(i: &mut usize, n: usize) -> usize {
 fn get_shard_home(c: &mut Criterion) {
     let mut g = c.benchmark_group("coordinator");
     g.throughput(Throughput::Elements(1));
-    for (regions, shards) in [(REGIONS, SHARDS), (10, 1000)] {
+    let sizes = if scale() {
+        vec![large()]
+    } else {
+        vec![large(), (10, 1000)]
+    };
+    for (regions, shards) in sizes {
         let mut co = coordinator(regions, shards);
         // Behaviour check outside the timed loop: exactly one ShardHome send, with the owner.
         let ask = Command::GetShardHome { shard: "42".into() };
@@ -171,9 +217,15 @@ fn get_shard_home(c: &mut Criterion) {
             )
         });
     }
-    for shards in [SHARDS, 1000] {
+    let (regions, large_shards) = large();
+    let sizes = if scale() {
+        vec![large_shards]
+    } else {
+        vec![large_shards, 1000]
+    };
+    for shards in sizes {
         let map: HashMap<String, String> = (0..shards)
-            .map(|k| (k.to_string(), format!("r{}", k % REGIONS)))
+            .map(|k| (k.to_string(), format!("r{}", k % regions)))
             .collect();
         let mut i = 0usize;
         g.bench_function(
@@ -189,6 +241,13 @@ fn get_shard_home(c: &mut Criterion) {
             },
         );
     }
+    if !scale() {
+        pipeline(&mut g);
+    }
+    g.finish();
+}
+
+fn pipeline(g: &mut BenchmarkGroup<WallTime>) {
     let (regions, shards) = (10, 1000);
     let mut p = CoordinatorPipeline::new(coordinator(regions, shards));
     let mut i = 0usize;
@@ -210,13 +269,59 @@ fn get_shard_home(c: &mut Criterion) {
             BatchSize::NumIterations(4096),
         )
     });
+}
+
+/// Writing the snapshot and recovering from it, at the large size.
+fn failover(c: &mut Criterion) {
+    let (regions, shards) = large();
+    let co = coordinator(regions, shards);
+    let size = format!("R{regions}_S{shards}");
+    let mut g = c.benchmark_group("coordinator");
+    g.bench_function(BenchmarkId::new("snapshot", &size), |b| {
+        b.iter(|| black_box(co.state().snapshot()))
+    });
+    let stored = StoredState {
+        snapshot: Some(co.state().snapshot()),
+        events: Vec::new(),
+    };
+    // Behaviour check outside the timed loop: the successor knows every home.
+    let successor = recover(regions, stored.clone());
+    assert_eq!(successor.allocation().shard_count(), shards);
+    assert_eq!(successor.state().home_of("42"), co.state().home_of("42"));
+    g.bench_function(BenchmarkId::new("recover", &size), |b| {
+        b.iter_batched(
+            || stored.clone(),
+            // returned, so freeing the state falls outside the measurement
+            |stored| black_box(recover(regions, stored)),
+            BatchSize::PerIteration,
+        )
+    });
     g.finish();
 }
 
-/// Region `r0` of `REGIONS`, registered, told the home of every shard `0..SHARDS`, hosting
-/// every shard `k` with `k % REGIONS == 0`; with entity ids whose shard is local and remote.
-fn region() -> (Region, Vec<String>, Vec<String>) {
-    let extractor = ShardExtractor::pekko(SHARDS as i32).expect("extractor");
+/// A coordinator that holds the lease and sees the `r` members, loaded from `stored`: active,
+/// every region restored.
+fn recover(r: usize, stored: StoredState) -> Coordinator {
+    let mut co = Coordinator::new(config(), least_shard(), Address::parse(&node(0)).unwrap())
+        .expect("coordinator");
+    co.start(0);
+    co.handle(0, CoordinatorInput::LeaseGranted(grant()))
+        .expect("lease");
+    for i in 0..r {
+        let address = Address::parse(&node(i)).expect("address");
+        co.handle(0, CoordinatorInput::Member(Member::new(address)))
+            .expect("member");
+    }
+    co.handle(0, CoordinatorInput::StateLoaded(stored))
+        .expect("load");
+    assert!(co.is_active(), "recovered");
+    co
+}
+
+/// Region `r0` of `regions`, registered, told the home of every shard `0..shards`, hosting
+/// every shard `k` with `k % LOCAL_EVERY == 0`; with entity ids whose shard is local and remote.
+fn region(regions: usize, shards: usize) -> (Region, Vec<String>, Vec<String>) {
+    let extractor = ShardExtractor::pekko(shards as i32).expect("extractor");
     let mut region =
         Region::new(RegionConfig::default(), "r0", &node(0), extractor).expect("region");
     region.start(0);
@@ -230,11 +335,12 @@ fn region() -> (Region, Vec<String>, Vec<String>) {
     let token = FencingToken(1);
     region.handle(0, directive(Directive::RegisterAck { token }));
     let stamp = Stamp::new(1, 1);
-    let homes: Vec<ShardHome> = (0..SHARDS)
-        .filter(|k| k % REGIONS != 0)
+    // `regions` is a multiple of LOCAL_EVERY, so no remote home is r0, this region.
+    let homes: Vec<ShardHome> = (0..shards)
+        .filter(|k| k % LOCAL_EVERY != 0)
         .map(|k| ShardHome {
             shard: k.to_string(),
-            region: format!("r{}", k % REGIONS).into(),
+            region: format!("r{}", k % regions).into(),
             stamp,
         })
         .collect();
@@ -242,7 +348,7 @@ fn region() -> (Region, Vec<String>, Vec<String>) {
         let homes = batch.to_vec();
         region.handle(0, directive(Directive::ShardHomes { token, homes }));
     }
-    for k in (0..SHARDS).step_by(REGIONS) {
+    for k in (0..shards).step_by(LOCAL_EVERY) {
         let host = Directive::HostShard {
             shard: k.to_string(),
             stamp,
@@ -255,7 +361,7 @@ fn region() -> (Region, Vec<String>, Vec<String>) {
     for e in 0.. {
         let entity = format!("entity-{e}");
         let shard: usize = region.shard_of(&entity).expect("shard").parse().expect("n");
-        if shard.is_multiple_of(REGIONS) {
+        if shard.is_multiple_of(LOCAL_EVERY) {
             if local.len() < ENTITIES {
                 local.push(entity);
             }
@@ -270,8 +376,9 @@ fn region() -> (Region, Vec<String>, Vec<String>) {
 }
 
 fn route(c: &mut Criterion) {
-    let (mut region, local, remote) = region();
-    let size = format!("S{SHARDS}");
+    let (regions, shards) = large();
+    let (mut region, local, remote) = region(regions, shards);
+    let size = format!("S{shards}");
     let mut g = c.benchmark_group("region");
     g.throughput(Throughput::Elements(1));
     for (name, entities) in [("route-remote", &remote), ("route-local", &local)] {
@@ -302,7 +409,7 @@ fn route(c: &mut Criterion) {
     g.finish();
 }
 
-fn config() -> Criterion {
+fn criterion() -> Criterion {
     Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
@@ -312,7 +419,7 @@ fn config() -> Criterion {
 
 criterion_group! {
     name = benches;
-    config = config();
-    targets = get_shard_home, route
+    config = criterion();
+    targets = get_shard_home, route, failover
 }
 criterion_main!(benches);

@@ -10,10 +10,12 @@
 //! Cases (none given: the list): `least-load/{plan,round,allocate,place}` on the least_load
 //! bench's instance (S = 100k, R = 1,000, lognormal loads, capacities 1, 2 or 4);
 //! `<strategy>/{allocate,place,rebalance-steady,rebalance-join}` on the strategies bench's
-//! steady state at R = 1,000, S = 100k (least-load there as `least-load-uniform`); `state/move_shard`. `allocate` is 1,000 allocations
-//! (read only), `place` 1,000 allocations each followed by `add_shard`, a rebalance case one
-//! round, `move_shard` 1,000 shards removed and added back elsewhere. The plan case prints its
-//! move count and a checksum of its moves (shard, source, destination).
+//! steady state at R = 1,000, S = 100k (least-load there as `least-load-uniform`);
+//! `state/move_shard`. `allocate` is 1,000 allocations (read only), `place` 1,000 allocations
+//! each followed by `add_shard`, a rebalance case one round, `move_shard` 1,000 shards removed
+//! and added back elsewhere. The plan case prints its move count and a checksum of its moves
+//! (shard, source, destination). `BENCH_SCALE=1` runs every case at R = 10,000, S = 1M: beside
+//! the default size, how each operation's work grows with the state.
 
 use std::hash::{Hash, Hasher};
 use std::hint::black_box;
@@ -28,7 +30,7 @@ use shardline_core::strategy::{
 
 #[path = "support/least_load_instance.rs"]
 mod least_load_instance;
-use least_load_instance::{instance as loaded, REGIONS, SHARDS};
+use least_load_instance::{instance as loaded, size};
 
 /// The least_load bench's plan; returns (moves, rounds that moved, every removal and
 /// placement as (shard, region) in order).
@@ -89,10 +91,11 @@ fn add_region(state: &mut AllocationState, i: usize) -> String {
 /// The strategies bench's steady state: shards placed one by one by the strategy itself.
 fn steady(strategy: &mut dyn AllocationStrategy) -> AllocationState {
     let mut state = AllocationState::new(ClusterView::new(node(0)));
-    for i in 0..REGIONS {
+    let (regions, shards) = size();
+    for i in 0..regions {
         add_region(&mut state, i);
     }
-    for k in 0..SHARDS {
+    for k in 0..shards {
         let id = k.to_string();
         match strategy.allocate(&state, None, &id, None).unwrap() {
             Allocation::Region(region) => state.add_shard(&region, &id).unwrap(),
@@ -134,6 +137,7 @@ fn measured<T>(f: impl FnOnce() -> T) -> T {
 
 fn run(case: &str) {
     let none = InProgress::new();
+    let (regions, shards) = size();
     match case.split_once('/') {
         Some(("least-load", op)) => {
             let mut state = loaded();
@@ -166,7 +170,7 @@ fn run(case: &str) {
                 "place" => {
                     let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
                     measured(|| {
-                        for k in SHARDS..SHARDS + 1000 {
+                        for k in shards..shards + 1000 {
                             let id = format!("s{k:06}");
                             match s.allocate(&state, None, &id, None).unwrap() {
                                 Allocation::Region(r) => state.add_shard(&r, &id).unwrap(),
@@ -182,14 +186,12 @@ fn run(case: &str) {
         Some(("state", "move_shard")) => {
             let mut s = configs()[0].build().unwrap();
             let mut state = steady(&mut *s);
-            let regions: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
+            let ids: Vec<String> = state.regions().map(|r| r.id().to_string()).collect();
             measured(|| {
                 for k in 0..1000 {
                     let id = (k * 97).to_string();
                     state.remove_shard(&id).unwrap();
-                    state
-                        .add_shard(&regions[(k * 7 + 1) % REGIONS], &id)
-                        .unwrap();
+                    state.add_shard(&ids[(k * 7 + 1) % regions], &id).unwrap();
                 }
             });
             println!("{case}: 1000 moves");
@@ -207,7 +209,7 @@ fn run(case: &str) {
             match op {
                 "allocate" => {
                     let fresh: Vec<String> =
-                        (SHARDS..SHARDS + 1000).map(|k| k.to_string()).collect();
+                        (shards..shards + 1000).map(|k| k.to_string()).collect();
                     measured(|| {
                         for id in &fresh {
                             black_box(s.allocate(&state, None, id, None).unwrap());
@@ -217,7 +219,7 @@ fn run(case: &str) {
                 }
                 "place" => {
                     measured(|| {
-                        for k in SHARDS..SHARDS + 1000 {
+                        for k in shards..shards + 1000 {
                             let id = k.to_string();
                             match s.allocate(&state, None, &id, None).unwrap() {
                                 Allocation::Region(r) => state.add_shard(&r, &id).unwrap(),
@@ -234,7 +236,7 @@ fn run(case: &str) {
                 }
                 "rebalance-join" => {
                     s.rebalance(&state, &none, None).unwrap();
-                    add_region(&mut state, REGIONS);
+                    add_region(&mut state, regions);
                     let n = measured(|| s.rebalance(&state, &none, None).unwrap().len());
                     println!("{case}: {n} moves");
                 }

@@ -7,6 +7,8 @@
 //! * `plan`: rebalance and re-allocate, round after round with no move limit, until a round
 //!   moves nothing (the coordinator's re-allocations included).
 //!
+//! `BENCH_SCALE=1` runs the same at S = 1M over R = 10,000 regions (issue 18's scale run).
+//!
 //! `cargo bench -p shardline-core --bench least_load -- --quick`
 
 use std::hint::black_box;
@@ -19,7 +21,7 @@ use shardline_core::strategy::{Allocation, AllocationStrategy, InProgress, Least
 
 #[path = "support/least_load_instance.rs"]
 mod least_load_instance;
-use least_load_instance::{REGIONS, SHARDS};
+use least_load_instance::size;
 
 fn instance() -> AllocationState {
     let state = least_load_instance::instance();
@@ -57,7 +59,8 @@ fn least_load(c: &mut Criterion) {
     let state = instance();
     let mut g = c.benchmark_group("least-load");
     g.sample_size(10).measurement_time(Duration::from_secs(2));
-    let id = format!("R{REGIONS}_S{SHARDS}");
+    let (regions, shards) = size();
+    let id = format!("R{regions}_S{shards}");
 
     let mut s = LeastLoad::new(20, 0.1, 0.05, None).unwrap();
     g.bench_function(format!("allocate/{id}"), |b| {

@@ -6,7 +6,8 @@
 //! Sizes: S in {10k, 100k}, plus 1M with `BENCH_FULL=1` (`--quick` changes nothing: both
 //! default sizes take about a second). Figures: `core.memory.coordinator.bytes_per_shard.S{s}`
 //! and `core.memory.state.bytes_per_shard.S{s}` (bytes), written as a results fragment to
-//! `--out FILE` (or `BENCH_OUT_FILE`).
+//! `--out FILE` (or `BENCH_OUT_FILE`). `BENCH_SCALE=1` measures S = 1M over R = 10,000 regions
+//! instead (issue 18's scale run; figures `....R10000_S1000000`).
 //!
 //! What is counted: a counting wrapper around the system allocator tracks requested bytes
 //! (the figures), and also what glibc's malloc would hold for them (chunks of the request
@@ -85,10 +86,13 @@ fn live() -> (isize, isize) {
     (LIVE.load(Ordering::Relaxed), CHUNKS.load(Ordering::Relaxed))
 }
 
-const REGIONS: usize = 100;
-
 fn node(i: usize) -> String {
-    format!("pekko://sys@10.0.{}.{}:2552", i >> 8, i & 255)
+    format!(
+        "pekko://sys@10.{}.{}.{}:2552",
+        i >> 16,
+        (i >> 8) & 255,
+        i & 255
+    )
 }
 
 fn least_shard() -> StrategyConfig {
@@ -119,8 +123,8 @@ fn settle(co: &mut Coordinator) {
     co.drain_outputs();
 }
 
-/// An active coordinator with `REGIONS` registered regions and shards `0..s` allocated.
-fn coordinator(s: usize) -> Coordinator {
+/// An active coordinator with `r` registered regions and shards `0..s` allocated.
+fn coordinator(r: usize, s: usize) -> Coordinator {
     let strategy = least_shard().build().expect("strategy");
     // Snapshots are outputs the host writes away, not state: none, so building 1M is quick.
     let config = CoordinatorConfig {
@@ -138,7 +142,7 @@ fn coordinator(s: usize) -> Coordinator {
         .expect("lease");
     co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
         .expect("load");
-    for i in 0..REGIONS {
+    for i in 0..r {
         let address = Address::parse(&node(i)).expect("address");
         co.handle(0, CoordinatorInput::Member(Member::new(address)))
             .expect("member");
@@ -151,7 +155,7 @@ fn coordinator(s: usize) -> Coordinator {
         let ask = Command::GetShardHome {
             shard: k.to_string(),
         };
-        co.handle(0, from_region(&format!("r{}", k % REGIONS), ask))
+        co.handle(0, from_region(&format!("r{}", k % r), ask))
             .expect("allocate");
         if k % 256 == 255 {
             settle(&mut co);
@@ -163,11 +167,11 @@ fn coordinator(s: usize) -> Coordinator {
     co
 }
 
-/// An allocation state with `REGIONS` regions and shards `0..s` placed by least-shard.
-fn state(s: usize) -> AllocationState {
+/// An allocation state with `r` regions and shards `0..s` placed by least-shard.
+fn state(r: usize, s: usize) -> AllocationState {
     let mut strategy = least_shard().build().expect("strategy");
     let mut state = AllocationState::new(ClusterView::new(Address::parse(&node(0)).expect("a")));
-    for i in 0..REGIONS {
+    for i in 0..r {
         let a = Address::parse(&node(i)).expect("address");
         state.upsert_member(Member::new(a.clone()));
         state
@@ -215,22 +219,32 @@ fn main() {
             other => usage(&format!("unknown argument {other:?}")),
         }
     }
-    let mut sizes = vec![10_000, 100_000];
-    if std::env::var("BENCH_FULL").is_ok_and(|v| v == "1") {
-        sizes.push(1_000_000);
-    }
-    let coordinator_base = held(|| coordinator(0));
-    let state_base = held(|| state(0));
-    println!("R={REGIONS} regions; bytes per shard = (live bytes with S shards - with none) / S");
+    let flag = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
+    // (regions, shards, the figures' suffix)
+    let sizes: Vec<(usize, usize, String)> = if flag("BENCH_SCALE") {
+        vec![(10_000, 1_000_000, "R10000_S1000000".into())]
+    } else {
+        let mut shards = vec![10_000, 100_000];
+        if flag("BENCH_FULL") {
+            shards.push(1_000_000);
+        }
+        shards
+            .into_iter()
+            .map(|s| (100, s, format!("S{s}")))
+            .collect()
+    };
+    println!("bytes per shard = (live bytes with S shards - with none, same regions) / S");
     println!(
-        "{:>9}  {:>12}  {:>10}  {:>10}  {:>12}  {:>10}  {:>10}",
-        "S", "coordinator", "per shard", "malloc", "state", "per shard", "malloc"
+        "{:>6}  {:>9}  {:>12}  {:>10}  {:>10}  {:>12}  {:>10}  {:>10}",
+        "R", "S", "coordinator", "per shard", "malloc", "state", "per shard", "malloc"
     );
     let mut figures = Vec::new();
     let per_shard = |total: isize, base: isize, s: usize| (total - base) as f64 / s as f64;
-    for s in sizes {
-        let c = held(|| coordinator(s));
-        let a = held(|| state(s));
+    for (r, s, suffix) in sizes {
+        let coordinator_base = held(|| coordinator(r, 0));
+        let state_base = held(|| state(r, 0));
+        let c = held(|| coordinator(r, s));
+        let a = held(|| state(r, s));
         let cs = (
             per_shard(c.0, coordinator_base.0, s),
             per_shard(c.1, coordinator_base.1, s),
@@ -240,7 +254,7 @@ fn main() {
             per_shard(a.1, state_base.1, s),
         );
         println!(
-            "{s:>9}  {:>12}  {:>10.1}  {:>10.1}  {:>12}  {:>10.1}  {:>10.1}",
+            "{r:>6}  {s:>9}  {:>12}  {:>10.1}  {:>10.1}  {:>12}  {:>10.1}  {:>10.1}",
             c.0 - coordinator_base.0,
             cs.0,
             cs.1,
@@ -251,7 +265,7 @@ fn main() {
         for (what, v) in [("coordinator", cs), ("state", as_)] {
             for (kind, value) in [("bytes_per_shard", v.0), ("malloc_bytes_per_shard", v.1)] {
                 figures.push(serde_json::json!({
-                    "name": format!("core.memory.{what}.{kind}.S{s}"),
+                    "name": format!("core.memory.{what}.{kind}.{suffix}"),
                     "value": (value * 10.0).round() / 10.0,
                     "unit": "bytes",
                 }));

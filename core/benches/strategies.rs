@@ -17,7 +17,8 @@
 //!
 //! Sizes: R in {10, 100, 1000, 10000} x S in {1000, 100000}; `BENCH_FULL=1` adds S=1000000 for
 //! every R; `BENCH_QUICK=1` keeps R in {10, 1000} x S in {1000, 100000} (R=1000 x S=100k is the
-//! size compared with Pekko). Every state is built by the strategy itself, one allocation at a
+//! size compared with Pekko); `BENCH_SCALE=1` runs R=10000 x S=1000000 alone (issue 18's scale
+//! run, held against R=1000 x S=100k). Every state is built by the strategy itself, one allocation at a
 //! time, so it is exactly the strategy's steady state at any size (the build time is printed).
 //! Defaults are short (10 samples, 1 s); `-- --quick` shortens further.
 
@@ -36,7 +37,9 @@ fn env_flag(name: &str) -> bool {
 }
 
 fn sizes() -> Vec<(usize, usize)> {
-    let (regions, shards): (&[usize], &[usize]) = if env_flag("BENCH_QUICK") {
+    let (regions, shards): (&[usize], &[usize]) = if env_flag("BENCH_SCALE") {
+        (&[10_000], &[1_000_000])
+    } else if env_flag("BENCH_QUICK") {
         (&[10, 1000], &[1000, 100_000])
     } else if env_flag("BENCH_FULL") {
         (&[10, 100, 1000, 10_000], &[1000, 100_000, 1_000_000])

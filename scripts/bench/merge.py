@@ -84,6 +84,31 @@ def lookup_limit_figures(figures: dict) -> list[dict]:
     return out
 
 
+SCALE = ("R10000_S1000000", "S1000000")
+# The default size each scale figure is held against, first found: strategies and least-load
+# run at R = 1,000 over S = 100k, the coordinator at R = 100, the region and memory at S = 100k.
+SCALE_BASES = ("R1000_S100000", "R100_S100000", "S100000")
+
+
+def scale_figures(figures: dict) -> list[dict]:
+    """Issue 18's scale run: each operation measured at S = 1M over R = 10,000 against the same
+    operation at its default size in the same run. Shards and regions both grow 10x, so an
+    operation linear in them grows about 10x (more where the data no longer fits the caches),
+    a constant-time one stays near 1x, and a quadratic one would grow 100x."""
+    out = []
+    for name, f in figures.items():
+        if not name.startswith("core.") or f["unit"] not in ("ns", "bytes") or name.endswith(".per_op"):
+            continue
+        size = next((s for s in SCALE if name.endswith(s)), None)
+        if size is None:
+            continue
+        stem = name[: -len(size)]
+        base = next((figures[stem + b] for b in SCALE_BASES if stem + b in figures), None)
+        if base and base["value"]:
+            out.append({"name": "scale.growth." + name[len("core."):], "value": round(f["value"] / base["value"], 2), "unit": "x"})
+    return out
+
+
 # (what, figure or ratio name, goal, comparison). A missing value is reported as not measured.
 TARGETS = [
     ("allocate R=1000 S=100k vs Pekko least-shard (in-process)", "ratio", "allocate least-shard R1000 S100000 (inprocess)", 100, ">="),
@@ -116,6 +141,7 @@ TARGETS = [
     ("least-load full plan from a count-balanced start, same instance, ns", "figure", "core.least-load.plan/R1000_S100000", 10_000_000, "<="),
     ("coordinator memory per shard, S=100k, bytes", "figure", "core.memory.coordinator.bytes_per_shard.S100000", 120, "<="),
     ("drop-in adapter vs Pekko in every row of the table (the least ratio, every R and S)", "least-ratio", "(adapter", 1, ">="),
+    ("scale run: the largest growth of any operation's time or memory per shard (linear ~10x, more past the caches; quadratic 100x)", "max", "scale.growth.", 100, "<"),
 ]
 
 
@@ -128,6 +154,8 @@ def check_targets(figures: dict, ratios: dict) -> list[dict]:
         elif kind == "least-ratio":
             found = [r["speedup"] for n, r in ratios.items() if name in n]
             value = min(found) if found else None
+        elif kind == "max":
+            value = max((f["value"] for n, f in figures.items() if n.startswith(name)), default=None)
         else:
             value = lookup(figures, name)
         met = None if value is None else {">=": value >= goal, "<=": value <= goal, "<": value < goal}[op]
@@ -200,6 +228,7 @@ def main() -> int:
     by_name = {f["name"]: f for f in figures}
     figures += overhead_figures(by_name)
     figures += lookup_limit_figures(by_name)
+    figures += scale_figures(by_name)
     by_name = {f["name"]: f for f in figures}
     doc = {
         "figures": figures,

@@ -80,8 +80,23 @@ def main() -> int:
 
     mem = [[n[len("core.memory."):], f"{v:,.0f}"] for n, v in sorted(fig.items()) if n.startswith("core.memory.")]
     if mem:
-        out.append("\n### Core: memory per shard (R = 100 regions)\n")
+        out.append("\n### Core: memory per shard (R = 100 regions, or as named)\n")
         out.append(table(["figure", "bytes per shard"], mem))
+
+    scale = []
+    for name, growth in sorted(fig.items()):
+        if not name.startswith("scale.growth."):
+            continue
+        op = name[len("scale.growth."):]
+        big = fig.get("core." + op)
+        size = next(s for s in ("R10000_S1000000", "S1000000") if op.endswith(s))
+        stem = op[: -len(size)]
+        base_size = next((b for b in ("R1000_S100000", "R100_S100000", "S100000") if "core." + stem + b in fig), None)
+        unit = (lambda v: f"{v:,.1f} B") if op.startswith("memory.") else t
+        scale.append([stem.rstrip("./"), base_size.replace("_", " "), unit(fig["core." + stem + base_size]), unit(big), f"{growth:,.1f}x"])
+    if scale:
+        out.append("\n### Scale run: S = 1M shards over R = 10,000 regions, against the default size (same run)\n")
+        out.append(table(["operation", "default size", "at default size", "at S 1M R 10k", "growth"], scale))
 
     # JVM side by side.
     jvm = {}
