@@ -8,6 +8,7 @@
 //! the core stays the sans-IO decision engine the CLI and the simulator use, and this crate
 //! only describes how a foreign host talks to it.
 
+pub mod answers;
 pub mod call_frames;
 pub mod configuration;
 pub mod driver_host;

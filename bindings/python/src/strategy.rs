@@ -7,6 +7,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyString, PyTuple};
+use shardline_bind::answers::AnswerCache;
 use shardline_bind::objects::Shard;
 use shardline_bind::ops::strategy as ops_strategy;
 use shardline_bind::strategy::{wrong_allocation, wrong_shard, StrategyHost};
@@ -176,8 +177,28 @@ pub struct PyStrategy {
     spec: Spec,
     /// Kept outside the lock so a callback may ask for it.
     name: String,
-    inner: HandleCell<Box<dyn AllocationStrategy>>,
+    inner: HandleCell<Deciding>,
     raised: Raised,
+}
+
+/// A strategy and the `str`s of the region ids it has answered (see `shardline_bind::answers`):
+/// a repeated answer is a new reference to the same `str`.
+struct Deciding {
+    strategy: Box<dyn AllocationStrategy>,
+    answers: AnswerCache<Py<PyString>>,
+}
+
+impl Deciding {
+    fn answer<'py>(&mut self, py: Python<'py>, id: &Arc<str>) -> Bound<'py, PyString> {
+        if let Some(s) = self.answers.get(AnswerCache::<Py<PyString>>::key(id)) {
+            return s.bind(py).clone();
+        }
+        let s = PyString::new(py, id);
+        if self.answers.worth_keeping(id) {
+            self.answers.keep(id, s.clone().unbind());
+        }
+        s
+    }
 }
 
 impl PyStrategy {
@@ -186,7 +207,13 @@ impl PyStrategy {
         let strategy = build(&spec, &raised)?;
         Ok(PyStrategy {
             name: strategy.name().to_owned(),
-            inner: HandleCell::new("Strategy", strategy),
+            inner: HandleCell::new(
+                "Strategy",
+                Deciding {
+                    strategy,
+                    answers: AnswerCache::default(),
+                },
+            ),
             spec,
             raised,
         })
@@ -238,11 +265,11 @@ impl PyStrategy {
         }
         let first = args.get_item(0)?;
         let rest = args.get_slice(1, args.len());
-        self.deciding(py, op, &first, |strategy, state, unreadable| {
+        self.deciding(py, op, &first, |d, state, unreadable| {
             ops::call(py, "Strategy", op, &rest, |a| {
                 let read = state
                     .get()
-                    .read(py, |s| ops_strategy::decide(&mut **strategy, s, a));
+                    .read(py, |s| ops_strategy::decide(&mut *d.strategy, s, a));
                 read.unwrap_or_else(|e| {
                     *unreadable = Some(e);
                     Err(Failure::internal("the state could not be read"))
@@ -271,13 +298,13 @@ impl PyStrategy {
                 converted.as_str()
             }
         };
-        self.deciding(py, "allocate", state, |strategy, state, unreadable| {
+        self.deciding(py, "allocate", state, |d, state, unreadable| {
             let read = state
                 .get()
-                .read(py, |s| strategy.allocate(s, requester, shard, None));
+                .read(py, |s| d.strategy.allocate(s, requester, shard, None));
             match read {
                 Ok(got) => match got.map_err(Failure::from).map_err(failure_err)? {
-                    Allocation::Region(r) => Ok(Some(PyString::new(py, &r))),
+                    Allocation::Region(r) => Ok(Some(d.answer(py, &r))),
                     Allocation::Pending => Ok(None),
                 },
                 Err(e) => {
@@ -301,7 +328,7 @@ impl PyStrategy {
         op: &str,
         state: &Bound<'py, PyAny>,
         decide: impl FnOnce(
-            &mut Box<dyn AllocationStrategy>,
+            &mut Deciding,
             &Bound<'py, PyAllocationState>,
             &mut Option<PyErr>,
         ) -> PyResult<T>,
