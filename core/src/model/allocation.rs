@@ -136,6 +136,15 @@ impl Region {
     }
 }
 
+/// Shard counts at the ends of Pekko's ranking ([`AllocationState::ranked_counts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankedCounts {
+    /// Of the region sorted first.
+    pub first: usize,
+    pub fewest: usize,
+    pub most: usize,
+}
+
 /// A region's group in the ranking: leaving, then newest app version first.
 type RankGroup = (bool, Reverse<VersionKey>);
 /// Its place in the group: (shard count, map position, slot; positions are unique, so the slot
@@ -921,6 +930,25 @@ impl AllocationState {
         let mut v: Vec<&Region> = self.ranked_regions_in_map_order(eligible_only).collect();
         jvm::sort_by(&mut v, |a, b| self.pekko_compare(a, b))?;
         Ok(v)
+    }
+
+    /// While the ranking is orderly: the shard counts of the region Pekko sorts first and the
+    /// fewest and most any region it sorts holds, read off the ends of each ranking group (a
+    /// handful: leaving or not, per app version) instead of sorting the R regions. `None` when
+    /// no region has a member.
+    pub fn ranked_counts(&self) -> Option<RankedCounts> {
+        debug_assert!(self.ranking_is_orderly());
+        let groups = &self.ranked().rank_all.0;
+        let ends = || {
+            groups
+                .values()
+                .filter_map(|set| Some((set.first()?.0, set.last()?.0)))
+        };
+        Some(RankedCounts {
+            first: ends().next()?.0,
+            fewest: ends().map(|e| e.0).min()?,
+            most: ends().map(|e| e.1).max()?,
+        })
     }
 
     /// `isAGoodTimeToRebalance`, given Pekko's sorted entries: the reasons it is not.

@@ -74,6 +74,23 @@ impl AllocationStrategy for LeastShardLegacy {
         note(&mut explain, |e| {
             *e = Explanation::new(self.name(), "rebalance")
         });
+        let threshold = self.threshold as usize;
+        // With nothing in progress and the orderly ranking, the least count is the first
+        // region's and the most is the largest: when they differ by at most the threshold the
+        // answer is empty whatever else holds (every other early answer is empty too), decided
+        // from the ranking's ends instead of sorting R regions. Explained rounds take the full
+        // path, which gives the same answer with its reasons.
+        if explain.is_none()
+            && in_progress.is_empty()
+            && !self.akka.tie_break_by_age
+            && state.ranking_is_orderly()
+        {
+            if let Some(c) = state.ranked_counts() {
+                if c.most <= c.first + threshold {
+                    return Ok(Vec::new());
+                }
+            }
+        }
         let max = self.max_simultaneous as usize;
         if in_progress.len() >= max {
             note(&mut explain, |e| {
@@ -115,7 +132,6 @@ impl AllocationStrategy for LeastShardLegacy {
                 most_n = n;
             }
         }
-        let threshold = self.threshold as usize;
         let difference = most_n.saturating_sub(least);
         if most_n <= least || difference <= threshold {
             note(&mut explain, |e| {
