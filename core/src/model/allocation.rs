@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::jvm::{self, ContractViolation};
 use crate::model::placed::PlacedShards;
-use crate::model::{ActorTsKey, Address};
+use crate::model::{ActorTsKey, Address, IdKey, IdMap};
 use crate::model::{
     Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
     RegionProfile, ShardMap, ShardRule,
@@ -372,7 +372,9 @@ pub struct AllocationState {
     next_pos: u64,
     next_candidate: u64,
     next_seq: u64,
-    homes: ShardMap<Home>,
+    /// Keyed inline, as the coordinator's `GetShardHome` answers from here: a lookup
+    /// compares the key without a miss on the shared id's allocation.
+    homes: IdMap<Home>,
     /// Entries of `homes` with a home.
     placed: usize,
     /// node address -> map positions of the regions on it
@@ -402,7 +404,7 @@ impl AllocationState {
             next_pos: 0,
             next_candidate: 0,
             next_seq: 0,
-            homes: ShardMap::default(),
+            homes: IdMap::default(),
             placed: 0,
             by_node: HashMap::new(),
             ranked: Lazy::new(Ranked::default()),
@@ -598,7 +600,11 @@ impl AllocationState {
     /// [`Self::add_shard`], setting the shard's version when given (a coordinator's table).
     pub(crate) fn place(&mut self, region: &str, shard: &str, version: Option<u64>) -> Result<()> {
         let slot = self.slot(region)?;
-        let (id, load) = (self.new_key(shard), self.loads.load_of(shard).clone());
+        // a shard with a load set shares the load book's id rather than allocating its own
+        let (id, load): (ShardId, LoadVec) = match self.loads.shard_loads.get_key_value(shard) {
+            Some((id, load)) => (id.clone(), load.clone()),
+            None => (Arc::from(shard), LoadVec::UNIT),
+        };
         let seq = self.next_seq;
         let mut home = Home {
             seq,
@@ -607,7 +613,7 @@ impl AllocationState {
             versioned: false,
         };
         // one lookup both refuses a shard already placed and makes (or finds) its entry
-        let shard = match self.homes.entry(id) {
+        match self.homes.entry(IdKey::new(shard)) {
             Entry::Occupied(e) if e.get().slot != HOMELESS => {
                 let owner = self.slots[e.get().slot()]
                     .as_ref()
@@ -625,45 +631,29 @@ impl AllocationState {
                     (home.version, home.versioned) = (v, true);
                 }
                 e.insert(home);
-                e.key().clone()
             }
             Entry::Vacant(e) => {
                 if let Some(v) = version {
                     (home.version, home.versioned) = (v, true);
                 }
-                let shard = e.key().clone();
                 e.insert(home);
-                shard
             }
-        };
+        }
         self.placed += 1;
         self.next_seq += 1;
         self.mark(slot);
         let r = self.slots[slot].as_mut().expect("live");
         r.load.add(&load);
         // Sequences only grow, so a push keeps allocation order.
-        r.shards.push(seq, shard, load);
+        r.shards.push(seq, id, load);
         Ok(())
-    }
-
-    /// A key for a shard's entry: a shard with a load set shares the load book's id rather
-    /// than allocating its own.
-    fn new_key(&self, shard: &str) -> ShardId {
-        match self.loads.shard_loads.get_key_value(shard) {
-            Some((id, _)) => id.clone(),
-            None => Arc::from(shard),
-        }
     }
 
     /// Deallocates a shard, returning the region that held it.
     pub fn remove_shard(&mut self, shard: &str) -> Result<RegionId> {
         let home = self
-            .homes
-            .get(shard)
-            .and_then(Home::homed)
-            .copied()
+            .unhome(shard)
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
-        self.unhome(shard);
         let slot = home.slot();
         self.mark(slot);
         let r = self.slots[slot].as_mut().expect("live");
@@ -677,18 +667,25 @@ impl AllocationState {
         Ok(r.id.clone())
     }
 
-    /// Takes away a shard's home (the region's list is the caller's); the entry stays while
-    /// it holds a version.
-    fn unhome(&mut self, shard: &str) {
-        if let Some(e) = self.homes.get_mut(shard) {
-            if e.slot != HOMELESS {
-                e.slot = HOMELESS;
-                self.placed -= 1;
-            }
-            if !e.versioned {
-                self.homes.remove(shard);
-            }
+    /// Takes away a shard's home and returns it (the region's list is the caller's); the
+    /// entry stays while it holds a version. Removed and put back rather than changed in
+    /// place, so a plain allocation map drops a shard with one probe.
+    fn unhome(&mut self, shard: &str) -> Option<Home> {
+        let (id, home) = self.homes.remove_entry(shard)?;
+        if home.versioned {
+            self.homes.insert(
+                id,
+                Home {
+                    slot: HOMELESS,
+                    ..home
+                },
+            );
         }
+        let homed = home.homed().copied();
+        if homed.is_some() {
+            self.placed -= 1;
+        }
+        homed
     }
 
     fn home(&self, shard: &str) -> Option<&Home> {
@@ -728,14 +725,13 @@ impl AllocationState {
     /// The shard's version, 0 (and kept from now on) if it had none.
     pub(crate) fn version_mut(&mut self, shard: &str) -> &mut u64 {
         if !self.homes.contains_key(shard) {
-            let id = self.new_key(shard);
             let homeless = Home {
                 seq: 0,
                 version: 0,
                 slot: HOMELESS,
                 versioned: false,
             };
-            self.homes.insert(id, homeless);
+            self.homes.insert(IdKey::new(shard), homeless);
         }
         let e = self.homes.get_mut(shard).expect("just ensured");
         if !e.versioned {
@@ -745,10 +741,10 @@ impl AllocationState {
     }
 
     /// Every shard with a version, placed or not, in no particular order.
-    pub(crate) fn shard_versions(&self) -> impl Iterator<Item = (&ShardId, u64)> + '_ {
+    pub(crate) fn shard_versions(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
         self.homes
             .iter()
-            .filter_map(|(s, h)| Some((s, h.versioned.then_some(h.version)?)))
+            .filter_map(|(s, h)| Some((s.as_str(), h.versioned.then_some(h.version)?)))
     }
 
     // ---- loads, capacities, rules (least-load) -------------------------------------------
