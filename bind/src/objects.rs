@@ -154,7 +154,7 @@ impl<'a> RegionInfo<'a> {
 pub struct RegionAssignment<'a> {
     pub region: &'a str,
     pub node: &'a str,
-    pub shards: &'a [String],
+    pub shards: Vec<&'a str>,
 }
 
 impl RegionAssignment<'_> {
@@ -165,7 +165,7 @@ impl RegionAssignment<'_> {
             .map(|(region, node, shards)| RegionAssignment {
                 region,
                 node,
-                shards,
+                shards: shards.map(|s| &**s).collect(),
             })
             .collect()
     }

@@ -188,7 +188,11 @@ fn get_shard_home(c: &mut Criterion) {
         let ask = Command::GetShardHome { shard: "42".into() };
         co.handle(0, from_region("r3", ask)).expect("ask");
         let out = co.drain_outputs();
-        let owner = co.state().home_of("42").cloned().expect("allocated");
+        let owner = co
+            .state()
+            .home_of("42")
+            .map(str::to_owned)
+            .expect("allocated");
         assert!(
             matches!(out.as_slice(), [CoordinatorOutput::Send(Envelope {
                 to: Endpoint::Region(to),

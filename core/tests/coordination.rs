@@ -482,7 +482,7 @@ fn messages_reach_one_owner_in_order_through_rebalances() {
     let coordinator = &net.coords[0].c;
     assert_eq!(coordinator.state().shard_count(), owners.len());
     for (s, r) in &owners {
-        assert_eq!(coordinator.state().home_of(s), Some(r));
+        assert_eq!(coordinator.state().home_of(s), Some(r.as_str()));
     }
 }
 
@@ -512,7 +512,7 @@ fn control_messages_lost_duplicated_and_reordered() {
         let owners = net.owners();
         let c = &net.coords[0].c;
         for (s, r) in &owners {
-            assert_eq!(c.state().home_of(s), Some(r), "seed {seed}");
+            assert_eq!(c.state().home_of(s), Some(r.as_str()), "seed {seed}");
         }
     }
 }
@@ -599,7 +599,7 @@ fn lease_loss_mid_hand_off_fails_over_to_a_second_coordinator() {
     let c = &net.coords[1].c;
     let owners = net.owners();
     for (s, r) in &owners {
-        assert_eq!(c.state().home_of(s), Some(r));
+        assert_eq!(c.state().home_of(s), Some(r.as_str()));
     }
 }
 
@@ -623,7 +623,7 @@ fn a_forced_move_stops_the_old_owner_as_soon_as_it_hears() {
     net.settle(30_000);
     let c = &net.coords[0].c;
     assert!(
-        !c.state().shards_of("r2").is_empty(),
+        c.state().shards_of("r2").next().is_some(),
         "the timeout moved shards to r2"
     );
     let r1 = &net.regions["r1"];
@@ -632,7 +632,7 @@ fn a_forced_move_stops_the_old_owner_as_soon_as_it_hears() {
         "r1 still has copies stopping"
     );
     for s in r1.running_shards() {
-        assert_eq!(c.state().home_of(&s).map(String::as_str), Some("r1"));
+        assert_eq!(c.state().home_of(&s), Some("r1"));
     }
     traffic(&mut net, 20, &["r1", "r2"]);
     net.settle(5_000);

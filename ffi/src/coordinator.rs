@@ -808,7 +808,7 @@ pub unsafe extern "C" fn shardline_coordinator_home_of(
         // SAFETY: caller's contract.
         unsafe {
             with(coordinator, |c| {
-                write_opt_string(out, c.state().home_of(shard).map(|r| &**r))
+                write_opt_string(out, c.state().home_of(shard))
             })
         }
     })

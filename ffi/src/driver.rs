@@ -1078,10 +1078,7 @@ pub unsafe extern "C" fn shardline_coordinator_driver_home_of(
         // SAFETY: caller's contract.
         unsafe {
             with_coordinator(driver, |d| {
-                write_opt_string(
-                    out,
-                    d.driver.coordinator().state().home_of(shard).map(|r| &**r),
-                )
+                write_opt_string(out, d.driver.coordinator().state().home_of(shard))
             })
         }
     })

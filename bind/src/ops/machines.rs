@@ -22,7 +22,11 @@ pub fn coordinator(c: &Coordinator, a: Args<'_>) -> Reply {
         "handoffs_in_progress" => reply(&c.handoffs_in_progress()),
         "is_alive" => reply(&c.is_alive(&a.get::<String>(0, "region")?)),
         "home_of" => reply(&state.home_of(&a.get::<String>(0, "shard")?)),
-        "shards_of" => reply(state.shards_of(&a.get::<String>(0, "region")?)),
+        "shards_of" => reply(
+            &state
+                .shards_of(&a.get::<String>(0, "region")?)
+                .collect::<Vec<_>>(),
+        ),
         "unallocated" => reply(&state.unallocated().collect::<Vec<_>>()),
         "allocations" => reply(&RegionAssignment::all(state)),
         "snapshot" => reply(&state.snapshot()),

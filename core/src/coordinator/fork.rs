@@ -21,7 +21,6 @@ impl Coordinator {
             self_address,
             phase,
             lease,
-            alloc,
             state,
             alive,
             all_regions_registered,
@@ -31,7 +30,6 @@ impl Coordinator {
             unacked,
             preparing_for_shutdown,
             terminated_while_inactive,
-            prior,
             timers,
             out,
             now,
@@ -43,8 +41,7 @@ impl Coordinator {
             self_address: self_address.clone(),
             phase: *phase,
             lease: lease.clone(),
-            alloc: alloc.fork(),
-            state: state.clone(),
+            state: state.fork(),
             alive: alive.clone(),
             all_regions_registered: *all_regions_registered,
             handoffs: handoffs.clone(),
@@ -53,7 +50,6 @@ impl Coordinator {
             unacked: unacked.clone(),
             preparing_for_shutdown: *preparing_for_shutdown,
             terminated_while_inactive: terminated_while_inactive.clone(),
-            prior: prior.clone(),
             timers: timers.clone(),
             out: out.clone(),
             now: *now,
@@ -74,7 +70,6 @@ impl Hash for Coordinator {
             self_address,
             phase,
             lease,
-            alloc,
             state,
             alive,
             all_regions_registered,
@@ -84,8 +79,6 @@ impl Hash for Coordinator {
             unacked,
             preparing_for_shutdown,
             terminated_while_inactive,
-            // Derived from the state's loads.
-            prior: _,
             timers,
             out,
             now,
@@ -94,7 +87,7 @@ impl Hash for Coordinator {
         self_address.as_str().hash(h);
         phase.hash(h);
         lease.hash(h);
-        for r in alloc.regions() {
+        for r in state.allocation().regions() {
             (r.id(), r.is_eligible()).hash(h);
             r.shards().for_each(|s| s.hash(h));
         }

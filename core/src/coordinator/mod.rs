@@ -265,8 +265,7 @@ pub struct Coordinator {
     self_address: Address,
     phase: Phase,
     lease: LeaseHolder,
-    /// The allocation map the strategies read; rebuilt from `state` on every (re)start.
-    alloc: AllocationState,
+    /// Also the allocation map the strategies read; rebuilt on every (re)start.
     state: PersistentState,
     // ---- volatile, lost on step-down (Pekko §2.3) ----
     alive: HashSet<RegionId>,
@@ -279,8 +278,6 @@ pub struct Coordinator {
     preparing_for_shutdown: bool,
     /// Terminations reported while not coordinating; applied on the next restore.
     terminated_while_inactive: BTreeSet<RegionId>,
-    /// The load `alloc` gives shards without a smoothed load (derived from `state`).
-    prior: Option<Amount>,
     timers: Timers<Timer>,
     out: VecDeque<CoordinatorOutput>,
     now: u64,
@@ -349,7 +346,7 @@ impl std::fmt::Debug for Coordinator {
             .field("phase", &self.phase)
             .field("token", &self.lease.token())
             .field("strategy", &self.strategy.name())
-            .field("regions", &self.alloc.region_count())
+            .field("regions", &self.state.allocation().region_count())
             .field("shards", &self.state.shard_count())
             .field("handoffs", &self.handoffs.len())
             .finish()
@@ -369,11 +366,10 @@ impl Coordinator {
         Ok(Coordinator {
             config,
             strategy,
-            alloc: AllocationState::new(ClusterView::new(self_address.clone())),
+            state: PersistentState::new(remember, ClusterView::new(self_address.clone())),
             self_address,
             phase: Phase::Idle,
             lease: LeaseHolder::default(),
-            state: PersistentState::new(remember),
             alive: HashSet::new(),
             all_regions_registered: false,
             handoffs: HashMap::new(),
@@ -382,7 +378,6 @@ impl Coordinator {
             unacked: HashMap::new(),
             preparing_for_shutdown: false,
             terminated_while_inactive: BTreeSet::new(),
-            prior: None,
             timers: Timers::default(),
             out: VecDeque::new(),
             now: 0,
@@ -411,7 +406,7 @@ impl Coordinator {
     /// The allocation map the strategy sees (eligibility reflects graceful shutdowns and
     /// terminations in progress).
     pub fn allocation(&self) -> &AllocationState {
-        &self.alloc
+        self.state.allocation()
     }
     /// Shards being handed off, sorted.
     pub fn handoffs_in_progress(&self) -> Vec<ShardId> {
@@ -557,12 +552,14 @@ impl Coordinator {
         match input {
             CoordinatorInput::Receive(env) => self.receive(env),
             CoordinatorInput::Member(m) => {
-                self.alloc.upsert_member(m);
+                self.state.allocation_mut().upsert_member(m);
                 Ok(())
             }
             CoordinatorInput::MemberRemoved { address } => self.member_removed(&address),
             CoordinatorInput::Reachability { address, reachable } => {
-                self.alloc.set_reachable(&address, reachable);
+                self.state
+                    .allocation_mut()
+                    .set_reachable(&address, reachable);
                 Ok(())
             }
             CoordinatorInput::RegionTerminated { region } => {
@@ -700,7 +697,7 @@ impl Coordinator {
             }
             Timer::HostShard(shard) => {
                 if let Some((region, _)) = self.unacked.get(&shard).cloned() {
-                    if self.state.home_of(&shard) == Some(&region) {
+                    if self.state.home_of(&shard) == Some(region.as_str()) {
                         self.host_shard(&shard, &region);
                     } else {
                         self.unacked.remove(&shard);
@@ -827,9 +824,10 @@ impl Coordinator {
 
     fn restore(&mut self, stored: StoredState) -> Result<()> {
         let remember = self.config.remember_entities;
+        let cluster = self.state.allocation().cluster().clone();
         let mut st = match &stored.snapshot {
-            Some(s) => PersistentState::from_snapshot(s, remember)?,
-            None => PersistentState::new(remember),
+            Some(s) => PersistentState::from_snapshot(s, remember, cluster)?,
+            None => PersistentState::new(remember, cluster),
         };
         for r in &stored.events {
             if r.seq > st.seq() {
@@ -840,28 +838,8 @@ impl Coordinator {
         // version bumps it already sent out must not be undercut, or regions refuse every
         // later directive for those shards (found by the simulator).
         st.raise_versions(&self.state);
-        let mut alloc = AllocationState::new(self.alloc.cluster().clone());
-        // Loads before shards, so each region sums them as its shards arrive.
-        let prior = loads::prior(st.loads());
-        for (s, l) in st.loads() {
-            alloc.set_shard_load(s, l)?;
-        }
-        for (region, node, shards) in st.regions() {
-            let address = Address::parse(node).map_err(|e| e.context("stored region"))?;
-            let local = address == self.self_address;
-            alloc.add_region(region, address, local)?;
-            apply_offer(&mut alloc, region, st.region_offer(region).expect("listed"))?;
-            alloc.set_region_draining(region, st.is_draining(region))?;
-            for s in shards {
-                if let (Some(p), false) = (&prior, st.loads().contains_key(s)) {
-                    alloc.set_shard_load(s, p)?;
-                }
-                alloc.add_shard(region, s)?;
-            }
-        }
+        st.rebuild_allocation()?;
         self.state = st;
-        self.alloc = alloc;
-        self.prior = prior;
         self.reset_volatile();
         self.phase = Phase::Active;
         let token = self.lease.token().expect("loading requires the lease");
@@ -872,7 +850,8 @@ impl Coordinator {
 
         // Pekko watchStateActors: whatever lived on a node that is gone is terminated now.
         let gone = |node: &str| {
-            node != self.self_address.as_str() && self.alloc.cluster().member(node).is_none()
+            node != self.self_address.as_str()
+                && self.state.allocation().cluster().member(node).is_none()
         };
         let reported = std::mem::take(&mut self.terminated_while_inactive);
         let dead_regions: Vec<RegionId> = self
@@ -897,7 +876,7 @@ impl Coordinator {
         let hosted: Vec<(ShardId, RegionId)> = self
             .state
             .regions()
-            .flat_map(|(r, _, shards)| shards.iter().map(move |s| (s.clone(), r.clone())))
+            .flat_map(|(r, _, shards)| shards.map(move |s| (s.to_string(), r.clone())))
             .collect();
         for (s, r) in hosted {
             self.host_shard(&s, &r);
@@ -959,7 +938,7 @@ impl Coordinator {
             Command::EntityStarted { shard, entity } => self.entity_started(&from, shard, entity),
             Command::EntityPassivated { shard, entity } => {
                 if self.config.remember_entities
-                    && self.state.home_of(&shard) == Some(&from)
+                    && self.state.home_of(&shard) == Some(from.as_str())
                     && self.state.is_remembered(&shard, &entity)
                 {
                     self.persist(Event::EntityForgotten { shard, entity })?;
@@ -972,7 +951,8 @@ impl Coordinator {
     fn is_member(&self, node: &str) -> bool {
         node == self.self_address.as_str()
             || self
-                .alloc
+                .state
+                .allocation()
                 .cluster()
                 .member(node)
                 .is_some_and(|m| m.status == MemberStatus::Up)
@@ -1040,7 +1020,11 @@ impl Coordinator {
             self.set_offer(region, offer.unwrap_or_default())?;
             self.send(region, Directive::RegisterAck { token });
             self.send_shard_homes(region);
-            let own: Vec<ShardId> = self.state.shards_of(region).to_vec();
+            let own: Vec<ShardId> = self
+                .state
+                .shards_of(region)
+                .map(|s| s.to_string())
+                .collect();
             for s in own {
                 if !self.handoffs.contains_key(&s) {
                     self.host_shard(&s, region);
@@ -1095,7 +1079,7 @@ impl Coordinator {
         }
         let changed: BTreeMap<ShardId, Amount> = reported
             .into_iter()
-            .filter(|(s, _)| self.state.home_of(s).map(String::as_str) == Some(from))
+            .filter(|(s, _)| self.state.home_of(s) == Some(from))
             .filter_map(|(s, sample)| {
                 let old = self.state.loads().get(&s);
                 let new = loads::smooth(old, &sample);
@@ -1137,24 +1121,6 @@ impl Coordinator {
         })
     }
 
-    /// Gives every allocated shard without a smoothed load the prior, when it has changed.
-    fn refresh_prior(&mut self) -> Result<()> {
-        let prior = loads::prior(self.state.loads());
-        if prior == self.prior {
-            return Ok(());
-        }
-        let unit = Amount::Uniform(1.0);
-        let load = prior.as_ref().unwrap_or(&unit);
-        let loads = self.state.loads();
-        for (_, _, shards) in self.state.regions() {
-            for s in shards.iter().filter(|s| !loads.contains_key(*s)) {
-                self.alloc.set_shard_load(s, load)?;
-            }
-        }
-        self.prior = prior;
-        Ok(())
-    }
-
     /// Pekko batches of `ShardHomes`, skipping shards in hand-off, shards of terminating
     /// regions, and the receiver's own shards (it gets `HostShard` for those).
     fn send_shard_homes(&mut self, to: &str) {
@@ -1167,11 +1133,11 @@ impl Coordinator {
             }
             let shared = self.state.shared_id(region).expect("a listed region");
             for s in shards {
-                if self.handoffs.contains_key(s) {
+                if self.handoffs.contains_key(&**s) {
                     continue;
                 }
                 cur.push(ShardHome {
-                    shard: s.clone(),
+                    shard: s.to_string(),
                     region: shared.clone(),
                     stamp: Stamp {
                         token,
@@ -1249,13 +1215,16 @@ impl Coordinator {
     }
 
     fn allocate(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {
-        if self.alloc.regions().all(|r| !r.is_eligible()) {
+        if self.state.allocation().regions().all(|r| !r.is_eligible()) {
             return Ok(());
         }
         let mut explanation = self.config.decision_events.then(Explanation::default);
-        let decision = self
-            .strategy
-            .allocate(&self.alloc, requester, shard, explanation.as_mut());
+        let decision = self.strategy.allocate(
+            self.state.allocation(),
+            requester,
+            shard,
+            explanation.as_mut(),
+        );
         let chosen = match decision {
             Ok(Allocation::Region(r)) => r,
             Ok(Allocation::Pending) => return Ok(()),
@@ -1268,7 +1237,12 @@ impl Coordinator {
             }
         };
         // Pekko re-checks the answer: only registered regions not shutting down or terminating.
-        if !self.alloc.region(&chosen).is_some_and(|r| r.is_eligible()) {
+        if !self
+            .state
+            .allocation()
+            .region(&chosen)
+            .is_some_and(|r| r.is_eligible())
+        {
             self.allocation_failed(CoordinatorNotice::AllocationFailed {
                 shard: shard.to_owned(),
                 reason: format!("the strategy chose {chosen}, which cannot take shards"),
@@ -1326,7 +1300,7 @@ impl Coordinator {
 
     fn entity_started(&mut self, from: &str, shard: ShardId, entity: EntityId) -> Result<()> {
         if self.config.remember_entities
-            && self.state.home_of(&shard).map(String::as_str) == Some(from)
+            && self.state.home_of(&shard) == Some(from)
             && !self.state.is_remembered(&shard, &entity)
         {
             self.persist(Event::EntityRemembered { shard, entity })?;
@@ -1350,7 +1324,7 @@ impl Coordinator {
         if !self.is_active()
             || self.preparing_for_shutdown
             || !self.all_regions_registered
-            || self.alloc.region_count() == 0
+            || self.state.allocation().region_count() == 0
         {
             return Ok(());
         }
@@ -1360,10 +1334,11 @@ impl Coordinator {
             .map(|s| Arc::from(s.as_str()))
             .collect();
         let mut explanation = self.config.decision_events.then(Explanation::default);
-        let shards = match self
-            .strategy
-            .rebalance(&self.alloc, &in_progress, explanation.as_mut())
-        {
+        let shards = match self.strategy.rebalance(
+            self.state.allocation(),
+            &in_progress,
+            explanation.as_mut(),
+        ) {
             Ok(s) => s,
             Err(e) => {
                 self.allocation_failed(CoordinatorNotice::AllocationFailed {
@@ -1386,7 +1361,7 @@ impl Coordinator {
             if self.handoffs.contains_key(&*s) {
                 continue;
             }
-            if let Some(from) = self.state.home_of(&s).cloned() {
+            if let Some(from) = self.state.home_of(&s).map(str::to_owned) {
                 self.counters.rebalance_moves += 1;
                 self.start_handoff(&s, &from, true)?;
             }
@@ -1504,7 +1479,7 @@ impl Coordinator {
                 policy,
             },
         ));
-        let still_owner = self.state.home_of(shard) == Some(&h.from);
+        let still_owner = self.state.home_of(shard) == Some(h.from.as_str());
         // An owner that acknowledged BeginHandOff buffers instead of delivering, so moving
         // the shard cannot run it twice. One that never answered may still be running it:
         // forcing then would give the shard two live copies until the owner hears of the
@@ -1528,7 +1503,7 @@ impl Coordinator {
         }
         if still_owner {
             if self.graceful.remove(&h.from) && !self.terminating.contains(&h.from) {
-                self.alloc.set_eligible(&h.from, true)?;
+                self.state.allocation_mut().set_eligible(&h.from, true)?;
             }
             // Regions forgot the home at BeginHandOff and the owner may have stopped the
             // shard: a newer stamp re-establishes both.
@@ -1550,7 +1525,7 @@ impl Coordinator {
             token,
             version: crate::protocol::ShardVersion(self.state.version(shard)),
         };
-        let new_home = self.state.home_of(shard).cloned();
+        let new_home = self.state.home_of(shard).map(str::to_owned);
         if new_home.as_deref() != Some(old_owner) {
             self.send(
                 old_owner,
@@ -1587,8 +1562,7 @@ impl Coordinator {
             return Ok(());
         }
         self.graceful.insert(region.to_owned());
-        self.alloc.set_eligible(region, false)?;
-        let shards: Vec<ShardId> = self.state.shards_of(region).to_vec();
+        let shards = self.withdraw(region)?;
         for s in shards {
             if !self.handoffs.contains_key(&s) {
                 self.start_handoff(&s, region, false)?;
@@ -1598,7 +1572,7 @@ impl Coordinator {
     }
 
     fn member_removed(&mut self, address: &str) -> Result<()> {
-        self.alloc.remove_member(address);
+        self.state.allocation_mut().remove_member(address);
         if !self.is_active() {
             return Ok(());
         }
@@ -1634,7 +1608,7 @@ impl Coordinator {
         }
         if node_failed && self.config.removal_margin_ms > 0 && self.alive.contains(region) {
             if self.terminating.insert(region.to_owned()) {
-                self.alloc.set_eligible(region, false)?;
+                self.state.allocation_mut().set_eligible(region, false)?;
                 self.timers.set(
                     Timer::DelayedTermination(region.to_owned()),
                     self.now + self.config.removal_margin_ms,
@@ -1643,6 +1617,16 @@ impl Coordinator {
             return Ok(());
         }
         self.terminate_region(region)
+    }
+
+    /// Takes the region out of the strategy's candidates and lists its shards, oldest first.
+    fn withdraw(&mut self, region: &str) -> Result<Vec<ShardId>> {
+        self.state.allocation_mut().set_eligible(region, false)?;
+        Ok(self
+            .state
+            .shards_of(region)
+            .map(|s| s.to_string())
+            .collect())
     }
 
     fn terminate_region(&mut self, region: &str) -> Result<()> {
@@ -1654,8 +1638,7 @@ impl Coordinator {
         // Ineligible and unallocated before any hand-off hears of it, so nothing completing
         // below can place a shard back on the dead region.
         self.terminating.insert(region.to_owned());
-        self.alloc.set_eligible(region, false)?;
-        let shards: Vec<ShardId> = self.state.shards_of(region).to_vec();
+        let shards = self.withdraw(region)?;
         self.persist(Event::ShardRegionTerminated {
             region: region.to_owned(),
         })?;
@@ -1746,41 +1729,6 @@ impl Coordinator {
             .token()
             .ok_or_else(|| Error::invalid_state("persisting without the lease"))?;
         self.state.apply(&event)?;
-        match &event {
-            Event::ShardRegionRegistered { region, node } => {
-                let address = Address::parse(node)?;
-                let local = address == self.self_address;
-                self.alloc.add_region(region, address, local)?;
-            }
-            Event::ShardRegionTerminated { region } => {
-                self.alloc.remove_region(region)?;
-            }
-            Event::ShardHomeAllocated { shard, region, .. } => {
-                if let (Some(p), false) = (&self.prior, self.state.loads().contains_key(shard)) {
-                    self.alloc.set_shard_load(shard, p)?;
-                }
-                self.alloc.add_shard(region, shard)?;
-            }
-            Event::ShardRegionOfferChanged { region, offer } => {
-                apply_offer(&mut self.alloc, region, offer)?;
-            }
-            Event::ShardRegionDrainingChanged { region, draining } => {
-                self.alloc.set_region_draining(region, *draining)?;
-            }
-            Event::ShardLoadsSmoothed { loads } => {
-                for (s, l) in loads {
-                    self.alloc.set_shard_load(s, l)?;
-                }
-                self.refresh_prior()?;
-            }
-            Event::ShardHomeDeallocated { shard, .. } => {
-                self.alloc.remove_shard(shard)?;
-            }
-            Event::ShardRegionProxyRegistered { .. }
-            | Event::ShardRegionProxyTerminated { .. }
-            | Event::EntityRemembered { .. }
-            | Event::EntityForgotten { .. } => {}
-        }
         let seq = self.state.seq();
         self.out.push_back(CoordinatorOutput::Persist {
             token,
@@ -1794,17 +1742,6 @@ impl Coordinator {
         }
         Ok(())
     }
-}
-
-/// Puts a region's offer where the strategy reads it.
-fn apply_offer(alloc: &mut AllocationState, region: &str, offer: &RegionOffer) -> Result<()> {
-    let unit = Amount::Uniform(1.0);
-    alloc.set_region_capacity(region, offer.capacity.as_ref().unwrap_or(&unit))?;
-    alloc.set_region_tags(region, offer.tags.iter().map(String::as_str))?;
-    let max = offer
-        .max_shards
-        .map(|m| usize::try_from(m).unwrap_or(usize::MAX));
-    alloc.set_region_max_shards(region, max)
 }
 
 #[cfg(test)]

@@ -4,13 +4,17 @@
 //! Unlike Pekko's ddata encoding, the order of regions and of each region's shards is part of
 //! the state, so a coordinator restored from it sees the same map order and the strategies
 //! break ties the same way.
+//!
+//! The shards are kept once, in the allocation map the strategies read: at 100k shards a
+//! second map and a second list per region would cost more than the map itself.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Amount, IdKey, IdMap};
+use super::loads;
+use crate::model::{Address, AllocationState, Amount, ClusterView};
 use crate::protocol::{EntityId, RegionId, RegionOffer, ShardId};
 use crate::{Error, Result};
 
@@ -126,72 +130,23 @@ pub struct StoredState {
 #[derive(Debug, Clone)]
 struct RegionRecord {
     node: String,
-    pos: u64,
-    slot: usize,
-    shards: Vec<ShardId>,
     offer: RegionOffer,
     draining: bool,
 }
 
-/// What the state knows of one shard. Home and version share one entry so that answering
-/// `GetShardHome` takes one probe, and the home is the region's slot rather than a copy of
-/// its id: a shard costs one key and 16 bytes. Versions outlive allocations.
-#[derive(Debug, Clone, Copy, Default)]
-struct ShardEntry {
-    /// Meaningful when `versioned`.
-    version: u64,
-    /// The home region's slot plus one; 0 when it has none.
-    home: u32,
-    versioned: bool,
-}
-
-impl ShardEntry {
-    fn version(&self) -> Option<u64> {
-        self.versioned.then_some(self.version)
-    }
-
-    fn set_version(&mut self, version: u64) {
-        self.version = version;
-        self.versioned = true;
-    }
-
-    /// The version, 0 if it had none.
-    fn version_mut(&mut self) -> &mut u64 {
-        if !self.versioned {
-            self.set_version(0);
-        }
-        &mut self.version
-    }
-
-    fn home(&self) -> Option<usize> {
-        (self.home > 0).then(|| self.home as usize - 1)
-    }
-
-    /// Sets or clears the home; whether it had one.
-    fn set_home(&mut self, slot: Option<usize>) -> bool {
-        let had = self.home > 0;
-        self.home = slot.map_or(0, |s| {
-            u32::try_from(s + 1).expect("fewer than 2^32 regions")
-        });
-        had
-    }
-}
-
-#[derive(Debug, Clone, Default)]
+/// Pekko's state, with the shards kept once: each shard's home and version, and each
+/// region's shards in allocation order, live in the allocation map the strategies read
+/// (`table`), which this state keeps in step with its events. Map order is the table's
+/// region order, which is registration order, as is Pekko's.
+#[derive(Debug)]
 pub struct PersistentState {
     remember_entities: bool,
+    /// Nodes, offers and draining flags of the registered regions.
     regions: HashMap<RegionId, RegionRecord>,
-    /// Region slots by map position.
-    order: BTreeMap<u64, usize>,
-    /// Region ids by slot (a freed region's successor reuses it), shared: a `ShardHome` answer
-    /// names its region with a reference count rather than a copy.
-    slots: Vec<Option<Arc<str>>>,
-    free_slots: Vec<usize>,
-    next_pos: u64,
     proxies: BTreeMap<RegionId, String>,
-    shards: IdMap<ShardEntry>,
-    /// Entries with a home.
-    allocated: usize,
+    table: AllocationState,
+    /// The load `table` gives shards without a smoothed load (see `coordinator::loads`).
+    prior: Option<Amount>,
     unallocated: BTreeSet<ShardId>,
     remembered: BTreeMap<ShardId, BTreeSet<EntityId>>,
     /// Smoothed loads by shard, kept across moves (the load follows the shard).
@@ -200,10 +155,35 @@ pub struct PersistentState {
 }
 
 impl PersistentState {
-    pub fn new(remember_entities: bool) -> PersistentState {
+    /// An empty state whose table sees `cluster` (a coordinator's view of its node and the
+    /// members): a region on the cluster's self address is local.
+    pub fn new(remember_entities: bool, cluster: ClusterView) -> PersistentState {
         PersistentState {
             remember_entities,
-            ..Default::default()
+            regions: HashMap::new(),
+            proxies: BTreeMap::new(),
+            table: AllocationState::new(cluster),
+            prior: None,
+            unallocated: BTreeSet::new(),
+            remembered: BTreeMap::new(),
+            loads: BTreeMap::new(),
+            seq: 0,
+        }
+    }
+
+    /// A copy that goes on independently (feature `model-check`).
+    #[cfg(feature = "model-check")]
+    pub fn fork(&self) -> PersistentState {
+        PersistentState {
+            remember_entities: self.remember_entities,
+            regions: self.regions.clone(),
+            proxies: self.proxies.clone(),
+            table: self.table.fork(),
+            prior: self.prior.clone(),
+            unallocated: self.unallocated.clone(),
+            remembered: self.remembered.clone(),
+            loads: self.loads.clone(),
+            seq: self.seq,
         }
     }
 
@@ -212,7 +192,19 @@ impl PersistentState {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.regions.is_empty() && self.proxies.is_empty() && self.allocated == 0
+        self.regions.is_empty() && self.proxies.is_empty() && self.table.shard_count() == 0
+    }
+
+    /// The allocation map the strategies read: the registered regions with their shards, plus
+    /// the cluster view, loads and offers.
+    pub fn allocation(&self) -> &AllocationState {
+        &self.table
+    }
+
+    /// The same, for what the strategies read but no event records (members, reachability,
+    /// eligibility); shards and regions change only through events.
+    pub(crate) fn allocation_mut(&mut self) -> &mut AllocationState {
+        &mut self.table
     }
 
     pub fn has_region(&self, region: &str) -> bool {
@@ -232,27 +224,22 @@ impl PersistentState {
     }
 
     /// Regions in map order, with their node and shards (oldest first).
-    pub fn regions(&self) -> impl Iterator<Item = (&RegionId, &str, &[ShardId])> + '_ {
-        self.order.values().map(move |&slot| {
-            let (id, r) = self.region_entry(slot);
-            (id, r.node.as_str(), r.shards.as_slice())
+    pub fn regions(
+        &self,
+    ) -> impl Iterator<Item = (&RegionId, &str, impl ExactSizeIterator<Item = &Arc<str>>)> + '_
+    {
+        self.table.regions().map(move |r| {
+            let (id, record) = self
+                .regions
+                .get_key_value(&**r.id())
+                .expect("the table's regions are registered");
+            (id, record.node.as_str(), r.shards())
         })
     }
 
     /// A registered region's id, shared (see [`crate::protocol::ShardHome`]).
     pub fn shared_id(&self, region: &str) -> Option<Arc<str>> {
-        let r = self.regions.get(region)?;
-        self.slots[r.slot].clone()
-    }
-
-    /// A registered region's id as the region map holds it, and its record.
-    fn region_entry(&self, slot: usize) -> (&RegionId, &RegionRecord) {
-        let id = self.slots[slot]
-            .as_deref()
-            .expect("a region's slot is live");
-        self.regions
-            .get_key_value(id)
-            .expect("slotted regions are registered")
+        self.table.region(region).map(|r| r.id().clone())
     }
 
     /// The region's offer (default when unknown).
@@ -262,10 +249,8 @@ impl PersistentState {
 
     /// Offers of every region, in map order.
     pub fn offers(&self) -> impl Iterator<Item = (&RegionId, &RegionOffer)> + '_ {
-        self.order.values().map(move |&slot| {
-            let (id, r) = self.region_entry(slot);
-            (id, &r.offer)
-        })
+        self.regions()
+            .map(|(id, _, _)| (id, &self.regions[id].offer))
     }
 
     pub fn is_draining(&self, region: &str) -> bool {
@@ -281,29 +266,25 @@ impl PersistentState {
         self.proxies.iter().map(|(p, n)| (p, n.as_str()))
     }
 
-    pub fn home_of(&self, shard: &str) -> Option<&RegionId> {
-        let slot = self.shards.get(shard)?.home()?;
-        Some(self.region_entry(slot).0)
+    pub fn home_of(&self, shard: &str) -> Option<&str> {
+        self.table.home_of(shard).map(|r| &**r.id())
     }
 
     /// The shard's home and version, in one lookup (the coordinator's hot path).
     pub fn home_and_version(&self, shard: &str) -> Option<(&Arc<str>, u64)> {
-        let e = self.shards.get(shard)?;
-        let home = self.slots[e.home()?]
-            .as_ref()
-            .expect("a home's slot is live");
-        Some((home, e.version().unwrap_or(0)))
+        self.table.home_and_version(shard)
     }
 
     pub fn shard_count(&self) -> usize {
-        self.allocated
+        self.table.shard_count()
     }
 
-    pub fn shards_of(&self, region: &str) -> &[ShardId] {
-        self.regions
-            .get(region)
-            .map(|r| r.shards.as_slice())
-            .unwrap_or(&[])
+    /// The region's shards, oldest first (none when it is not registered).
+    pub fn shards_of(&self, region: &str) -> impl Iterator<Item = &Arc<str>> + '_ {
+        self.table
+            .region(region)
+            .into_iter()
+            .flat_map(|r| r.shards())
     }
 
     pub fn unallocated(&self) -> impl Iterator<Item = &ShardId> + '_ {
@@ -324,25 +305,14 @@ impl PersistentState {
     }
 
     pub fn version(&self, shard: &str) -> u64 {
-        self.shards
-            .get(shard)
-            .and_then(|e| e.version())
-            .unwrap_or(0)
-    }
-
-    /// The shard's entry, created empty if needed (without allocating a key if it exists).
-    fn entry_mut(&mut self, shard: &str) -> &mut ShardEntry {
-        if !self.shards.contains_key(shard) {
-            self.shards.insert(IdKey::new(shard), ShardEntry::default());
-        }
-        self.shards.get_mut(shard).expect("just ensured")
+        self.table.shard_version(shard).unwrap_or(0)
     }
 
     /// Raises a shard's version without an event: hand-off starts and aborts are volatile.
     /// A successor coordinator outranks them with its larger fencing token; the same
     /// coordinator reloading under its own token keeps them with [`Self::raise_versions`].
     pub fn bump_version(&mut self, shard: &str) -> u64 {
-        let v = self.entry_mut(shard).version_mut();
+        let v = self.table.version_mut(shard);
         *v += 1;
         *v
     }
@@ -350,16 +320,38 @@ impl PersistentState {
     /// Puts every shard whose version `floor` has taken further past that version, so that
     /// stamps issued before a reload are neither undercut nor reused for another decision.
     pub fn raise_versions(&mut self, floor: &PersistentState) {
-        for (shard, v) in floor
-            .shards
-            .iter()
-            .filter_map(|(s, e)| Some((s, e.version()?)))
-        {
-            let mine = self.entry_mut(shard.as_str()).version_mut();
+        for (shard, v) in floor.table.shard_versions() {
+            let mine = self.table.version_mut(shard);
             if v > *mine {
                 *mine = v + 1;
             }
         }
+    }
+
+    /// Rebuilds the table as every coordinator builds it when it restores: loads first, then
+    /// the regions in map order with their shards oldest first. Each region then sums its
+    /// shards' loads in the same order, so a successor's decisions match to the bit whatever
+    /// events the state was replayed from.
+    pub(crate) fn rebuild_allocation(&mut self) -> Result<()> {
+        let cluster = self.table.cluster().clone();
+        let old = std::mem::replace(&mut self.table, AllocationState::new(cluster));
+        self.prior = loads::prior(&self.loads);
+        for (s, l) in &self.loads {
+            self.table.set_shard_load(s, l)?;
+        }
+        for r in old.regions() {
+            let record = self.regions[&**r.id()].clone();
+            self.add_region(r.id(), &record.node)?;
+            self.set_offer(r.id(), &record.offer)?;
+            self.table.set_region_draining(r.id(), record.draining)?;
+            for s in r.shards() {
+                self.place(r.id(), s, None)?;
+            }
+        }
+        for (s, v) in old.shard_versions() {
+            *self.table.version_mut(s) = v;
+        }
+        Ok(())
     }
 
     /// Checks `event`'s precondition and applies it; the state is untouched on error.
@@ -391,30 +383,15 @@ impl PersistentState {
                 if self.regions.contains_key(region) {
                     return fail(format!("region {region:?} is already registered"));
                 }
-                let id: Arc<str> = Arc::from(region.as_str());
-                let slot = match self.free_slots.pop() {
-                    Some(slot) => {
-                        self.slots[slot] = Some(id.clone());
-                        slot
-                    }
-                    None => {
-                        self.slots.push(Some(id.clone()));
-                        self.slots.len() - 1
-                    }
-                };
+                self.add_region(region, node)?;
                 self.regions.insert(
                     region.clone(),
                     RegionRecord {
                         node: node.clone(),
-                        pos: self.next_pos,
-                        slot,
-                        shards: Vec::new(),
                         offer: RegionOffer::default(),
                         draining: false,
                     },
                 );
-                self.order.insert(self.next_pos, slot);
-                self.next_pos += 1;
             }
             Event::ShardRegionProxyRegistered { proxy, node } => {
                 if self.proxies.contains_key(proxy) {
@@ -423,21 +400,17 @@ impl PersistentState {
                 self.proxies.insert(proxy.clone(), node.clone());
             }
             Event::ShardRegionTerminated { region } => {
-                let Some(r) = self.regions.remove(region) else {
+                if !self.regions.contains_key(region) {
                     if recovering {
                         return Ok(());
                     }
                     return fail(format!("region {region:?} is not registered"));
-                };
-                self.order.remove(&r.pos);
-                // no shard's home once the loop below has run
-                self.slots[r.slot] = None;
-                self.free_slots.push(r.slot);
-                for s in r.shards {
-                    self.unhome(&s);
-                    if self.remember_entities {
-                        self.unallocated.insert(s);
-                    }
+                }
+                let shards = self.table.remove_region(region)?;
+                self.regions.remove(region);
+                if self.remember_entities {
+                    self.unallocated
+                        .extend(shards.iter().map(|s| s.to_string()));
                 }
             }
             Event::ShardRegionProxyTerminated { proxy } => {
@@ -459,34 +432,24 @@ impl PersistentState {
                         self.version(shard)
                     ));
                 }
-                let Some(r) = self.regions.get_mut(region) else {
+                if !self.regions.contains_key(region) {
                     return fail(format!("region {region:?} is not registered"));
-                };
-                r.shards.push(shard.clone());
-                let slot = r.slot;
-                let e = self.entry_mut(shard);
-                e.set_home(Some(slot));
-                e.set_version(*version);
-                self.allocated += 1;
+                }
+                self.place(region, shard, Some(*version))?;
                 self.unallocated.remove(shard);
             }
             Event::ShardHomeDeallocated { shard, version } => {
-                let Some(region) = self.home_of(shard).cloned() else {
+                if self.home_of(shard).is_none() {
                     return fail(format!("shard {shard:?} is not allocated"));
-                };
+                }
                 if *version <= self.version(shard) {
                     return fail(format!(
                         "shard {shard:?} version {version} does not exceed {}",
                         self.version(shard)
                     ));
                 }
-                let r = self
-                    .regions
-                    .get_mut(&region)
-                    .expect("shard homes are regions");
-                r.shards.retain(|s| s != shard);
-                self.entry_mut(shard).set_version(*version);
-                self.unhome(shard);
+                *self.table.version_mut(shard) = *version;
+                self.table.remove_shard(shard)?;
                 if self.remember_entities {
                     self.unallocated.insert(shard.clone());
                 }
@@ -520,45 +483,85 @@ impl PersistentState {
                 offer
                     .check()
                     .map_err(|e| e.context(format!("offer of region {region:?}")))?;
-                let Some(r) = self.regions.get_mut(region) else {
+                if !self.regions.contains_key(region) {
                     return fail(format!("region {region:?} is not registered"));
-                };
-                r.offer = offer.clone();
+                }
+                self.set_offer(region, offer)?;
+                self.regions.get_mut(region).expect("registered").offer = offer.clone();
             }
             Event::ShardRegionDrainingChanged { region, draining } => {
                 let Some(r) = self.regions.get_mut(region) else {
                     return fail(format!("region {region:?} is not registered"));
                 };
                 r.draining = *draining;
+                self.table.set_region_draining(region, *draining)?;
             }
             Event::ShardLoadsSmoothed { loads } => {
                 crate::protocol::check_loads(loads)?;
                 for (s, l) in loads {
+                    self.table.set_shard_load(s, l)?;
                     self.loads.insert(s.clone(), l.clone());
                 }
+                self.refresh_prior()?;
             }
         }
         Ok(())
     }
 
-    /// Takes the shard off its region in the index (the region's own list is the caller's);
-    /// the entry stays while it holds a version.
-    fn unhome(&mut self, shard: &str) {
-        if let Some(e) = self.shards.get_mut(shard) {
-            if e.set_home(None) {
-                self.allocated -= 1;
-            }
-            if e.version().is_none() {
-                self.shards.remove(shard);
-            }
+    /// Registers a region in the table, at the end of map order.
+    fn add_region(&mut self, region: &str, node: &str) -> Result<()> {
+        let address = Address::parse(node).map_err(|e| e.context("region node"))?;
+        let local = address == *self.table.cluster().self_address();
+        self.table.add_region(region, address, local)
+    }
+
+    /// Puts a region's offer where the strategies read it.
+    fn set_offer(&mut self, region: &str, offer: &RegionOffer) -> Result<()> {
+        let unit = Amount::Uniform(1.0);
+        let t = &mut self.table;
+        t.set_region_capacity(region, offer.capacity.as_ref().unwrap_or(&unit))?;
+        t.set_region_tags(region, offer.tags.iter().map(String::as_str))?;
+        let max = offer
+            .max_shards
+            .map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+        t.set_region_max_shards(region, max)
+    }
+
+    /// Places a shard in the table, weighing the prior unless it has a smoothed load.
+    fn place(&mut self, region: &str, shard: &str, version: Option<u64>) -> Result<()> {
+        if let (Some(p), false) = (&self.prior, self.loads.contains_key(shard)) {
+            self.table.set_shard_load(shard, p)?;
         }
+        self.table.place(region, shard, version)
+    }
+
+    /// Gives every allocated shard without a smoothed load the prior, when it has changed.
+    fn refresh_prior(&mut self) -> Result<()> {
+        let prior = loads::prior(&self.loads);
+        if prior == self.prior {
+            return Ok(());
+        }
+        let unit = Amount::Uniform(1.0);
+        let load = prior.as_ref().unwrap_or(&unit);
+        let unreported: Vec<Arc<str>> = self
+            .table
+            .regions()
+            .flat_map(|r| r.shards())
+            .filter(|s| !self.loads.contains_key(&***s))
+            .cloned()
+            .collect();
+        for s in unreported {
+            self.table.set_shard_load(&s, load)?;
+        }
+        self.prior = prior;
+        Ok(())
     }
 
     pub fn snapshot(&self) -> Snapshot {
         let versions: BTreeMap<ShardId, u64> = self
-            .shards
-            .iter()
-            .filter_map(|(k, e)| Some((k.as_str().to_owned(), e.version()?)))
+            .table
+            .shard_versions()
+            .map(|(s, v)| (s.to_string(), v))
             .collect();
         Snapshot {
             seq: self.seq,
@@ -567,7 +570,7 @@ impl PersistentState {
                 .map(|(id, node, shards)| SnapshotRegion {
                     region: id.clone(),
                     node: node.to_owned(),
-                    shards: shards.to_vec(),
+                    shards: shards.map(|s| s.to_string()).collect(),
                     offer: self.regions[id].offer.clone(),
                     draining: self.regions[id].draining,
                 })
@@ -590,9 +593,14 @@ impl PersistentState {
         }
     }
 
-    /// Rebuilds a state from a snapshot, checking it is self-consistent.
-    pub fn from_snapshot(snapshot: &Snapshot, remember_entities: bool) -> Result<PersistentState> {
-        let mut st = PersistentState::new(remember_entities);
+    /// Rebuilds a state from a snapshot, checking it is self-consistent; its table sees
+    /// `cluster` (see [`Self::new`]).
+    pub fn from_snapshot(
+        snapshot: &Snapshot,
+        remember_entities: bool,
+        cluster: ClusterView,
+    ) -> Result<PersistentState> {
+        let mut st = PersistentState::new(remember_entities, cluster);
         for r in &snapshot.regions {
             st.apply_inner(
                 &Event::ShardRegionRegistered {
@@ -608,18 +616,20 @@ impl PersistentState {
                 },
                 false,
             )?;
-            st.regions.get_mut(&r.region).expect("just added").draining = r.draining;
+            st.apply_inner(
+                &Event::ShardRegionDrainingChanged {
+                    region: r.region.clone(),
+                    draining: r.draining,
+                },
+                false,
+            )?;
             for s in &r.shards {
                 if st.home_of(s).is_some() {
                     return Err(Error::invalid_state(format!(
                         "snapshot: shard {s:?} is allocated twice"
                     )));
                 }
-                let record = st.regions.get_mut(&r.region).expect("just added");
-                record.shards.push(s.clone());
-                let slot = record.slot;
-                st.entry_mut(s).set_home(Some(slot));
-                st.allocated += 1;
+                st.table.place(&r.region, s, None)?;
             }
         }
         for p in &snapshot.proxies {
@@ -644,7 +654,7 @@ impl PersistentState {
                 .insert(s.clone(), es.iter().cloned().collect::<BTreeSet<_>>());
         }
         for (s, v) in &snapshot.versions {
-            st.entry_mut(s).set_version(*v);
+            *st.table.version_mut(s) = *v;
         }
         st.apply_inner(
             &Event::ShardLoadsSmoothed {
@@ -660,6 +670,13 @@ impl PersistentState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cluster() -> ClusterView {
+        ClusterView::new(Address::parse("pekko://s@c:1").unwrap())
+    }
+    fn state(remember: bool) -> PersistentState {
+        PersistentState::new(remember, cluster())
+    }
 
     fn reg(r: &str) -> Event {
         Event::ShardRegionRegistered {
@@ -677,7 +694,7 @@ mod tests {
 
     #[test]
     fn preconditions_are_enforced_and_leave_state_untouched() {
-        let mut st = PersistentState::new(false);
+        let mut st = state(false);
         st.apply(&reg("a")).unwrap();
         assert!(st.apply(&reg("a")).is_err());
         assert!(st.apply(&alloc("1", "b", 1)).is_err(), "unknown region");
@@ -689,7 +706,7 @@ mod tests {
         };
         assert!(st.apply(&dealloc_old).is_err(), "version must grow");
         assert_eq!(st.seq(), 2);
-        assert_eq!(st.home_of("1").map(String::as_str), Some("a"));
+        assert_eq!(st.home_of("1"), Some("a"));
         assert!(st
             .apply(&Event::ShardRegionTerminated { region: "x".into() })
             .is_err());
@@ -704,7 +721,7 @@ mod tests {
     #[test]
     fn termination_unallocates_into_remembered_set_only_with_remember_entities() {
         for remember in [false, true] {
-            let mut st = PersistentState::new(remember);
+            let mut st = state(remember);
             st.apply(&reg("a")).unwrap();
             st.apply(&alloc("1", "a", 1)).unwrap();
             st.apply(&alloc("2", "a", 1)).unwrap();
@@ -718,7 +735,7 @@ mod tests {
 
     #[test]
     fn recovery_tolerates_unknown_terminations_but_not_gaps() {
-        let mut st = PersistentState::new(false);
+        let mut st = state(false);
         st.recover(&Record {
             seq: 1,
             event: Event::ShardRegionTerminated { region: "x".into() },
@@ -734,7 +751,7 @@ mod tests {
 
     #[test]
     fn snapshot_round_trips_with_order() {
-        let mut st = PersistentState::new(true);
+        let mut st = state(true);
         for e in [
             reg("b"),
             reg("a"),
@@ -762,7 +779,7 @@ mod tests {
         assert_eq!(snap.unallocated, vec!["1".to_string()]);
         let json = serde_json::to_string(&snap).unwrap();
         let back: Snapshot = serde_json::from_str(&json).unwrap();
-        let st2 = PersistentState::from_snapshot(&back, true).unwrap();
+        let st2 = PersistentState::from_snapshot(&back, true, cluster()).unwrap();
         assert_eq!(st2.snapshot(), snap);
         assert_eq!(st2.seq(), 8);
     }

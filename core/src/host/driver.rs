@@ -698,10 +698,7 @@ mod tests {
         clock.set(t);
         c2.poll().unwrap();
         assert!(c2.coordinator().is_active());
-        assert_eq!(
-            c2.coordinator().state().home_of("x").map(String::as_str),
-            Some("a")
-        );
+        assert_eq!(c2.coordinator().state().home_of("x"), Some("a"));
         for r in regions.values_mut() {
             r.coordinator_changed().unwrap();
         }

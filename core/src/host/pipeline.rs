@@ -507,7 +507,7 @@ mod tests {
         }
         settle(&mut p, 7, &mut store);
         assert_eq!(p.in_flight(), 0);
-        assert_eq!(p.coordinator().state().shards_of("r1").len(), 2);
+        assert_eq!(p.coordinator().state().shards_of("r1").count(), 2);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::jvm::{self, ContractViolation};
 use crate::model::placed::PlacedShards;
-use crate::model::{ActorTsKey, Address};
+use crate::model::{ActorTsKey, Address, IdKey, IdMap};
 use crate::model::{
     Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
     RegionProfile, ShardMap, ShardRule,
@@ -200,10 +200,30 @@ impl RankIndex {
     }
 }
 
+/// What the map knows of one shard. A coordinator's table also keeps the version of the
+/// shard's last allocation change here (see `coordinator::state`), beside the home so that
+/// answering `GetShardHome` takes one probe; a version outlives the allocation, so an entry
+/// stays without a home while it holds one.
 #[derive(Debug, Clone, Copy)]
 struct Home {
-    slot: usize,
     seq: u64,
+    /// Meaningful when `versioned`.
+    version: u64,
+    /// The home region's slot, [`HOMELESS`] when it has none.
+    slot: u32,
+    versioned: bool,
+}
+
+const HOMELESS: u32 = u32::MAX;
+
+impl Home {
+    fn homed(&self) -> Option<&Home> {
+        (self.slot != HOMELESS).then_some(self)
+    }
+
+    fn slot(&self) -> usize {
+        self.slot as usize
+    }
 }
 
 /// The ranking indexes, keyed by a region's shard count.
@@ -361,7 +381,11 @@ pub struct AllocationState {
     next_pos: u64,
     next_candidate: u64,
     next_seq: u64,
-    homes: ShardMap<Home>,
+    /// Keyed inline, as the coordinator's `GetShardHome` answers from here: a lookup
+    /// compares the key without a miss on the shared id's allocation.
+    homes: IdMap<Home>,
+    /// Entries of `homes` with a home.
+    placed: usize,
     /// node address -> map positions of the regions on it
     by_node: HashMap<String, BTreeSet<u64>>,
     ranked: Lazy<Ranked>,
@@ -389,7 +413,8 @@ impl AllocationState {
             next_pos: 0,
             next_candidate: 0,
             next_seq: 0,
-            homes: ShardMap::default(),
+            homes: IdMap::default(),
+            placed: 0,
             by_node: HashMap::new(),
             ranked: Lazy::new(Ranked::default()),
             classes: Lazy::new(ClassIndex::default()),
@@ -417,6 +442,7 @@ impl AllocationState {
             next_candidate: self.next_candidate,
             next_seq: self.next_seq,
             homes: self.homes.clone(),
+            placed: self.placed,
             by_node: self.by_node.clone(),
             ranked: Lazy::new(self.ranked().clone()),
             classes: Lazy::new(self.classes().clone()),
@@ -522,7 +548,7 @@ impl AllocationState {
         self.free.push(slot);
         let shards: Vec<ShardId> = region.shards.into_ids();
         for s in &shards {
-            self.homes.remove(s);
+            self.unhome(s);
         }
         self.topology_gen += 1;
         Ok(shards)
@@ -577,6 +603,11 @@ impl AllocationState {
 
     /// Appends `shard` to `region`'s list. Fails if the shard is already allocated.
     pub fn add_shard(&mut self, region: &str, shard: &str) -> Result<()> {
+        self.place(region, shard, None)
+    }
+
+    /// [`Self::add_shard`], setting the shard's version when given (a coordinator's table).
+    pub(crate) fn place(&mut self, region: &str, shard: &str, version: Option<u64>) -> Result<()> {
         let slot = self.slot(region)?;
         // a shard with a load set shares the load book's id rather than allocating its own
         let (id, load): (ShardId, LoadVec) = match self.loads.shard_loads.get_key_value(shard) {
@@ -584,10 +615,16 @@ impl AllocationState {
             None => (Arc::from(shard), LoadVec::UNIT),
         };
         let seq = self.next_seq;
-        // one lookup both refuses a shard already placed and makes its entry
-        let home = match self.homes.entry(id) {
-            Entry::Occupied(e) => {
-                let owner = self.slots[e.get().slot]
+        let mut home = Home {
+            seq,
+            version: 0,
+            slot: u32::try_from(slot).expect("fewer than 2^32 regions"),
+            versioned: false,
+        };
+        // one lookup both refuses a shard already placed and makes (or finds) its entry
+        match self.homes.entry(IdKey::new(shard)) {
+            Entry::Occupied(e) if e.get().slot != HOMELESS => {
+                let owner = self.slots[e.get().slot()]
                     .as_ref()
                     .map(|r| r.id.to_string())
                     .unwrap_or_default();
@@ -595,27 +632,40 @@ impl AllocationState {
                     "shard {shard:?} is already allocated to region {owner:?}"
                 )));
             }
-            Entry::Vacant(e) => e,
-        };
-        let shard = home.key().clone();
-        home.insert(Home { slot, seq });
+            Entry::Occupied(mut e) => {
+                // the version outlives the allocation before
+                let old = e.get();
+                (home.version, home.versioned) = (old.version, old.versioned);
+                if let Some(v) = version {
+                    (home.version, home.versioned) = (v, true);
+                }
+                e.insert(home);
+            }
+            Entry::Vacant(e) => {
+                if let Some(v) = version {
+                    (home.version, home.versioned) = (v, true);
+                }
+                e.insert(home);
+            }
+        }
+        self.placed += 1;
         self.next_seq += 1;
         self.mark(slot);
         let r = self.slots[slot].as_mut().expect("live");
         r.load.add(&load);
         // Sequences only grow, so a push keeps allocation order.
-        r.shards.push(seq, shard, load);
+        r.shards.push(seq, id, load);
         Ok(())
     }
 
     /// Deallocates a shard, returning the region that held it.
     pub fn remove_shard(&mut self, shard: &str) -> Result<RegionId> {
         let home = self
-            .homes
-            .remove(shard)
+            .unhome(shard)
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
-        self.mark(home.slot);
-        let r = self.slots[home.slot].as_mut().expect("live");
+        let slot = home.slot();
+        self.mark(slot);
+        let r = self.slots[slot].as_mut().expect("live");
         let load = r.shards.remove(home.seq).expect("homed shard is listed");
         if r.shards.is_empty() {
             // exactly zero, not what float subtraction leaves
@@ -623,23 +673,87 @@ impl AllocationState {
         } else {
             r.load.sub(&load);
         }
-        Ok(self.slots[home.slot].as_ref().expect("live").id.clone())
+        Ok(r.id.clone())
+    }
+
+    /// Takes away a shard's home and returns it (the region's list is the caller's); the
+    /// entry stays while it holds a version. Removed and put back rather than changed in
+    /// place, so a plain allocation map drops a shard with one probe.
+    fn unhome(&mut self, shard: &str) -> Option<Home> {
+        let (id, home) = self.homes.remove_entry(shard)?;
+        if home.versioned {
+            self.homes.insert(
+                id,
+                Home {
+                    slot: HOMELESS,
+                    ..home
+                },
+            );
+        }
+        let homed = home.homed().copied();
+        if homed.is_some() {
+            self.placed -= 1;
+        }
+        homed
+    }
+
+    fn home(&self, shard: &str) -> Option<&Home> {
+        self.homes.get(shard).and_then(Home::homed)
     }
 
     /// The region a shard is allocated to.
     pub fn home_of(&self, shard: &str) -> Option<&Region> {
-        self.homes
-            .get(shard)
-            .and_then(|h| self.slots[h.slot].as_ref())
+        self.home(shard).and_then(|h| self.slots[h.slot()].as_ref())
     }
 
     pub fn shard_count(&self) -> usize {
-        self.homes.len()
+        self.placed
     }
 
     /// The position of a shard in its region's allocation order (smaller is older).
     pub fn shard_sequence(&self, shard: &str) -> Option<u64> {
-        self.homes.get(shard).map(|h| h.seq)
+        self.home(shard).map(|h| h.seq)
+    }
+
+    /// The shard's home region's id and its version (0 when it has none), in one probe.
+    pub(crate) fn home_and_version(&self, shard: &str) -> Option<(&RegionId, u64)> {
+        let h = self.home(shard)?;
+        let r = self.slots[h.slot()]
+            .as_ref()
+            .expect("a home's slot is live");
+        Some((&r.id, if h.versioned { h.version } else { 0 }))
+    }
+
+    /// The shard's version, if it was ever given one.
+    pub(crate) fn shard_version(&self, shard: &str) -> Option<u64> {
+        self.homes
+            .get(shard)
+            .and_then(|h| h.versioned.then_some(h.version))
+    }
+
+    /// The shard's version, 0 (and kept from now on) if it had none.
+    pub(crate) fn version_mut(&mut self, shard: &str) -> &mut u64 {
+        if !self.homes.contains_key(shard) {
+            let homeless = Home {
+                seq: 0,
+                version: 0,
+                slot: HOMELESS,
+                versioned: false,
+            };
+            self.homes.insert(IdKey::new(shard), homeless);
+        }
+        let e = self.homes.get_mut(shard).expect("just ensured");
+        if !e.versioned {
+            (e.version, e.versioned) = (0, true);
+        }
+        &mut e.version
+    }
+
+    /// Every shard with a version, placed or not, in no particular order.
+    pub(crate) fn shard_versions(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+        self.homes
+            .iter()
+            .filter_map(|(s, h)| Some((s.as_str(), h.versioned.then_some(h.version)?)))
     }
 
     // ---- loads, capacities, rules (least-load) -------------------------------------------
@@ -649,9 +763,9 @@ impl AllocationState {
         let new = self
             .loads
             .resolve_load(&format!("load of shard {shard:?}"), load)?;
-        if let Some(&home) = self.homes.get(shard) {
-            self.mark(home.slot);
-            let r = self.slots[home.slot].as_mut().expect("live");
+        if let Some(&home) = self.home(shard) {
+            self.mark(home.slot());
+            let r = self.slots[home.slot()].as_mut().expect("live");
             let listed = r.shards.load_mut(home.seq).expect("homed shard is listed");
             r.load.sub(listed);
             r.load.add(&new);

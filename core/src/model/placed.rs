@@ -7,6 +7,8 @@
 //! plus a separate ring-position list: walks read contiguous memory, and a removal touches a
 //! few cache lines instead of a tree's path.
 
+use std::sync::OnceLock;
+
 use super::allocation::ShardId;
 use super::load::LoadVec;
 use crate::hashing::string_hash;
@@ -18,15 +20,23 @@ pub(crate) struct PlacedShards {
     /// Allocation sequences, ascending, with [`DEAD`] set on removed entries (masked off when
     /// searching, so the order holds).
     seqs: Vec<u64>,
-    /// Positions on Pekko's consistent-hash ring, worked out once when placed.
-    rings: Vec<i32>,
+    /// Positions on Pekko's consistent-hash ring, worked out for every shard by the first
+    /// ring walk and kept up from then on: only the hashing strategies walk the ring, so a
+    /// state no such strategy reads neither hashes an id nor holds the column.
+    rings: OnceLock<Vec<i32>>,
     /// `None` once removed.
     ids: Vec<Option<ShardId>>,
+    /// Loads by index, up to the last one that is not [`LoadVec::UNIT`]; the rest weigh the
+    /// unit load. Most shards never get another load (nothing is reported, or least-shard
+    /// decides), so they cost nothing here.
     loads: Vec<LoadVec>,
     dead: usize,
 }
 
 const DEAD: u64 = 1 << 63;
+
+/// What an index past the stored loads weighs.
+static UNIT: LoadVec = LoadVec::UNIT;
 
 impl PlacedShards {
     pub(crate) fn len(&self) -> usize {
@@ -40,15 +50,24 @@ impl PlacedShards {
     /// Places `id` with a sequence above every one placed before.
     pub(crate) fn push(&mut self, seq: u64, id: ShardId, load: LoadVec) {
         debug_assert!(seq < DEAD && self.seqs.last().is_none_or(|&s| s & !DEAD < seq));
-        self.rings.push(string_hash(&id));
+        if load != LoadVec::UNIT {
+            self.loads.resize(self.seqs.len(), LoadVec::UNIT);
+            self.loads.push(load);
+        }
+        if let Some(rings) = self.rings.get_mut() {
+            rings.push(string_hash(&id));
+        }
         self.seqs.push(seq);
         self.ids.push(Some(id));
-        self.loads.push(load);
     }
 
     fn find(&self, seq: u64) -> Option<usize> {
         let i = self.seqs.binary_search_by_key(&seq, |&s| s & !DEAD).ok()?;
         (self.seqs[i] & DEAD == 0).then_some(i)
+    }
+
+    fn load(&self, i: usize) -> &LoadVec {
+        self.loads.get(i).unwrap_or(&UNIT)
     }
 
     pub(crate) fn get(&self, seq: u64) -> Option<&ShardId> {
@@ -57,6 +76,9 @@ impl PlacedShards {
 
     pub(crate) fn load_mut(&mut self, seq: u64) -> Option<&mut LoadVec> {
         let i = self.find(seq)?;
+        if self.loads.len() <= i {
+            self.loads.resize(i + 1, LoadVec::UNIT);
+        }
         Some(&mut self.loads[i])
     }
 
@@ -65,7 +87,10 @@ impl PlacedShards {
         let i = self.find(seq)?;
         self.seqs[i] |= DEAD;
         self.ids[i] = None;
-        let load = std::mem::take(&mut self.loads[i]);
+        let load = match self.loads.get_mut(i) {
+            Some(load) => std::mem::take(load),
+            None => LoadVec::UNIT,
+        };
         self.dead += 1;
         if self.dead * 2 > self.seqs.len() {
             self.compact();
@@ -74,27 +99,39 @@ impl PlacedShards {
     }
 
     fn compact(&mut self) {
-        let mut w = 0;
+        let stored = self.loads.len();
+        let mut rings = self.rings.get_mut();
+        let (mut w, mut kept_loads) = (0, 0);
         for r in 0..self.seqs.len() {
             if self.seqs[r] & DEAD == 0 {
                 self.seqs.swap(w, r);
-                self.rings.swap(w, r);
                 self.ids.swap(w, r);
-                self.loads.swap(w, r);
+                if let Some(rings) = rings.as_deref_mut() {
+                    rings.swap(w, r);
+                }
+                // live entries below `stored` land in a prefix; the rest weigh the unit
+                if r < stored {
+                    self.loads.swap(w, r);
+                    kept_loads = w + 1;
+                }
                 w += 1;
             }
         }
         self.seqs.truncate(w);
-        self.rings.truncate(w);
         self.ids.truncate(w);
-        self.loads.truncate(w);
+        if let Some(rings) = rings {
+            rings.truncate(w);
+        }
+        self.loads.truncate(kept_loads);
         self.dead = 0;
     }
 
     /// `(sequence, id, load)`, oldest first.
     pub(crate) fn iter(&self) -> Iter<'_> {
         Iter {
-            inner: self.ids.iter().zip(&self.loads).zip(&self.seqs),
+            placed: self,
+            front: 0,
+            back: self.seqs.len(),
             left: self.len(),
         }
     }
@@ -104,22 +141,28 @@ impl PlacedShards {
     pub(crate) fn indexed(&self) -> impl Iterator<Item = (u32, &ShardId, &LoadVec)> {
         self.ids
             .iter()
-            .zip(&self.loads)
             .enumerate()
-            .filter_map(|(i, (id, load))| Some((i as u32, id.as_ref()?, load)))
+            .filter_map(|(i, id)| Some((i as u32, id.as_ref()?, self.load(i))))
     }
 
     /// The live shard at `index` (from [`Self::indexed`]).
     pub(crate) fn at(&self, index: u32) -> Option<(&ShardId, &LoadVec)> {
         let i = index as usize;
-        Some((self.ids.get(i)?.as_ref()?, &self.loads[i]))
+        Some((self.ids.get(i)?.as_ref()?, self.load(i)))
     }
 
     /// `(sequence, ring position)`, oldest first.
     pub(crate) fn ring_positions(&self) -> impl Iterator<Item = (u64, i32)> + '_ {
+        let rings = self.rings.get_or_init(|| {
+            // a removed entry's position is never read
+            self.ids
+                .iter()
+                .map(|id| id.as_deref().map_or(0, string_hash))
+                .collect()
+        });
         self.seqs
             .iter()
-            .zip(&self.rings)
+            .zip(rings)
             .filter(|(&s, _)| s & DEAD == 0)
             .map(|(&s, &r)| (s, r))
     }
@@ -129,24 +172,35 @@ impl PlacedShards {
     }
 }
 
-type Columns<'a> = std::iter::Zip<
-    std::iter::Zip<std::slice::Iter<'a, Option<ShardId>>, std::slice::Iter<'a, LoadVec>>,
-    std::slice::Iter<'a, u64>,
->;
-
 /// [`PlacedShards::iter`]: skips removed entries and knows how many are left.
 pub(crate) struct Iter<'a> {
-    inner: Columns<'a>,
+    placed: &'a PlacedShards,
+    /// The indexes not yet walked from either end: `front..back`.
+    front: usize,
+    back: usize,
     left: usize,
+}
+
+impl<'a> Iter<'a> {
+    fn item(&self, i: usize) -> Option<(u64, &'a ShardId, &'a LoadVec)> {
+        let p = self.placed;
+        Some((p.seqs[i], p.ids[i].as_ref()?, p.load(i)))
+    }
 }
 
 impl<'a> Iterator for Iter<'a> {
     type Item = (u64, &'a ShardId, &'a LoadVec);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let ((id, load), &seq) = self.inner.by_ref().find(|((id, _), _)| id.is_some())?;
-        self.left -= 1;
-        Some((seq, id.as_ref()?, load))
+        while self.front < self.back {
+            let i = self.front;
+            self.front += 1;
+            if let Some(item) = self.item(i) {
+                self.left -= 1;
+                return Some(item);
+            }
+        }
+        None
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -156,9 +210,14 @@ impl<'a> Iterator for Iter<'a> {
 
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let ((id, load), &seq) = self.inner.by_ref().rfind(|((id, _), _)| id.is_some())?;
-        self.left -= 1;
-        Some((seq, id.as_ref()?, load))
+        while self.front < self.back {
+            self.back -= 1;
+            if let Some(item) = self.item(self.back) {
+                self.left -= 1;
+                return Some(item);
+            }
+        }
+        None
     }
 }
 
@@ -210,5 +269,35 @@ mod tests {
         assert_eq!(ring.len(), 5);
         assert_eq!(ring[4], (30, string_hash("s10")));
         assert_eq!(p.into_ids().len(), 5);
+    }
+
+    #[test]
+    fn loads_past_the_last_set_one_weigh_the_unit_and_survive_compaction() {
+        let heavy =
+            |v: f64| LoadVec::resolve(&crate::model::Amount::Uniform(v), &mut Default::default());
+        let mut p = PlacedShards::default();
+        for s in 0..8u64 {
+            p.push(s, Arc::from(format!("s{s}")), LoadVec::UNIT);
+        }
+        assert!(p.loads.is_empty(), "unit loads are not stored");
+        p.push(8, Arc::from("s8"), heavy(3.0));
+        *p.load_mut(2).expect("placed") = heavy(2.0);
+        assert_eq!(p.loads.len(), 9);
+        p.push(9, Arc::from("s9"), LoadVec::UNIT);
+        assert_eq!(
+            p.loads.len(),
+            9,
+            "a unit load after the column is not stored either"
+        );
+        let weights =
+            |p: &PlacedShards| p.iter().map(|(s, _, l)| (s, l.get(0))).collect::<Vec<_>>();
+        for s in [0, 1, 3, 4, 5, 6] {
+            assert_eq!(p.remove(s).map(|l| l.get(0)), Some(1.0));
+        }
+        assert_eq!(p.seqs.len(), 4, "compacted");
+        assert_eq!(weights(&p), vec![(2, 2.0), (7, 1.0), (8, 3.0), (9, 1.0)]);
+        assert_eq!(p.loads.len(), 3, "up to the last stored load");
+        assert_eq!(p.remove(8).map(|l| l.get(0)), Some(3.0));
+        assert_eq!(p.at(0).map(|(_, l)| l.get(0)), Some(2.0));
     }
 }

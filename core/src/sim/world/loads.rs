@@ -90,7 +90,7 @@ impl World {
         let mut per_region = Vec::new();
         for (id, _, shards) in c.state().regions() {
             if self.regions.contains_key(id.as_str()) {
-                let loads = shards.iter().filter_map(|s| s.parse().ok());
+                let loads = shards.filter_map(|s| s.parse().ok());
                 per_region.push(loads.map(|i| self.loads.load(i)).sum::<f64>());
             }
         }
@@ -159,7 +159,7 @@ impl World {
         self.active_coordinator()
             .and_then(|k| self.coords[k].c())
             .is_some_and(|c| {
-                c.state().shards_of(region).is_empty() && c.handoffs_in_progress().is_empty()
+                c.state().shards_of(region).next().is_none() && c.handoffs_in_progress().is_empty()
             })
     }
 }

@@ -29,7 +29,7 @@ use crate::host::InMemoryStore;
 use crate::host::{CoordinatorDriver, RegionDriver};
 use crate::model::Address;
 use crate::model::Version;
-use crate::model::{Member, MemberStatus};
+use crate::model::{ClusterView, Member, MemberStatus};
 use crate::protocol::{Envelope, ShardId};
 use crate::region::ExtractorDoc;
 use crate::region::{Region, RegionConfig, RegionInput};
@@ -296,7 +296,11 @@ impl World {
             chaos_rng,
             lease,
             store: InMemoryStore::new(),
-            reference: PersistentState::new(cfg.coordinator.remember_entities),
+            // No strategy reads the store's table, so any node does.
+            reference: PersistentState::new(
+                cfg.coordinator.remember_entities,
+                ClusterView::new(Address::parse("pekko://sim@store:2552")?),
+            ),
             coords: Vec::new(),
             nodes: Vec::new(),
             regions: BTreeMap::new(),
