@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
@@ -895,8 +895,9 @@ impl LeastLoad {
         let mut busiest =
             BinaryHeap::with_capacity(live.len() + 2 * round.moves_left.min(live.len()));
         busiest.extend(live.iter().map(|&i| entry(round, i)));
-        // per source slot: (size on it, sequence, shard), largest first, then oldest
-        let mut lists: Vec<Option<Vec<Movable>>> = vec![None; round.slots.len()];
+        // per source slot: its movable shards, largest first, then oldest; double-ended, since
+        // most leave from near the front (the largest) or the back (the smallest)
+        let mut lists: Vec<Option<VecDeque<Movable>>> = vec![None; round.slots.len()];
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
@@ -936,7 +937,7 @@ impl LeastLoad {
                 }
                 // indexes are distinct, so an unstable sort is exact
                 v.sort_unstable();
-                v
+                v.into()
             });
             let excess = top - ceiling;
             let mut over_budget = false;
