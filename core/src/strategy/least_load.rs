@@ -14,7 +14,7 @@
 //! With every load and capacity 1 and no rules it is least-shard, by calling least-shard.
 
 use std::cell::RefCell;
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
@@ -468,7 +468,10 @@ impl AllocationStrategy for LeastLoad {
                         .slot_of(state.region_in_slot(e.3))
                         .expect("a receiving region has a member");
                     round.slots[i].class = Some(c);
-                    Reverse((class_key(e.0 .0, e.1, i), 0))
+                    Head {
+                        key: class_key(e.0 .0, e.1, i),
+                        stamp: 0,
+                    }
                 }));
                 classes.keys.push(key);
                 classes.heaps.push(RefCell::new(entries.into()));
@@ -556,9 +559,37 @@ struct Classes<'s> {
     heaps: Vec<RefCell<ClassHeap>>,
 }
 
-/// One class's (entry, stamp) pairs, least entry on top; an entry is its slot's
-/// [`class_key`].
-type ClassHeap = BinaryHeap<Reverse<(u128, u32)>>;
+/// One class's (entry, stamp) pairs, least entry on top.
+type ClassHeap = BinaryHeap<Head>;
+
+/// A slot's entry in its class heap: its [`class_key`] and the slot's stamp when made. It
+/// orders by key alone, the least first, so a sift compares one integer: equal keys are the
+/// same slot's, and which of its entries comes up first decides nothing.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    key: u128,
+    stamp: u32,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Head) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Head {}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Head) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Head) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
 
 /// A slot's entry in its class: (load, shard count, slot), which orders as the state's
 /// `ClassEntry` does (slots are in map order), packed into one integer as [`Busy`] is, since
@@ -604,7 +635,7 @@ impl Round<'_> {
             let mut heap = heap.borrow_mut();
             // current entries the shard may not take, put back after
             let mut refused = Vec::new();
-            while let Some(&Reverse((key, stamp))) = heap.peek() {
+            while let Some(&Head { key, stamp }) = heap.peek() {
                 let i = class_slot(key);
                 if stamp != self.slots[i].stamp {
                     heap.pop();
@@ -724,10 +755,13 @@ impl<'s> Round<'s> {
             let s = &mut self.slots[i];
             s.stamp += 1;
             if let (Some(ix), Some(c)) = (self.classes.as_mut(), s.class) {
-                let new = Reverse((class_key(s.load.get(0), s.count, i), s.stamp));
+                let new = Head {
+                    key: class_key(s.load.get(0), s.count, i),
+                    stamp: s.stamp,
+                };
                 let heap = ix.heaps[c].get_mut();
                 // a destination was usually its class's head: its entry is replaced in place
-                if heap.peek().is_some_and(|top| class_slot(top.0 .0) == i) {
+                if heap.peek().is_some_and(|top| class_slot(top.key) == i) {
                     *heap.peek_mut().expect("a head") = new;
                 } else {
                     heap.push(new);
