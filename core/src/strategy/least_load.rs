@@ -25,8 +25,7 @@ use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
 use crate::model::{
-    check_budget, utilisation, Amount, CapVec, ClassKey, LoadVec, ShardMap,
-    ShardRule,
+    check_budget, utilisation, Amount, CapVec, ClassKey, LoadVec, ShardMap, ShardRule,
 };
 use crate::model::{AllocationState, Region, RegionId, ShardId};
 use crate::{Error, Result};
@@ -1143,6 +1142,46 @@ impl Busy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn movables_order_largest_first_then_oldest_and_unpack_to_what_was_packed() {
+        let sizes = [1e-300, 1e-9, 0.25, 0.5, 1.0, 3.0, f64::INFINITY];
+        let mut all = Vec::new();
+        for &size in &sizes {
+            for index in [0u32, 1, 9, u32::MAX] {
+                let m = Movable::new(size, index);
+                assert_eq!((m.size().to_bits(), m.index()), (size.to_bits(), index));
+                all.push((m, size, index));
+            }
+        }
+        for (a, sa, ia) in &all {
+            for (b, sb, ib) in &all {
+                let want = sb.total_cmp(sa).then(ia.cmp(ib));
+                assert_eq!(a.cmp(b), want, "{sa} {ia} vs {sb} {ib}");
+            }
+        }
+    }
+
+    #[test]
+    fn class_keys_order_as_load_then_count_then_slot() {
+        let loads = [-1e-17, -0.0, 0.0, 0.5, 2.0, f64::INFINITY];
+        let mut all = Vec::new();
+        for &load in &loads {
+            for count in [0usize, 1, 1 << 20] {
+                for slot in [0usize, 3, 999] {
+                    let key = class_key(load, count, slot);
+                    assert_eq!(class_slot(key), slot);
+                    all.push((key, load, count, slot));
+                }
+            }
+        }
+        for (a, la, ca, sa) in &all {
+            for (b, lb, cb, sb) in &all {
+                let want = la.total_cmp(lb).then(ca.cmp(cb)).then(sa.cmp(sb));
+                assert_eq!(a.cmp(b), want, "{la} {ca} {sa} vs {lb} {cb} {sb}");
+            }
+        }
+    }
 
     #[test]
     fn busy_orders_as_utilisation_then_map_order_and_unpacks_to_what_was_packed() {
