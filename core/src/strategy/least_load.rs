@@ -14,8 +14,8 @@
 //! With every load and capacity 1 and no rules it is least-shard, by calling least-shard.
 
 use std::cell::RefCell;
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashSet};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
@@ -25,8 +25,7 @@ use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
 use crate::model::{
-    check_budget, utilisation, Amount, CapVec, ClassEntry, ClassKey, LoadVec, Ordered, ShardMap,
-    ShardRule,
+    check_budget, utilisation, Amount, CapVec, ClassKey, LoadVec, ShardMap, ShardRule,
 };
 use crate::model::{AllocationState, Region, RegionId, ShardId};
 use crate::{Error, Result};
@@ -460,16 +459,19 @@ impl AllocationStrategy for LeastLoad {
             // building, where a fresh index per round cost more than the moves.
             let mut classes = Classes::default();
             for (c, (key, set)) in state.receiving_classes().groups().enumerate() {
-                let entries: Vec<Reverse<(ClassEntry, u32)>> = set
-                    .iter()
-                    .map(|e| {
-                        let i = round
-                            .slot_of(state.region_in_slot(e.3))
-                            .expect("a receiving region has a member");
-                        round.slots[i].class = Some(c);
-                        Reverse(((e.0, e.1, e.2, i), 0))
-                    })
-                    .collect();
+                // a move pushes at most two entries: room for the first moves without regrowing
+                let mut entries =
+                    Vec::with_capacity(set.len() + 2 * round.moves_left.min(set.len()));
+                entries.extend(set.iter().map(|e| {
+                    let i = round
+                        .slot_of(state.region_in_slot(e.3))
+                        .expect("a receiving region has a member");
+                    round.slots[i].class = Some(c);
+                    Head {
+                        key: class_key(e.0 .0, e.1, i),
+                        stamp: 0,
+                    }
+                }));
                 classes.keys.push(key);
                 classes.heaps.push(RefCell::new(entries.into()));
             }
@@ -557,7 +559,63 @@ struct Classes<'s> {
 }
 
 /// One class's (entry, stamp) pairs, least entry on top.
-type ClassHeap = BinaryHeap<Reverse<(ClassEntry, u32)>>;
+type ClassHeap = BinaryHeap<Head>;
+
+/// A slot's entry in its class heap: its [`class_key`] and the slot's stamp when made. It
+/// orders by key alone, the least first, so a sift compares one integer: equal keys are the
+/// same slot's, and which of its entries comes up first decides nothing.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    key: u128,
+    stamp: u32,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Head) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Head {}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Head) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Head) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+/// A slot's entry in its class: (load, shard count, slot), which orders as the state's
+/// `ClassEntry` does (slots are in map order), packed into one integer as [`Busy`] is, since
+/// every move sifts a class heap.
+fn class_key(load: f64, count: usize, slot: usize) -> u128 {
+    let count = u32::try_from(count).expect("fewer than 2^32 shards in a region");
+    u128::from(total_order_bits(load)) << 64 | u128::from(count) << 32 | u128::from(as_u32(slot))
+}
+
+/// The slot of a [`class_key`].
+fn class_slot(key: u128) -> usize {
+    key as u32 as usize
+}
+
+fn as_u32(slot: usize) -> u32 {
+    u32::try_from(slot).expect("fewer than 2^32 regions")
+}
+
+/// `f64::total_cmp`'s order as an unsigned integer.
+fn total_order_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
+    }
+}
 
 impl Round<'_> {
     /// Per class whose tags cover `required` (in class order): its first slot that
@@ -576,17 +634,21 @@ impl Round<'_> {
             let mut heap = heap.borrow_mut();
             // current entries the shard may not take, put back after
             let mut refused = Vec::new();
-            while let Some(&Reverse((e, stamp))) = heap.peek() {
-                if stamp != self.slots[e.3].stamp {
+            while let Some(&Head { key, stamp }) = heap.peek() {
+                let i = class_slot(key);
+                if stamp != self.slots[i].stamp {
                     heap.pop();
-                } else if accepts(e.3) {
-                    each(e.3);
+                } else if accepts(i) {
+                    each(i);
                     break;
                 } else {
                     refused.extend(heap.pop());
                 }
             }
-            heap.extend(refused);
+            if !refused.is_empty() {
+                // rebuilding costs even when nothing comes back
+                heap.extend(refused);
+            }
         }
     }
 }
@@ -692,13 +754,13 @@ impl<'s> Round<'s> {
             let s = &mut self.slots[i];
             s.stamp += 1;
             if let (Some(ix), Some(c)) = (self.classes.as_mut(), s.class) {
-                let new = Reverse((
-                    (Ordered(s.load.get(0)), s.count, s.region.map_position(), i),
-                    s.stamp,
-                ));
+                let new = Head {
+                    key: class_key(s.load.get(0), s.count, i),
+                    stamp: s.stamp,
+                };
                 let heap = ix.heaps[c].get_mut();
                 // a destination was usually its class's head: its entry is replaced in place
-                if heap.peek().is_some_and(|top| top.0 .0 .3 == i) {
+                if heap.peek().is_some_and(|top| class_slot(top.key) == i) {
                     *heap.peek_mut().expect("a head") = new;
                 } else {
                     heap.push(new);
@@ -866,8 +928,9 @@ impl LeastLoad {
         let mut busiest =
             BinaryHeap::with_capacity(live.len() + 2 * round.moves_left.min(live.len()));
         busiest.extend(live.iter().map(|&i| entry(round, i)));
-        // per source slot: (size on it, sequence, shard), largest first, then oldest
-        let mut lists: Vec<Option<Vec<Movable>>> = vec![None; round.slots.len()];
+        // per source slot: its movable shards, largest first, then oldest; double-ended, since
+        // most leave from near the front (the largest) or the back (the smallest)
+        let mut lists: Vec<Option<VecDeque<Movable>>> = vec![None; round.slots.len()];
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
@@ -902,17 +965,16 @@ impl LeastLoad {
                     let size = utilisation(load, None, cap, width);
                     // moving a weightless shard helps nobody
                     if size > 0.0 {
-                        v.push((size, i));
+                        v.push(Movable::new(size, i));
                     }
                 }
-                // largest first, then oldest (listed oldest first, so a stable sort keeps
-                // that); sizes are positive (never NaN), where the bits order as the numbers do
-                v.sort_by_key(|x| Reverse(x.0.to_bits()));
-                v
+                // indexes are distinct, so an unstable sort is exact
+                v.sort_unstable();
+                v.into()
             });
             let excess = top - ceiling;
             let mut over_budget = false;
-            let within = list.partition_point(|x| x.0 > excess);
+            let within = list.partition_point(|x| x.size() > excess);
             // the largest shard within the excess first, then the smallest beyond it (oldest
             // first among equals)
             // built only when nothing within the excess helps
@@ -920,16 +982,16 @@ impl LeastLoad {
                 let mut v: Vec<usize> = (0..within).collect();
                 v.sort_by(|&x, &y| {
                     list[x]
-                        .0
-                        .total_cmp(&list[y].0)
-                        .then(list[x].1.cmp(&list[y].1))
+                        .size()
+                        .total_cmp(&list[y].size())
+                        .then(list[x].index().cmp(&list[y].index()))
                 });
                 v
             };
             // A move helps when both ends finish below `top`; `None` when it does not fit the
             // budget.
             let source = round.slots[s].region;
-            let movable = |k: usize| source.shard_by_index(list[k].1).expect("listed");
+            let movable = |k: usize| source.shard_by_index(list[k].index()).expect("listed");
             let helps = |k: usize| -> Option<Option<usize>> {
                 let (shard, load) = movable(k);
                 if !round.fits(load) {
@@ -984,7 +1046,7 @@ impl LeastLoad {
                 } else if within > 0 {
                     // the smallest beyond the excess, oldest first among equals
                     let mut j = within - 1;
-                    while j > 0 && list[j - 1].0 == list[within - 1].0 {
+                    while j > 0 && list[j - 1].size() == list[within - 1].size() {
                         j -= 1;
                     }
                     Some(j)
@@ -1026,10 +1088,27 @@ impl LeastLoad {
     }
 }
 
-/// A shard a region may give away: (utilisation it adds there, its index in the region's
-/// [`Region::shards_indexed`], which orders as age does). Small, since a round keeps a list of
-/// them for every source it relieves.
-type Movable = (f64, u32);
+/// A shard a region may give away: the utilisation it adds there and its index in the
+/// region's [`Region::shards_indexed`] (which orders as age does), packed into one integer
+/// that orders largest first, then oldest, since sorting a source's list is most of what
+/// building it costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Movable(u128);
+
+impl Movable {
+    /// `size` must be positive, where its bits order as the number does.
+    fn new(size: f64, index: u32) -> Movable {
+        Movable(u128::from(!size.to_bits()) << 64 | u128::from(index))
+    }
+
+    fn size(self) -> f64 {
+        f64::from_bits(!((self.0 >> 64) as u64))
+    }
+
+    fn index(self) -> u32 {
+        self.0 as u32
+    }
+}
 
 fn seq(state: &AllocationState, shard: &str) -> u64 {
     state.shard_sequence(shard).expect("allocated shard")
@@ -1043,11 +1122,8 @@ struct Busy(u128);
 
 impl Busy {
     fn new(util: f64, slot: usize, stamp: u32) -> Busy {
-        // `f64::total_cmp`'s order as an unsigned integer
-        let b = util.to_bits();
-        let key = if b >> 63 == 1 { !b } else { b | 1 << 63 };
-        let slot = u32::try_from(slot).expect("fewer than 2^32 regions");
-        Busy(u128::from(key) << 64 | u128::from(u32::MAX - slot) << 32 | u128::from(stamp))
+        let key = total_order_bits(util);
+        Busy(u128::from(key) << 64 | u128::from(u32::MAX - as_u32(slot)) << 32 | u128::from(stamp))
     }
 
     /// (utilisation, slot, stamp)
@@ -1066,6 +1142,46 @@ impl Busy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn movables_order_largest_first_then_oldest_and_unpack_to_what_was_packed() {
+        let sizes = [1e-300, 1e-9, 0.25, 0.5, 1.0, 3.0, f64::INFINITY];
+        let mut all = Vec::new();
+        for &size in &sizes {
+            for index in [0u32, 1, 9, u32::MAX] {
+                let m = Movable::new(size, index);
+                assert_eq!((m.size().to_bits(), m.index()), (size.to_bits(), index));
+                all.push((m, size, index));
+            }
+        }
+        for (a, sa, ia) in &all {
+            for (b, sb, ib) in &all {
+                let want = sb.total_cmp(sa).then(ia.cmp(ib));
+                assert_eq!(a.cmp(b), want, "{sa} {ia} vs {sb} {ib}");
+            }
+        }
+    }
+
+    #[test]
+    fn class_keys_order_as_load_then_count_then_slot() {
+        let loads = [-1e-17, -0.0, 0.0, 0.5, 2.0, f64::INFINITY];
+        let mut all = Vec::new();
+        for &load in &loads {
+            for count in [0usize, 1, 1 << 20] {
+                for slot in [0usize, 3, 999] {
+                    let key = class_key(load, count, slot);
+                    assert_eq!(class_slot(key), slot);
+                    all.push((key, load, count, slot));
+                }
+            }
+        }
+        for (a, la, ca, sa) in &all {
+            for (b, lb, cb, sb) in &all {
+                let want = la.total_cmp(lb).then(ca.cmp(cb)).then(sa.cmp(sb));
+                assert_eq!(a.cmp(b), want, "{la} {ca} {sa} vs {lb} {cb} {sb}");
+            }
+        }
+    }
 
     #[test]
     fn busy_orders_as_utilisation_then_map_order_and_unpacks_to_what_was_packed() {
