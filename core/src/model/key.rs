@@ -40,9 +40,13 @@ impl IdKey {
 
     pub fn as_str(&self) -> &str {
         match self {
-            IdKey::Inline { len, bytes } => {
-                std::str::from_utf8(&bytes[..*len as usize]).expect("copied from a str")
-            }
+            // Not `from_utf8`: checking the bytes again on every hash and compare cost ~4% of
+            // a least-load plan, which probes these maps several times per move.
+            // SAFETY: `new` is the only constructor and copies the whole of a `str` into
+            // `bytes[..len]`; the fields are private to this module and never changed after.
+            IdKey::Inline { len, bytes } => unsafe {
+                std::str::from_utf8_unchecked(&bytes[..*len as usize])
+            },
             IdKey::Heap(s) => s,
         }
     }
