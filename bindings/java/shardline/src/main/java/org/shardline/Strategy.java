@@ -100,19 +100,16 @@ public final class Strategy extends NativeHandle {
   public Allocation allocate(AllocationState state, String requester, String shard) {
     Objects.requireNonNull(state, "state");
     // Typed rather than an operation by name, and without lambdas: it is the call a host makes
-    // per new shard. A shard id of up to 16 ASCII characters also crosses packed in two longs,
-    // which the native side reads without a JNI call; it reads any other (and null) from the
-    // String.
-    int n = shard == null ? -1 : shard.length();
-    long lo = n >= 0 && n <= 16 ? pack(shard, 0, Math.min(n, 8)) : -1;
-    long hi = n > 8 && lo != -1 ? pack(shard, 8, n) : 0;
-    int packed = lo == -1 || hi == -1 ? -1 : n;
+    // per new shard; the shard id crosses packed when it is short ASCII (ShortAscii).
+    int n = ShortAscii.length(shard);
+    long lo = ShortAscii.word(shard, 0, n);
+    long hi = ShortAscii.word(shard, 8, n);
     String r;
     long h = enter();
     try {
       long s = state.enter();
       try {
-        r = nAllocate(h, s, lo, hi, packed, shard, requester);
+        r = nAllocate(h, s, lo, hi, n, shard, requester);
       } finally {
         state.exit();
       }
@@ -120,20 +117,6 @@ public final class Strategy extends NativeHandle {
       exit();
     }
     return r == null ? Allocation.pending() : Allocation.to(r);
-  }
-
-  /**
-   * Characters {@code from} to {@code to} (at most 8) of {@code s}, a byte each, the first in the
-   * lowest; -1 when one is not ASCII (packed ASCII never is: its high bit is clear).
-   */
-  private static long pack(String s, int from, int to) {
-    long p = 0;
-    for (int i = from; i < to; i++) {
-      char c = s.charAt(i);
-      if (c >= 0x80) return -1;
-      p |= (long) c << (8 * (i - from));
-    }
-    return p;
   }
 
   public Explained<Allocation> explainAllocate(AllocationState state, String requester, String shard) {
