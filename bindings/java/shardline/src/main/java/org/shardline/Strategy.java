@@ -137,12 +137,13 @@ public final class Strategy extends NativeHandle {
   /** The shards {@code nRebalance} packs into one string: UTF-16 length, ':', id, and so on. */
   static List<String> unpack(String packed) {
     List<String> out = new ArrayList<>();
+    // one pass over each length's digits (no indexOf and parseInt over them again): a tick
+    // that moves shards reads a length per shard
     for (int i = 0, n = packed.length(); i < n; ) {
-      int colon = packed.indexOf(':', i);
-      int start = colon + 1;
-      int end = start + Integer.parseInt(packed, i, colon, 10);
-      out.add(packed.substring(start, end));
-      i = end;
+      int length = 0;
+      for (char c; (c = packed.charAt(i++)) != ':'; ) length = 10 * length + (c - '0');
+      out.add(packed.substring(i, i + length));
+      i += length;
     }
     return out;
   }
