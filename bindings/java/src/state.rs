@@ -8,7 +8,7 @@
 //! thread changing it waits for the decision.
 
 use jni::objects::{JObjectArray, JString};
-use jni::sys::{jint, jlong, jobject, jstring};
+use jni::sys::{jboolean, jint, jlong, jobject, jstring};
 
 use shardline_bind::handle::Wait;
 use shardline_bind::host_state::HostState;
@@ -17,7 +17,7 @@ use shardline_bind::{Failure as BindFailure, Status};
 use shardline_core::model::AllocationState;
 
 use crate::boundary::{Failure, Result};
-use crate::convert::{new_string, string};
+use crate::convert::{new_string, string, text, text_packed, TextBuf};
 use crate::native::native;
 use crate::ops;
 
@@ -67,22 +67,32 @@ fn Java_org_shardline_AllocationState_nRegionCount(_, h: jlong) -> jint {
 
 native! {
 /// `AllocationState.addShard`, typed: a host mirroring a coordinator's map calls it on every
-/// allocation, and the operation path's argument conversion cost more than the change.
+/// allocation, and the operation path's argument conversion cost more than the change. Both ids
+/// are read onto the stack, the shard's packed when short ASCII (see `convert::text_packed`).
 fn Java_org_shardline_AllocationState_nAddShard(
-    env, h: jlong, region: JString<'l>, shard: JString<'l>,
+    env, h: jlong, region: JString<'l>, lo: jlong, hi: jlong, shard_length: jint,
+    shard: JString<'l>,
 ) {
-    let region = string(env, &region, "region")?;
-    let shard = string(env, &shard, "shard")?;
+    let (mut region_buf, mut shard_buf) = (TextBuf::new(), TextBuf::new());
+    let region = text(env, &region, "region", &mut region_buf)?;
+    let shard = text_packed(env, (lo, hi, shard_length), &shard, "shard", &mut shard_buf)?;
     // SAFETY: Java passes a live handle and keeps it alive for the call (NativeHandle).
-    Ok(unsafe { get(h) }?.write(run, |st| st.add_shard(&region, &shard))?)
+    Ok(unsafe { get(h) }?.write(run, |st| st.add_shard(region, shard))?)
 }}
 
 native! {
-/// `AllocationState.removeShard`, typed (as `nAddShard`, per hand-off): the region that held it.
-fn Java_org_shardline_AllocationState_nRemoveShard(env, h: jlong, shard: JString<'l>) -> jstring {
-    let shard = string(env, &shard, "shard")?;
+/// `AllocationState.removeShard` (as `nAddShard`, per hand-off): the region that held it, or
+/// null when the caller does not want it (a new `String` costs more than the removal).
+fn Java_org_shardline_AllocationState_nRemoveShard(
+    env, h: jlong, lo: jlong, hi: jlong, shard_length: jint, shard: JString<'l>, answer: jboolean,
+) -> jstring {
+    let mut shard_buf = TextBuf::new();
+    let shard = text_packed(env, (lo, hi, shard_length), &shard, "shard", &mut shard_buf)?;
     // SAFETY: Java passes a live handle and keeps it alive for the call (NativeHandle).
-    let region = unsafe { get(h) }?.write(run, |st| Ok(st.remove_shard(&shard)?.to_string()))?;
+    let region = unsafe { get(h) }?.write(run, |st| st.remove_shard(shard))?;
+    if answer == 0 {
+        return Ok(std::ptr::null_mut());
+    }
     new_string(env, &region)
 }}
 

@@ -121,15 +121,37 @@ public final class AllocationState extends NativeHandle {
 
   /** Allocates {@code shard} to {@code region}. */
   public void addShard(String region, String shard) {
-    call(h -> {
-      nAddShard(h, region, shard);
-      return null;
-    });
+    // Typed and without lambdas: a host mirroring a coordinator's map calls it per allocation.
+    int n = ShortAscii.length(shard);
+    long h = enter();
+    try {
+      nAddShard(h, region, ShortAscii.word(shard, 0, n), ShortAscii.word(shard, 8, n), n, shard);
+    } finally {
+      exit();
+    }
   }
 
   /** Deallocates a shard; returns the region that held it. */
   public String removeShard(String shard) {
-    return call(h -> nRemoveShard(h, shard));
+    return remove(shard, true);
+  }
+
+  /**
+   * {@link #removeShard} for a caller that knows the region already: the answer would cost a
+   * new String per hand-off.
+   */
+  public void dropShard(String shard) {
+    remove(shard, false);
+  }
+
+  private String remove(String shard, boolean answer) {
+    int n = ShortAscii.length(shard);
+    long h = enter();
+    try {
+      return nRemoveShard(h, ShortAscii.word(shard, 0, n), ShortAscii.word(shard, 8, n), n, shard, answer);
+    } finally {
+      exit();
+    }
   }
 
   // ---- least-load's inputs: utilisation is load / capacity, the maximum over dimensions ----
@@ -224,9 +246,9 @@ public final class AllocationState extends NativeHandle {
 
   private static native int nRegionCount(long h);
 
-  private static native void nAddShard(long h, String region, String shard);
+  private static native void nAddShard(long h, String region, long lo, long hi, int shardLength, String shard);
 
-  private static native String nRemoveShard(long h, String shard);
+  private static native String nRemoveShard(long h, long lo, long hi, int shardLength, String shard, boolean answer);
 
   /** The operations of the native ops::state, by name. */
   private static native Object nOp(long h, String op, Object[] args);

@@ -100,19 +100,16 @@ public final class Strategy extends NativeHandle {
   public Allocation allocate(AllocationState state, String requester, String shard) {
     Objects.requireNonNull(state, "state");
     // Typed rather than an operation by name, and without lambdas: it is the call a host makes
-    // per new shard. A shard id of up to 16 ASCII characters also crosses packed in two longs,
-    // which the native side reads without a JNI call; it reads any other (and null) from the
-    // String.
-    int n = shard == null ? -1 : shard.length();
-    long lo = n >= 0 && n <= 16 ? pack(shard, 0, Math.min(n, 8)) : -1;
-    long hi = n > 8 && lo != -1 ? pack(shard, 8, n) : 0;
-    int packed = lo == -1 || hi == -1 ? -1 : n;
+    // per new shard; the shard id crosses packed when it is short ASCII (ShortAscii).
+    int n = ShortAscii.length(shard);
+    long lo = ShortAscii.word(shard, 0, n);
+    long hi = ShortAscii.word(shard, 8, n);
     String r;
     long h = enter();
     try {
       long s = state.enter();
       try {
-        r = nAllocate(h, s, lo, hi, packed, shard, requester);
+        r = nAllocate(h, s, lo, hi, n, shard, requester);
       } finally {
         state.exit();
       }
@@ -120,20 +117,6 @@ public final class Strategy extends NativeHandle {
       exit();
     }
     return r == null ? Allocation.pending() : Allocation.to(r);
-  }
-
-  /**
-   * Characters {@code from} to {@code to} (at most 8) of {@code s}, a byte each, the first in the
-   * lowest; -1 when one is not ASCII (packed ASCII never is: its high bit is clear).
-   */
-  private static long pack(String s, int from, int to) {
-    long p = 0;
-    for (int i = from; i < to; i++) {
-      char c = s.charAt(i);
-      if (c >= 0x80) return -1;
-      p |= (long) c << (8 * (i - from));
-    }
-    return p;
   }
 
   public Explained<Allocation> explainAllocate(AllocationState state, String requester, String shard) {
@@ -154,12 +137,13 @@ public final class Strategy extends NativeHandle {
   /** The shards {@code nRebalance} packs into one string: UTF-16 length, ':', id, and so on. */
   static List<String> unpack(String packed) {
     List<String> out = new ArrayList<>();
+    // one pass over each length's digits (no indexOf and parseInt over them again): a tick
+    // that moves shards reads a length per shard
     for (int i = 0, n = packed.length(); i < n; ) {
-      int colon = packed.indexOf(':', i);
-      int start = colon + 1;
-      int end = start + Integer.parseInt(packed, i, colon, 10);
-      out.add(packed.substring(start, end));
-      i = end;
+      int length = 0;
+      for (char c; (c = packed.charAt(i++)) != ':'; ) length = 10 * length + (c - '0');
+      out.add(packed.substring(i, i + length));
+      i += length;
     }
     return out;
   }

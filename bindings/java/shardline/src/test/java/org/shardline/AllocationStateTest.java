@@ -34,6 +34,24 @@ class AllocationStateTest {
   }
 
   @Test
+  void shardIdsOfEveryShapeCrossIntact() {
+    // short ASCII ids cross packed, the rest as Strings: both must name the same shard
+    List<String> ids = List.of("", "x", "12345678", "123456789", "0123456789abcdef", "0123456789abcdefg", "é", "𝄞 shard");
+    try (AllocationState s = new AllocationState(A)) {
+      s.addRegion("a", A);
+      for (String id : ids) s.addShard("a", id);
+      assertEquals(ids, s.region("a").orElseThrow().shards());
+      for (String id : ids) assertEquals(Optional.of("a"), s.homeOf(id), id);
+      s.dropShard("123456789");
+      assertEquals("a", s.removeShard("𝄞 shard"));
+      assertEquals(Optional.empty(), s.homeOf("123456789"));
+      assertEquals(ids.size() - 2, s.shardCount());
+      assertEquals(Status.INVALID_STATE, assertThrows(ShardlineException.class, () -> s.dropShard("123456789")).status());
+      assertEquals(Status.NULL_POINTER, assertThrows(ShardlineException.class, () -> s.dropShard(null)).status());
+    }
+  }
+
+  @Test
   void aLocalRegionRunsOnTheSelfNode() {
     try (AllocationState s = new AllocationState(A)) {
       s.addRegion("mine", "pekko://sys", true);

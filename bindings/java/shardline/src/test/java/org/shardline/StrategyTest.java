@@ -44,6 +44,13 @@ class StrategyTest {
   }
 
   @Test
+  void packedRebalanceAnswersUnpackWhateverTheLengths() {
+    String long12 = "1:2:3:4:5:6:", long300 = "y".repeat(300);
+    assertEquals(List.of(long12, "", long300, "\ud83d\ude00"), Strategy.unpack("12:" + long12 + "0:300:" + long300 + "2:\ud83d\ude00"));
+    assertEquals(List.of(), Strategy.unpack(""));
+  }
+
+  @Test
   void idsOfEveryShapeCrossTheBoundaryUnchanged() {
     // short ASCII takes the stack-buffer paths; NUL, non-ASCII, characters outside the BMP and
     // long ids take the general ones; a rebalance packs its answer as length ':' id, which an id

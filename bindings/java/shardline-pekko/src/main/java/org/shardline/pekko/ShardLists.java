@@ -106,7 +106,13 @@ final class ShardLists {
     int per = 1 << (5 * a.dim);
     int most = Math.min(Math.min(x.length, y.length), room / per);
     int k = 0;
-    while (k < most && a.child(x, k) == b.child(y, k)) k++;
+    // one loop per direction: this is the hot loop of a list rebuilt around shared leaves
+    if (a.forward) {
+      while (k < most && x[k] == y[k]) k++;
+    } else {
+      int ex = x.length - 1, ey = y.length - 1;
+      while (k < most && x[ex - k] == y[ey - k]) k++;
+    }
     if (k > 0) {
       a.pass(k);
       b.pass(k);
@@ -137,7 +143,7 @@ final class ShardLists {
     private final Object[][] stack = new Object[MAX_DIM][];
     private final int[] at = new int[MAX_DIM];
     private Vector<?> v;
-    private boolean forward;
+    boolean forward;
     private int slices;
     /** Slices passed, in walk order. */
     private int slice;

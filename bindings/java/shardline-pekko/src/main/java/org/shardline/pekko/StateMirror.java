@@ -457,7 +457,7 @@ final class StateMirror {
     if (p == n) return n;
     int q = lists.commonSuffix(from, to, Math.min(n, m) - p);
     boolean inserts = p + q < m;
-    for (int i = p, end = inserts ? n : n - q; i < end; i++) state.removeShard(from.apply(i));
+    for (int i = p, end = inserts ? n : n - q; i < end; i++) state.dropShard(from.apply(i));
     return inserts ? p : m;
   }
 
