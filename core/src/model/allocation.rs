@@ -622,8 +622,9 @@ impl AllocationState {
             versioned: false,
         };
         // one lookup both refuses a shard already placed and makes (or finds) its entry
-        match self.homes.entry(IdKey::new(shard)) {
-            Entry::Occupied(e) if e.get().slot != HOMELESS => {
+        let entry = self.homes.entry(IdKey::new(shard));
+        if let Entry::Occupied(e) = &entry {
+            if e.get().slot != HOMELESS {
                 let owner = self.slots[e.get().slot()]
                     .as_ref()
                     .map(|r| r.id.to_string())
@@ -632,22 +633,13 @@ impl AllocationState {
                     "shard {shard:?} is already allocated to region {owner:?}"
                 )));
             }
-            Entry::Occupied(mut e) => {
-                // the version outlives the allocation before
-                let old = e.get();
-                (home.version, home.versioned) = (old.version, old.versioned);
-                if let Some(v) = version {
-                    (home.version, home.versioned) = (v, true);
-                }
-                e.insert(home);
-            }
-            Entry::Vacant(e) => {
-                if let Some(v) = version {
-                    (home.version, home.versioned) = (v, true);
-                }
-                e.insert(home);
-            }
+            // the version outlives the allocation before
+            (home.version, home.versioned) = (e.get().version, e.get().versioned);
         }
+        if let Some(v) = version {
+            (home.version, home.versioned) = (v, true);
+        }
+        entry.insert_entry(home);
         self.placed += 1;
         self.next_seq += 1;
         self.mark(slot);
