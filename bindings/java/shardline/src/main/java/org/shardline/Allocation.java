@@ -26,6 +26,11 @@ public final class Allocation {
     return Optional.ofNullable(region);
   }
 
+  /** Whether this is an allocation to exactly this String object (not an equal one). */
+  boolean isTo(String regionId) {
+    return region == regionId;
+  }
+
   public boolean isPending() {
     return region == null;
   }

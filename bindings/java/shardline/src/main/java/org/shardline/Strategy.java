@@ -26,6 +26,9 @@ public final class Strategy extends NativeHandle {
     NativeLibrary.load();
   }
 
+  /** {@link #allocate}'s last answer to a region (pending until the first). */
+  private Allocation lastAnswer = Allocation.pending();
+
   private Strategy(long handle) {
     super(handle, Strategy::nFree, "Strategy");
   }
@@ -116,7 +119,16 @@ public final class Strategy extends NativeHandle {
     } finally {
       exit();
     }
-    return r == null ? Allocation.pending() : Allocation.to(r);
+    if (r == null) return Allocation.pending();
+    // The native side answers a region it answered before with the same String, so while the
+    // answer repeats the last Allocation is reused (identity compare) instead of made per call.
+    // Allocation is immutable: a thread racing on the field sees one answer or the other whole.
+    Allocation last = lastAnswer;
+    if (!last.isTo(r)) {
+      last = Allocation.to(r);
+      lastAnswer = last;
+    }
+    return last;
   }
 
   public Explained<Allocation> explainAllocate(AllocationState state, String requester, String shard) {

@@ -2,6 +2,7 @@ package org.shardline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -107,6 +108,12 @@ class StrategyTest {
         assertEquals(Allocation.to("d"), st.allocate(s, null, "9"));
       }
       assertEquals(Allocation.to("d"), st.allocate(s, null, "9"));
+      // a repeated answer is the same object; a new one is not kept from before
+      Allocation d = st.allocate(s, null, "9");
+      assertSame(d, st.allocate(s, null, "9"));
+      s.removeRegion("d");
+      assertEquals(Allocation.to("b"), st.allocate(s, null, "9"));
+      assertNotSame(d, st.allocate(s, null, "9"));
     }
   }
 
