@@ -70,7 +70,7 @@ mod tests {
         let mut p = CoordinatorPipeline::new(c.unwrap());
         let member = Member::new(Address::parse(NODE).unwrap());
         p.step(0, CoordinatorStep::Start).unwrap();
-        let input = shardline_core::coordinator::CoordinatorInput::Member(member);
+        let input = shardline_core::coordinator::CoordinatorInput::Member(Box::new(member));
         p.step(0, CoordinatorStep::Input(input)).unwrap();
         p
     }

@@ -44,11 +44,8 @@ use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
 };
-use shardline_core::coordinator::LeaseGrant;
 use shardline_core::coordinator::StoredState;
-use shardline_core::coordinator::{
-    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
-};
+use shardline_core::coordinator::{Coordinator, CoordinatorInput, CoordinatorOutput};
 use shardline_core::host::{Completion, CoordinatorPipeline};
 use shardline_core::model::Address;
 use shardline_core::model::Member;
@@ -57,7 +54,10 @@ use shardline_core::protocol::{
 };
 use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
 use shardline_core::replay::CoordinatorStep;
-use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
+
+#[path = "support/coordinator_instance.rs"]
+mod coordinator_instance;
+use coordinator_instance::{config, coordinator, from_region, grant, least_shard, next, node};
 
 /// Distinct entities routed to, each way: enough that the shards they hit do not stay cached.
 const ENTITIES: usize = 16_384;
@@ -75,103 +75,6 @@ fn large() -> (usize, usize) {
     } else {
         (100, 100_000)
     }
-}
-
-fn node(i: usize) -> String {
-    format!(
-        "pekko://sys@10.{}.{}.{}:2552",
-        i >> 16,
-        (i >> 8) & 255,
-        i & 255
-    )
-}
-
-fn from_region(region: &str, command: Command) -> CoordinatorInput {
-    CoordinatorInput::Receive(Envelope {
-        from: Endpoint::Region(region.to_owned()),
-        to: Endpoint::Coordinator,
-        message: Message::Command(command),
-    })
-}
-
-fn least_shard() -> Box<dyn AllocationStrategy> {
-    StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"}))
-        .and_then(|c| c.build())
-        .expect("strategy")
-}
-
-/// Snapshots are outputs the host writes away, not state: none, so the setup is quick.
-fn config() -> CoordinatorConfig {
-    CoordinatorConfig {
-        snapshot_after: 0,
-        ..CoordinatorConfig::default()
-    }
-}
-
-fn grant() -> LeaseGrant {
-    LeaseGrant {
-        token: FencingToken(1),
-        valid_until_ms: 1 << 63,
-    }
-}
-
-/// Feeds the `ShardStarted` acks for every `HostShard` in `out` back, as regions would.
-fn ack_hosts(co: &mut Coordinator, out: Vec<CoordinatorOutput>) {
-    for o in out {
-        if let CoordinatorOutput::Send(Envelope {
-            to: Endpoint::Region(region),
-            message: Message::Directive(Directive::HostShard { shard, stamp, .. }),
-            ..
-        }) = o
-        {
-            let ack = from_region(&region, Command::ShardStarted { shard, stamp });
-            co.handle(0, ack).expect("ack");
-        }
-    }
-    co.drain_outputs();
-}
-
-/// An active coordinator with `r` regions (one per Up member) and shards `0..s` allocated
-/// through `GetShardHome`, i.e. by the coordinator's own least-shard strategy.
-fn coordinator(r: usize, s: usize) -> Coordinator {
-    let self_address = Address::parse(&node(0)).expect("address");
-    let mut co = Coordinator::new(config(), least_shard(), self_address).expect("coordinator");
-    co.start(0);
-    co.handle(0, CoordinatorInput::LeaseGranted(grant()))
-        .expect("lease");
-    co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
-        .expect("load");
-    for i in 0..r {
-        let address = Address::parse(&node(i)).expect("address");
-        co.handle(0, CoordinatorInput::Member(Member::new(address)))
-            .expect("member");
-        let register = Command::register(node(i));
-        co.handle(0, from_region(&format!("r{i}"), register))
-            .expect("register");
-    }
-    co.drain_outputs();
-    for k in 0..s {
-        let ask = Command::GetShardHome {
-            shard: k.to_string(),
-        };
-        co.handle(0, from_region(&format!("r{}", k % r), ask))
-            .expect("allocate");
-        if k % 1024 == 1023 {
-            let out = co.drain_outputs();
-            ack_hosts(&mut co, out);
-        }
-    }
-    let out = co.drain_outputs();
-    ack_hosts(&mut co, out);
-    assert_eq!(co.state().shard_count(), s, "every shard allocated");
-    co
-}
-
-/// A cheap deterministic walk over `0..n` (a full-period LCG step would do; this is enough to
-/// defeat any locality between consecutive ops).
-fn next(i: &mut usize, n: usize) -> usize {
-    *i = (*i + 7919) % n;
-    *i
 }
 
 fn get_shard_home(c: &mut Criterion) {
@@ -313,10 +216,10 @@ fn recover(r: usize, stored: StoredState) -> Coordinator {
         .expect("lease");
     for i in 0..r {
         let address = Address::parse(&node(i)).expect("address");
-        co.handle(0, CoordinatorInput::Member(Member::new(address)))
+        co.handle(0, CoordinatorInput::Member(Box::new(Member::new(address))))
             .expect("member");
     }
-    co.handle(0, CoordinatorInput::StateLoaded(stored))
+    co.handle(0, CoordinatorInput::StateLoaded(Box::new(stored)))
         .expect("load");
     assert!(co.is_active(), "recovered");
     co

@@ -11,11 +11,15 @@
 //! bench's instance (S = 100k, R = 1,000, lognormal loads, capacities 1, 2 or 4);
 //! `<strategy>/{allocate,place,rebalance-steady,rebalance-join}` on the strategies bench's
 //! steady state at R = 1,000, S = 100k (least-load there as `least-load-uniform`);
-//! `state/move_shard`. `allocate` is 1,000 allocations (read only), `place` 1,000 allocations
-//! each followed by `add_shard`, a rebalance case one round, `move_shard` 1,000 shards removed
-//! and added back elsewhere. The plan case prints its move count and a checksum of its moves
-//! (shard, source, destination). `BENCH_SCALE=1` runs every case at R = 10,000, S = 1M: beside
-//! the default size, how each operation's work grows with the state.
+//! `state/move_shard`; `coordinator/get-shard-home` on the coordinator bench's active
+//! coordinator (R = 100, S = 100k). `allocate` is 1,000 allocations (read only), `place`
+//! 1,000 allocations each followed by `add_shard`, a rebalance case one round, `move_shard`
+//! 1,000 shards removed and added back elsewhere, `get-shard-home` 1,000 steps that each
+//! answer `GetShardHome` for an allocated shard, take the one output and drop it (the inputs
+//! built outside, as the host receives them). The plan case prints its move count and a
+//! checksum of its moves (shard, source, destination). `BENCH_SCALE=1` runs every case at
+//! R = 10,000, S = 1M: beside the default size, how each operation's work grows with the
+//! state.
 
 use std::hash::{Hash, Hasher};
 use std::hint::black_box;
@@ -104,6 +108,9 @@ fn steady(strategy: &mut dyn AllocationStrategy) -> AllocationState {
     }
     state
 }
+
+#[path = "support/coordinator_instance.rs"]
+mod coordinator_instance;
 
 #[path = "support/strategy_configs.rs"]
 mod strategy_configs;
@@ -196,6 +203,38 @@ fn run(case: &str) {
             });
             println!("{case}: 1000 moves");
         }
+        Some(("coordinator", "get-shard-home")) => {
+            use coordinator_instance::{coordinator, from_region, next};
+            use shardline_core::protocol::Command;
+            let (regions, shards) = if std::env::var("BENCH_SCALE").is_ok_and(|v| v == "1") {
+                (10_000, 1_000_000)
+            } else {
+                (100, 100_000)
+            };
+            let mut co = coordinator(regions, shards);
+            let mut i = 0;
+            let mut inputs: Vec<_> = (0..1000)
+                .map(|_| {
+                    let k = next(&mut i, shards);
+                    let shard = k.to_string();
+                    from_region(
+                        &format!("r{}", k % regions),
+                        Command::GetShardHome { shard },
+                    )
+                })
+                .collect();
+            let answered = measured(|| {
+                let mut answered = 0;
+                // drained, so that freeing the list itself falls outside
+                for input in inputs.drain(..) {
+                    co.handle(0, input).unwrap();
+                    answered += usize::from(co.poll_output().is_some());
+                }
+                answered
+            });
+            assert_eq!(co.queued_outputs(), 0);
+            println!("{case}: {answered} answered");
+        }
         Some((kind, op)) => {
             // least-load on unit loads and capacities, where it decides as least-shard
             let kind = kind.strip_suffix("-uniform").unwrap_or(kind);
@@ -254,7 +293,9 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     if cases.is_empty() {
-        println!("least-load/{{plan,round,allocate,place}} state/move_shard");
+        println!(
+            "least-load/{{plan,round,allocate,place}} state/move_shard coordinator/get-shard-home"
+        );
         for c in configs() {
             let uniform = if c.kind() == "least-load" {
                 "-uniform"

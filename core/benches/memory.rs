@@ -23,7 +23,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use shardline_core::coordinator::LeaseGrant;
-use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
 };
@@ -140,11 +139,11 @@ fn coordinator(r: usize, s: usize) -> Coordinator {
     };
     co.handle(0, CoordinatorInput::LeaseGranted(grant))
         .expect("lease");
-    co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
+    co.handle(0, CoordinatorInput::StateLoaded(Box::default()))
         .expect("load");
     for i in 0..r {
         let address = Address::parse(&node(i)).expect("address");
-        co.handle(0, CoordinatorInput::Member(Member::new(address)))
+        co.handle(0, CoordinatorInput::Member(Box::new(Member::new(address))))
             .expect("member");
         let register = Command::register(node(i));
         co.handle(0, from_region(&format!("r{i}"), register))

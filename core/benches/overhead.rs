@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use shardline_core::coordinator::LeaseGrant;
-use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
 };
@@ -80,11 +79,13 @@ fn coordinator_step(c: &mut Criterion) {
         }),
     )
     .expect("grant");
-    co.handle(0, CoordinatorInput::StateLoaded(StoredState::default()))
+    co.handle(0, CoordinatorInput::StateLoaded(Box::default()))
         .expect("load");
     co.handle(
         0,
-        CoordinatorInput::Member(Member::new(Address::parse(&node(1)).expect("addr"))),
+        CoordinatorInput::Member(Box::new(Member::new(
+            Address::parse(&node(1)).expect("addr"),
+        ))),
     )
     .expect("member");
     co.handle(

@@ -91,7 +91,9 @@ impl Net {
                 for n in (1..=8).chain(100..100 + coordinators) {
                     c.handle(
                         0,
-                        CoordinatorInput::Member(Member::new(Address::parse(&node(n)).unwrap())),
+                        CoordinatorInput::Member(Box::new(Member::new(
+                            Address::parse(&node(n)).unwrap(),
+                        ))),
                     )
                     .unwrap();
                 }
@@ -202,7 +204,7 @@ impl Net {
             }
             CoordinatorOutput::LoadState { token } => {
                 let input = match self.store.load(token).unwrap() {
-                    Some(s) => CoordinatorInput::StateLoaded(s),
+                    Some(s) => CoordinatorInput::StateLoaded(Box::new(s)),
                     None => CoordinatorInput::StateLoadFailed { fenced: true },
                 };
                 node.c.handle(now, input).unwrap();

@@ -491,7 +491,7 @@ pub(crate) unsafe fn read_input(
                 m.data_center = text(&i.data_center, "data_center")?.to_owned();
             }
             m.up_number = i.up_number;
-            CoordinatorInput::Member(m)
+            CoordinatorInput::Member(Box::new(m))
         }
         K::MemberRemoved => CoordinatorInput::MemberRemoved {
             address: address()?.as_str().to_owned(),
@@ -514,10 +514,10 @@ pub(crate) unsafe fn read_input(
         },
         K::LeaseRenewFailed => CoordinatorInput::LeaseRenewFailed { token },
         K::LeaseLost => CoordinatorInput::LeaseLost { token },
-        K::StateLoaded => CoordinatorInput::StateLoaded(json::from_str::<StoredState>(
+        K::StateLoaded => CoordinatorInput::StateLoaded(Box::new(json::from_str::<StoredState>(
             text(&i.state_json, "state_json")?,
             "input->state_json",
-        )?),
+        )?)),
         K::StateLoadFailed => CoordinatorInput::StateLoadFailed { fenced: i.fenced },
         K::StoreFailed => CoordinatorInput::StoreFailed { fenced: i.fenced },
         K::PreparingForShutdown => CoordinatorInput::PreparingForShutdown,

@@ -930,7 +930,7 @@ pub unsafe extern "C" fn shardline_coordinator_driver_feed(
         unsafe {
             with_coordinator(driver, |d| match input {
                 CoordinatorInput::Receive(e) => d.call(|c| c.receive(e)),
-                CoordinatorInput::Member(m) => d.call(|c| c.member(m)),
+                CoordinatorInput::Member(m) => d.call(|c| c.member(*m)),
                 CoordinatorInput::MemberRemoved { address } => {
                     d.call(|c| c.member_removed(&address))
                 }

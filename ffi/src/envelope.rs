@@ -487,18 +487,20 @@ impl shardline_envelope {
         let message = match kind {
             K::Register => Message::Command(Command::Register {
                 node: text(&self.node, "node")?,
-                offer: if self.payload.len == 0 {
+                offer: Box::new(if self.payload.len == 0 {
                     RegionOffer::default()
                 } else {
                     offer()?
-                },
+                }),
             }),
             K::ReportLoads => {
                 let loads = json::from_str(doc()?, &format!("{param}.payload"))?;
                 check_loads(&loads).map_err(|e| e.context(format!("{param}.payload")))?;
                 Message::Command(Command::ReportLoads { loads })
             }
-            K::UpdateOffer => Message::Command(Command::UpdateOffer { offer: offer()? }),
+            K::UpdateOffer => Message::Command(Command::UpdateOffer {
+                offer: Box::new(offer()?),
+            }),
             K::RegisterProxy => Message::Command(Command::RegisterProxy {
                 node: text(&self.node, "node")?,
             }),

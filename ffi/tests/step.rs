@@ -11,7 +11,6 @@ use shardline::status::shardline_status as S;
 use shardline::strategy::shardline_strategy_new;
 use shardline::string::shardline_string_free;
 use shardline_core::coordinator::LeaseGrant;
-use shardline_core::coordinator::StoredState;
 use shardline_core::coordinator::{CoordinatorInput, CoordinatorOutput};
 use shardline_core::protocol::json;
 use shardline_core::protocol::{Command, Endpoint, Envelope, FencingToken, Message};
@@ -81,7 +80,7 @@ fn standard() -> *mut shardline_coordinator {
     });
     for input in [
         grant,
-        CoordinatorInput::StateLoaded(StoredState::default()),
+        CoordinatorInput::StateLoaded(Box::default()),
         CoordinatorInput::from_json(
             r#"{"type":"member","member":{"address":"pekko://sys@10.0.0.1:2552"}}"#,
             "member",

@@ -133,11 +133,11 @@ fn one_of_each() -> Vec<Envelope> {
             .into(),
         }),
         to_c(Command::UpdateOffer {
-            offer: RegionOffer {
+            offer: Box::new(RegionOffer {
                 capacity: Some(Amount::PerDimension([("cpu".into(), 4.0)].into())),
                 tags: vec!["ssd".into()],
                 max_shards: Some(7),
-            },
+            }),
         }),
     ]
 }
@@ -149,10 +149,10 @@ fn a_registration_carries_its_offer_in_the_payload() {
         to: Endpoint::Coordinator,
         message: Message::Command(Command::Register {
             node: "pekko://sys@h:1".into(),
-            offer: RegionOffer {
+            offer: Box::new(RegionOffer {
                 capacity: Some(Amount::Uniform(2.0)),
                 ..RegionOffer::default()
-            },
+            }),
         }),
     };
     let mut lists = Lists::default();

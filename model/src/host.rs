@@ -213,7 +213,7 @@ impl Host {
                     let refused = self.write(owner, token, "had a snapshot stored");
                     if refused.is_none() {
                         self.store.events.retain(|r| r.seq > snapshot.seq);
-                        self.store.snapshot = Some(snapshot);
+                        self.store.snapshot = Some(*snapshot);
                     }
                     refused
                 }
@@ -221,10 +221,10 @@ impl Host {
                     CoordinatorInput::StateLoadFailed { fenced: true }
                 } else {
                     self.store.highest = token.0;
-                    CoordinatorInput::StateLoaded(StoredState {
+                    CoordinatorInput::StateLoaded(Box::new(StoredState {
                         snapshot: self.store.snapshot.clone(),
                         events: self.store.events.clone(),
-                    })
+                    }))
                 }),
                 CoordinatorOutput::Lease(LeaseRequest::Acquire) => Some(self.acquire(owner)),
                 CoordinatorOutput::Lease(LeaseRequest::Renew { token }) => {

@@ -250,7 +250,7 @@ impl ClusterModel {
             .expect("the model's coordinator config is valid");
         for n in 0..self.bounds.regions.max(self.bounds.coordinators) {
             let m = Member::new(Address::parse(&node(n)).expect("valid address"));
-            c.handle(now, CoordinatorInput::Member(m))
+            c.handle(now, CoordinatorInput::Member(Box::new(m)))
                 .expect("members are accepted");
         }
         c

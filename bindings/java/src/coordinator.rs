@@ -92,7 +92,7 @@ pub fn input(
         7 => CoordinatorInput::LeaseRenewFailed { token: token(x)? },
         8 => CoordinatorInput::LeaseLost { token: token(x)? },
         // Stored state crosses as UTF-8, the form hosts store, so no `String` is decoded.
-        9 => CoordinatorInput::StateLoaded(utf8_json(env, c, at, "stored state")?),
+        9 => CoordinatorInput::StateLoaded(Box::new(utf8_json(env, c, at, "stored state")?)),
         10 => CoordinatorInput::StateLoadFailed { fenced: x != 0 },
         11 => CoordinatorInput::StoreFailed { fenced: x != 0 },
         12 => CoordinatorInput::PreparingForShutdown,
@@ -132,7 +132,7 @@ native! { fn Java_org_shardline_Coordinator_nMember(
 ) {
     let now = unsigned(now, "nowMs")?;
     let m = member(env, &fields, up_number)?;
-    unsafe { handle::with::<Coordinator, _>(h, |c| Ok(c.handle(now, CoordinatorInput::Member(m))?)) }
+    unsafe { handle::with::<Coordinator, _>(h, |c| Ok(c.handle(now, CoordinatorInput::Member(Box::new(m)))?)) }
 }}
 
 // ---- queries shared by Coordinator and CoordinatorDriver -----------------------------------

@@ -51,7 +51,7 @@ native! { fn Java_org_shardline_AsyncCoordinatorDriver_nMember(
     env, h: jlong, now: jlong, fields: JObjectArray<'l>, up_number: jint,
 ) {
     let now = unsigned(now, "nowMs")?;
-    let step = CoordinatorStep::Input(CoordinatorInput::Member(member(env, &fields, up_number)?));
+    let step = CoordinatorStep::Input(CoordinatorInput::Member(Box::new(member(env, &fields, up_number)?)));
     unsafe { handle::with::<CoordinatorPipeline, _>(h, |p| Ok(p.step(now, step)?)) }
 }}
 

@@ -94,7 +94,9 @@ impl InputDoc {
         let k = COORDINATOR_KINDS[self.kind as usize];
         let input = match self.kind {
             K::Receive => CoordinatorInput::Receive(need(&mut self.envelope, "envelope", k)?),
-            K::Member => CoordinatorInput::Member((*need(&mut self.member, "member", k)?).into()),
+            K::Member => {
+                CoordinatorInput::Member(Box::new((*need(&mut self.member, "member", k)?).into()))
+            }
             K::MemberRemoved => CoordinatorInput::MemberRemoved {
                 address: need(&mut self.address, "address", k)?,
             },
@@ -120,7 +122,7 @@ impl InputDoc {
             K::LeaseLost => CoordinatorInput::LeaseLost {
                 token: need(&mut self.token, "token", k)?,
             },
-            K::StateLoaded => CoordinatorInput::StateLoaded(*need(&mut self.state, "state", k)?),
+            K::StateLoaded => CoordinatorInput::StateLoaded(need(&mut self.state, "state", k)?),
             K::StateLoadFailed => CoordinatorInput::StateLoadFailed {
                 fenced: need(&mut self.fenced, "fenced", k)?,
             },
@@ -218,7 +220,7 @@ impl Serialize for CoordinatorInput {
             },
             CoordinatorInput::Member(m) => InputOut {
                 kind: kind(InputKind::Member),
-                member: Some(m.into()),
+                member: Some((&**m).into()),
                 ..InputOut::default()
             },
             CoordinatorInput::MemberRemoved { address } => InputOut {

@@ -59,7 +59,9 @@ pub enum CoordinatorInput {
     /// A message from a region or proxy.
     Receive(Envelope),
     /// A cluster member joined or changed (status, version, data center).
-    Member(Member),
+    // Boxed, as is `StateLoaded`'s state: both are rare and the largest inputs, and inline
+    // they would make every input as large, which each step copies.
+    Member(Box<Member>),
     /// A member left the cluster: its regions and proxies are treated as terminated (after
     /// the removal margin).
     MemberRemoved {
@@ -85,7 +87,7 @@ pub enum CoordinatorInput {
     LeaseLost {
         token: FencingToken,
     },
-    StateLoaded(StoredState),
+    StateLoaded(Box<StoredState>),
     /// `fenced`: the store has seen a larger token, so another coordinator has taken over.
     StateLoadFailed {
         fenced: bool,
@@ -140,7 +142,8 @@ pub enum CoordinatorOutput {
     Persist { token: FencingToken, record: Record },
     SaveSnapshot {
         token: FencingToken,
-        snapshot: Snapshot,
+        // Boxed: rare, and inline it would size every output.
+        snapshot: Box<Snapshot>,
     },
     Lease(
         #[serde(with = "json::nested::lease_request")]
@@ -208,13 +211,15 @@ pub enum CoordinatorNotice {
         /// The region that asked; absent when the coordinator allocated on its own.
         #[serde(skip_serializing_if = "Option::is_none", default)]
         requester: Option<RegionId>,
-        explanation: Explanation,
+        // Boxed here and in `RebalanceRound`: inline it would make every output (a
+        // `ShardHome` answer too) as large as an explanation, copied on each push and poll.
+        explanation: Box<Explanation>,
     },
     /// One rebalance round: the shards it hands off (none when it skipped) and why. With
     /// `decisionEvents`.
     RebalanceRound {
         shards: Vec<ShardId>,
-        explanation: Explanation,
+        explanation: Box<Explanation>,
     },
     /// A region's command was malformed and ignored as a whole (`reportLoads`,
     /// `updateOffer`).
@@ -552,7 +557,7 @@ impl Coordinator {
         match input {
             CoordinatorInput::Receive(env) => self.receive(env),
             CoordinatorInput::Member(m) => {
-                self.state.allocation_mut().upsert_member(m);
+                self.state.allocation_mut().upsert_member(*m);
                 Ok(())
             }
             CoordinatorInput::MemberRemoved { address } => self.member_removed(&address),
@@ -607,7 +612,7 @@ impl Coordinator {
                     return Ok(());
                 }
                 self.timers.cancel(&Timer::LoadRetry);
-                if let Err(e) = self.restore(stored) {
+                if let Err(e) = self.restore(*stored) {
                     self.step_down(&format!("the stored state is unusable: {e}"), true);
                     return Err(e);
                 }
@@ -899,11 +904,16 @@ impl Coordinator {
             // Not coordinating: regions retry registration and GetShardHome on their own.
             return Ok(());
         }
-        let (Endpoint::Region(from), Message::Command(cmd)) = (env.from, env.message) else {
+        // Taken apart field by field rather than as a tuple, which would copy the message once
+        // more on the hot path.
+        let Endpoint::Region(from) = env.from else {
+            return Ok(());
+        };
+        let Message::Command(cmd) = env.message else {
             return Ok(());
         };
         match cmd {
-            Command::Register { node, offer } => self.register(&from, &node, Some(offer)),
+            Command::Register { node, offer } => self.register(&from, &node, Some(*offer)),
             Command::RegisterProxy { node } => self.register(&from, &node, None),
             Command::ReportLoads { loads } => self.report_loads(&from, loads),
             Command::UpdateOffer { offer } => {
@@ -914,7 +924,7 @@ impl Coordinator {
                     self.refuse_command(&from, "updateOffer", e.to_string());
                     return Ok(());
                 }
-                self.set_offer(&from, offer)
+                self.set_offer(&from, *offer)
             }
             Command::GetShardHome { shard } => self.get_shard_home_request(shard, from),
             Command::ShardStarted { shard, stamp } => {
@@ -1275,7 +1285,7 @@ impl Coordinator {
                     shard: shard.to_owned(),
                     region: chosen.to_string(),
                     requester: requester.map(str::to_owned),
-                    explanation,
+                    explanation: Box::new(explanation),
                 }));
         }
         if let Some(r) = requester {
@@ -1360,7 +1370,7 @@ impl Coordinator {
             self.out.push_back(CoordinatorOutput::Notice(
                 CoordinatorNotice::RebalanceRound {
                     shards: shards.iter().map(|s| s.to_string()).collect(),
-                    explanation,
+                    explanation: Box::new(explanation),
                 },
             ));
         }
@@ -1749,7 +1759,7 @@ impl Coordinator {
         if self.config.snapshot_after > 0 && seq.is_multiple_of(self.config.snapshot_after) {
             self.out.push_back(CoordinatorOutput::SaveSnapshot {
                 token,
-                snapshot: self.state.snapshot(),
+                snapshot: Box::new(self.state.snapshot()),
             });
         }
         Ok(())

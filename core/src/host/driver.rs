@@ -166,7 +166,7 @@ impl CoordinatorDriver {
     }
 
     pub fn member(&mut self, member: Member) -> Result<()> {
-        self.input(CoordinatorInput::Member(member))
+        self.input(CoordinatorInput::Member(Box::new(member)))
     }
 
     pub fn member_removed(&mut self, address: &str) -> Result<()> {

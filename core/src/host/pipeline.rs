@@ -41,7 +41,8 @@ pub enum Operation {
     /// Replace the stored snapshot under `token`: `written`, `fenced` or `failed`.
     SaveSnapshot {
         token: FencingToken,
-        snapshot: Snapshot,
+        // Boxed as in `CoordinatorOutput`: rare, and inline it would size every operation.
+        snapshot: Box<Snapshot>,
     },
     /// Load the stored state, fencing writers below `token`: `loaded`, `fenced` or `failed`.
     Load { token: FencingToken },
@@ -183,7 +184,7 @@ impl Pending {
                 Some(In::StoreFailed { fenced: true })
             }
             (p, Completion::Failed) if p.is_write() => Some(In::StoreFailed { fenced: false }),
-            (Pending::Load, Completion::Loaded { state }) => Some(In::StateLoaded(state)),
+            (Pending::Load, Completion::Loaded { state }) => Some(In::StateLoaded(Box::new(state))),
             (Pending::Load, Completion::Fenced { .. }) => {
                 Some(In::StateLoadFailed { fenced: true })
             }
@@ -415,8 +416,11 @@ mod tests {
         let mut store = vec![];
         p.step(0, CoordinatorStep::Start).unwrap();
         let member = Member::new(Address::parse(NODE).unwrap());
-        p.step(0, CoordinatorStep::Input(CoordinatorInput::Member(member)))
-            .unwrap();
+        p.step(
+            0,
+            CoordinatorStep::Input(CoordinatorInput::Member(Box::new(member))),
+        )
+        .unwrap();
         settle(&mut p, 0, &mut store);
         assert!(p.coordinator().is_active());
         p.step(1, command(Command::register(NODE))).unwrap();

@@ -129,8 +129,10 @@ pub enum Command {
     /// node) are accepted. The offer (capacity, tags, shard cap) is absent when default.
     Register {
         node: String,
+        // Boxed here and in `UpdateOffer`: an offer is larger than any other command, and
+        // inline it would size every envelope, which the hot paths move by value.
         #[serde(flatten)]
-        offer: RegionOffer,
+        offer: Box<RegionOffer>,
     },
     RegisterProxy {
         node: String,
@@ -170,7 +172,7 @@ pub enum Command {
     /// The sender's offer changed; it replaces the whole offer (absent fields: defaults).
     UpdateOffer {
         #[serde(flatten)]
-        offer: RegionOffer,
+        offer: Box<RegionOffer>,
     },
 }
 
@@ -179,7 +181,7 @@ impl Command {
     pub fn register(node: impl Into<String>) -> Command {
         Command::Register {
             node: node.into(),
-            offer: RegionOffer::default(),
+            offer: Box::default(),
         }
     }
 }

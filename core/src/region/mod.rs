@@ -631,7 +631,9 @@ impl Region {
                 if offer != self.config.offer {
                     self.config.offer = offer.clone();
                     if self.registered.is_some() && !self.config.proxy {
-                        self.tell_coordinator(Command::UpdateOffer { offer });
+                        self.tell_coordinator(Command::UpdateOffer {
+                            offer: Box::new(offer),
+                        });
                     }
                 }
             }
@@ -668,7 +670,7 @@ impl Region {
         } else {
             Command::Register {
                 node,
-                offer: self.config.offer.clone(),
+                offer: Box::new(self.config.offer.clone()),
             }
         });
     }

@@ -764,7 +764,7 @@ fn loads_go_to_the_coordinator_and_offers_with_every_registration() {
         cmds(&t.out()),
         vec![Command::Register {
             node: NODE.into(),
-            offer: offer.clone()
+            offer: Box::new(offer.clone())
         }]
     );
     // Before the ack a new offer waits for the next registration.
@@ -784,7 +784,7 @@ fn loads_go_to_the_coordinator_and_offers_with_every_registration() {
         cmds(&t.out()),
         vec![Command::Register {
             node: NODE.into(),
-            offer: bigger
+            offer: Box::new(bigger)
         }]
     );
     t.dir(Directive::RegisterAck {
@@ -800,7 +800,7 @@ fn loads_go_to_the_coordinator_and_offers_with_every_registration() {
     assert_eq!(
         cmds(&t.out()),
         vec![Command::UpdateOffer {
-            offer: RegionOffer::default()
+            offer: Box::default()
         }]
     );
     let loads: BTreeMap<ShardId, Amount> = [("1".to_string(), Amount::Uniform(3.0))].into();

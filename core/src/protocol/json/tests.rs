@@ -3,7 +3,7 @@ use serde_json::json;
 use super::*;
 use crate::coordinator::json::{InputKind, COORDINATOR_KINDS};
 use crate::coordinator::{
-    CoordinatorInput, CoordinatorNotice, CoordinatorOutput, LeaseGrant, LeaseRequest, StoredState,
+    CoordinatorInput, CoordinatorNotice, CoordinatorOutput, LeaseGrant, LeaseRequest,
 };
 use crate::model::Amount;
 use crate::protocol::{
@@ -54,7 +54,7 @@ fn every_coordinator_input_round_trips() {
     member.up_number = 4;
     let all = vec![
         CoordinatorInput::Receive(envelope("7")),
-        CoordinatorInput::Member(member),
+        CoordinatorInput::Member(Box::new(member)),
         CoordinatorInput::MemberRemoved {
             address: "pekko://sys@h1:2552".into(),
         },
@@ -80,7 +80,7 @@ fn every_coordinator_input_round_trips() {
         CoordinatorInput::LeaseLost {
             token: FencingToken(4),
         },
-        CoordinatorInput::StateLoaded(StoredState::default()),
+        CoordinatorInput::StateLoaded(Box::default()),
         CoordinatorInput::StateLoadFailed { fenced: true },
         CoordinatorInput::StoreFailed { fenced: false },
         CoordinatorInput::PreparingForShutdown,
@@ -169,7 +169,7 @@ fn documented_shapes() {
     );
     assert_eq!(
         input(r#"{"type":"stateLoaded","state":{"snapshot":null,"events":[]}}"#).unwrap(),
-        CoordinatorInput::StateLoaded(StoredState::default())
+        CoordinatorInput::StateLoaded(Box::default())
     );
     assert_eq!(
         from_str::<RegionInput>(r#"{"type":"gracefulShutdown"}"#, "input").unwrap(),
@@ -185,7 +185,7 @@ fn members_take_defaults_and_canonical_addresses() {
         panic!("not a member input")
     };
     assert_eq!(
-        m,
+        *m,
         Member::new(Address::parse("pekko://sys@h:2552").unwrap())
     );
     let CoordinatorInput::Member(m) = input(
@@ -376,11 +376,11 @@ fn a_default_offer_keeps_the_register_form() {
     );
     let m = Message::Command(Command::Register {
         node: "pekko://s@h:1".into(),
-        offer: RegionOffer {
+        offer: Box::new(RegionOffer {
             capacity: Some(Amount::Uniform(2.0)),
             tags: vec![],
             max_shards: Some(3),
-        },
+        }),
     });
     let text = to_string(&m).unwrap();
     assert_eq!(

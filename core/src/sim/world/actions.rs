@@ -48,7 +48,7 @@ impl World {
         n.member = Some(m.clone());
         let inc = n.incarnation;
         self.clocks.reset(Proc::Node(i));
-        self.member_event(CoordinatorInput::Member(m));
+        self.member_event(CoordinatorInput::Member(Box::new(m)));
         let at = self.now + self.rng.range(200, 800);
         self.agenda.push(
             at,
@@ -74,7 +74,7 @@ impl World {
         };
         m.status = status;
         let m = m.clone();
-        self.member_event(CoordinatorInput::Member(m));
+        self.member_event(CoordinatorInput::Member(Box::new(m)));
     }
 
     /// Marks a disruption: convergence is measured from the last one.

@@ -141,7 +141,10 @@ impl World {
         self.coords[k].driver = Some(driver);
         for (m, unreachable) in self.members() {
             let address = m.address.as_str().to_owned();
-            self.coordinator_do(k, CoordinatorStep::Input(CoordinatorInput::Member(m)));
+            self.coordinator_do(
+                k,
+                CoordinatorStep::Input(CoordinatorInput::Member(Box::new(m))),
+            );
             if unreachable {
                 self.coordinator_do(
                     k,

@@ -390,7 +390,7 @@ pub(super) fn drive_coordinator(d: &mut CoordinatorDriver, step: CoordinatorStep
         CoordinatorStep::Start => d.start(),
         CoordinatorStep::Timeout => d.poll().map(drop),
         CoordinatorStep::Input(CoordinatorInput::Receive(env)) => d.receive(env),
-        CoordinatorStep::Input(CoordinatorInput::Member(m)) => d.member(m),
+        CoordinatorStep::Input(CoordinatorInput::Member(m)) => d.member(*m),
         CoordinatorStep::Input(CoordinatorInput::MemberRemoved { address }) => {
             d.member_removed(&address)
         }
