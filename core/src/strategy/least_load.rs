@@ -707,10 +707,10 @@ impl<'s> Round<'s> {
         let mut best: Option<(u32, f64, usize, usize)> = None;
         let mut consider = |i: usize| {
             let s = &self.slots[i];
-            let c = s.class.expect("a class's slot");
             let cap = &s.region.profile().capacity;
             let fit = (
-                ix.ranks[c],
+                // a class head always has a class; a pinned slot is the only candidate
+                s.class.map_or(0, |c| ix.ranks[c]),
                 utilisation(&s.load, Some(ask.load), cap, self.width),
                 s.count,
                 i,
