@@ -573,6 +573,20 @@ impl AllocationState {
             .map(move |&s| self.slots[s].as_ref().expect("ordered slot is live"))
     }
 
+    /// Regions in map order, each with its slot (see [`Self::region_in`]).
+    pub(crate) fn slotted_regions(&self) -> impl Iterator<Item = (usize, &Region)> + '_ {
+        self.order.values().map(move |&s| {
+            let r = self.slots[s].as_ref().expect("ordered slot is live");
+            (s, r)
+        })
+    }
+
+    /// The region in `slot` now, if any: a slot kept from [`Self::slotted_regions`] may have
+    /// been freed, or given to another region, since.
+    pub(crate) fn region_in(&self, slot: usize) -> Option<&Region> {
+        self.slots.get(slot)?.as_ref()
+    }
+
     pub fn region_count(&self) -> usize {
         self.by_id.len()
     }

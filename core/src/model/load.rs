@@ -438,6 +438,11 @@ impl ClassKey {
             tags: tags.iter().cloned().collect(),
         }
     }
+    /// Whether both classes' regions have the same member class (leaving, app version): keys
+    /// order by that first, so equal member classes are adjacent.
+    pub(crate) fn same_member_class(&self, other: &ClassKey) -> bool {
+        self.leaving == other.leaving && self.version == other.version
+    }
     #[inline]
     pub(crate) fn has_tags(&self, required: &[Arc<str>]) -> bool {
         required.iter().all(|t| self.tags.binary_search(t).is_ok())

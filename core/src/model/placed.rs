@@ -51,7 +51,11 @@ impl PlacedShards {
     pub(crate) fn push(&mut self, seq: u64, id: ShardId, load: LoadVec) {
         debug_assert!(seq < DEAD && self.seqs.last().is_none_or(|&s| s & !DEAD < seq));
         if load != LoadVec::UNIT {
-            self.loads.resize(self.seqs.len(), LoadVec::UNIT);
+            // where loads are reported the column is usually full, and a resize to its own
+            // length still costs a call
+            if self.loads.len() < self.seqs.len() {
+                self.loads.resize(self.seqs.len(), LoadVec::UNIT);
+            }
             self.loads.push(load);
         }
         if let Some(rings) = self.rings.get_mut() {

@@ -40,9 +40,19 @@ pub struct LeastLoad {
     akka: AkkaOptions,
     band: f64,
     max_load_moved: Option<Amount>,
-    /// Destinations the last rebalance planned, by shard: (source, destination). Pekko's
-    /// rebalance only names shards; allocate places them after the hand-off.
-    planned: ShardMap<(RegionId, RegionId)>,
+    /// Destinations the last rebalance planned, by shard. Pekko's rebalance only names
+    /// shards; allocate places them after the hand-off.
+    planned: ShardMap<Planned>,
+}
+
+/// Where a rebalance sent a shard.
+#[derive(Debug, Clone)]
+struct Planned {
+    from: RegionId,
+    to: RegionId,
+    /// The destination's slot in the state, where allocate finds it without looking its id
+    /// up, as long as the slot still holds it.
+    to_slot: usize,
 }
 
 impl LeastLoad {
@@ -185,6 +195,7 @@ struct Fit<'a> {
 }
 
 /// What is being placed.
+#[derive(Clone, Copy)]
 struct Ask<'a> {
     shard: &'a str,
     load: &'a LoadVec,
@@ -283,8 +294,14 @@ impl AllocationStrategy for LeastLoad {
         let width = state.load_dimensions().width();
         let mut avoid = None;
         let planned = self.planned.remove(shard);
-        if let Some((from, to)) = &planned {
-            if let Some(r) = state.region(to) {
+        if let Some(Planned { from, to, to_slot }) = &planned {
+            // `to` keeps its id's allocation alive, so a region in that slot sharing it is the
+            // destination; one removed and added again since is found by its id
+            let home = state
+                .region_in(*to_slot)
+                .filter(|r| Arc::ptr_eq(r.id(), to))
+                .or_else(|| state.region(to));
+            if let Some(r) = home {
                 let ask = Ask {
                     shard,
                     // whether a region refuses a shard does not depend on its load
@@ -432,10 +449,11 @@ impl AllocationStrategy for LeastLoad {
             state,
             width,
             slots: state
-                .regions()
-                .filter(|r| r.member_class().is_some())
-                .map(|r| Slot {
+                .slotted_regions()
+                .filter(|(_, r)| r.member_class().is_some())
+                .map(|(home, r)| Slot {
                     region: r,
+                    home,
                     load: r.load().clone(),
                     count: r.shard_count(),
                     class: None,
@@ -472,7 +490,13 @@ impl AllocationStrategy for LeastLoad {
                         stamp: 0,
                     }
                 }));
+                let rank = match (classes.keys.last(), classes.ranks.last()) {
+                    (Some(prev), Some(&r)) if prev.same_member_class(key) => r,
+                    (_, Some(&r)) => r + 1,
+                    _ => 0,
+                };
                 classes.keys.push(key);
+                classes.ranks.push(rank);
                 classes.heaps.push(RefCell::new(entries.into()));
             }
             round.classes = Some(classes);
@@ -483,10 +507,11 @@ impl AllocationStrategy for LeastLoad {
         for (shard, from, to) in &round.moves {
             self.planned.insert(
                 shard.clone(),
-                (
-                    round.slots[*from].region.id().clone(),
-                    round.slots[*to].region.id().clone(),
-                ),
+                Planned {
+                    from: round.slots[*from].region.id().clone(),
+                    to: round.slots[*to].region.id().clone(),
+                    to_slot: round.slots[*to].home,
+                },
             );
         }
         let picked: Vec<ShardId> = round.moves.iter().map(|m| m.0.clone()).collect();
@@ -538,6 +563,8 @@ struct Round<'s> {
 
 struct Slot<'s> {
     region: &'s Region,
+    /// The region's slot in the state.
+    home: usize,
     load: LoadVec,
     count: usize,
     /// Its class in [`Round::classes`], by number.
@@ -555,6 +582,11 @@ struct Slot<'s> {
 #[derive(Default)]
 struct Classes<'s> {
     keys: Vec<&'s ClassKey>,
+    /// By class: its member class's rank, the first (not leaving, newest app version) 0. Keys
+    /// order by member class first and, with a ranking [`LeastLoad::indexed`] accepts, as
+    /// [`LeastLoad::order`] does, so comparing ranks decides as comparing the members would,
+    /// without comparing version strings per candidate.
+    ranks: Vec<u32>,
     heaps: Vec<RefCell<ClassHeap>>,
 }
 
@@ -654,29 +686,52 @@ impl Round<'_> {
 }
 
 impl<'s> Round<'s> {
-    /// The best slot for the shard (see [`LeastLoad::best`]), through the class index when
-    /// there is one and no reasons are wanted.
+    /// The best slot for a shard leaving slot `from` (`ask.avoid` is its region), see
+    /// [`LeastLoad::best`]; through the class index when there is one and no reasons are
+    /// wanted.
     fn best(
         &self,
         strategy: &LeastLoad,
         ask: &Ask,
+        from: usize,
         rejected: Option<&mut Vec<Rejection>>,
     ) -> Option<(usize, f64)> {
         let Some(ix) = self.classes.as_ref().filter(|_| rejected.is_none()) else {
             let fit = strategy.best(self.state, self.views(), ask, rejected);
             return fit.map(|f| (self.slot_of(f.region).expect("a slot's region"), f.after));
         };
-        let mut best: Option<(usize, Fit)> = None;
+        debug_assert_eq!(ask.avoid, Some(&**self.slots[from].region.id()));
+        // Every candidate has a class, so `LeastLoad::order` reduces to (member class rank,
+        // utilisation after, shard count, slot): slots are in map order, and `indexed` rules
+        // out the age tie-break. Numbers, where `order` compares version strings.
+        let mut best: Option<(u32, f64, usize, usize)> = None;
         let mut consider = |i: usize| {
-            let fit = strategy.fit(self.view(i), ask);
-            if best
-                .as_ref()
-                .is_none_or(|(_, b)| strategy.order(self.state, &fit, b) == Ordering::Less)
-            {
-                best = Some((i, fit));
+            let s = &self.slots[i];
+            let cap = &s.region.profile().capacity;
+            let fit = (
+                // a class head always has a class; a pinned slot is the only candidate
+                s.class.map_or(0, |c| ix.ranks[c]),
+                utilisation(&s.load, Some(ask.load), cap, self.width),
+                s.count,
+                i,
+            );
+            let beats = |b: &(u32, f64, usize, usize)| {
+                (fit.0.cmp(&b.0))
+                    .then(fit.1.total_cmp(&b.1))
+                    .then(fit.2.cmp(&b.2))
+                    .then(fit.3.cmp(&b.3))
+                    == Ordering::Less
+            };
+            if best.as_ref().is_none_or(beats) {
+                best = Some(fit);
             }
         };
-        let accepts = |i: usize| refusal(&self.view(i), ask).is_none();
+        // the same refusal, with the slot compared in place of the region's id
+        let elsewhere = Ask {
+            avoid: None,
+            ..*ask
+        };
+        let accepts = |i: usize| i != from && refusal(&self.view(i), &elsewhere).is_none();
         match ask.rule.and_then(|r| r.pin.as_deref()) {
             Some(pin) => {
                 let pinned = self.state.region(pin).and_then(|r| self.slot_of(r));
@@ -686,10 +741,19 @@ impl<'s> Round<'s> {
             }
             None => {
                 let required = ask.rule.map_or(&[][..], |r| &r.tags[..]);
-                self.heads(ix, required, accepts, &mut consider);
+                // A class's slot has a member, is eligible, is not draining and has the tags:
+                // of the refusals only the shard cap and the source are left.
+                let takes = |i: usize| {
+                    let s = &self.slots[i];
+                    let takes =
+                        i != from && s.region.profile().max_shards.is_none_or(|m| s.count < m);
+                    debug_assert_eq!(takes, accepts(i));
+                    takes
+                };
+                self.heads(ix, required, takes, &mut consider);
             }
         }
-        best.map(|(i, f)| (i, f.after))
+        best.map(|(_, after, _, i)| (i, after))
     }
 
     /// The slot of a region with a known member.
@@ -875,7 +939,9 @@ impl LeastLoad {
                 width: round.width,
             };
             let mut rejected = round.rejected.take();
-            let pick = round.best(self, &ask, rejected.as_mut()).map(|(i, _)| i);
+            let pick = round
+                .best(self, &ask, from, rejected.as_mut())
+                .map(|(i, _)| i);
             if pick.is_some() {
                 // keep the reasons only for shards that stay put
                 if let Some(r) = rejected.as_mut() {
@@ -1009,7 +1075,7 @@ impl LeastLoad {
                 let source_after = utilisation(&left, None, cap, width);
                 Some(
                     round
-                        .best(self, &ask, None)
+                        .best(self, &ask, s, None)
                         .filter(|&(_, after)| source_after.max(after) < top)
                         .map(|(d, _)| d),
                 )
