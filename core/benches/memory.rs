@@ -22,15 +22,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use shardline_core::coordinator::LeaseGrant;
-use shardline_core::coordinator::{
-    Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput,
-};
-use shardline_core::model::Address;
-use shardline_core::model::AllocationState;
-use shardline_core::model::{ClusterView, Member};
-use shardline_core::protocol::{Command, Directive, Endpoint, Envelope, FencingToken, Message};
-use shardline_core::strategy::{Allocation, StrategyConfig};
+use shardline_core::model::{Address, AllocationState, ClusterView, Member};
+use shardline_core::strategy::Allocation;
 
 /// Live bytes requested from the system allocator by this process.
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -85,90 +78,14 @@ fn live() -> (isize, isize) {
     (LIVE.load(Ordering::Relaxed), CHUNKS.load(Ordering::Relaxed))
 }
 
-fn node(i: usize) -> String {
-    format!(
-        "pekko://sys@10.{}.{}.{}:2552",
-        i >> 16,
-        (i >> 8) & 255,
-        i & 255
-    )
-}
-
-fn least_shard() -> StrategyConfig {
-    StrategyConfig::from_json(&serde_json::json!({"kind": "least-shard"})).expect("config")
-}
-
-fn from_region(region: &str, command: Command) -> CoordinatorInput {
-    CoordinatorInput::Receive(Envelope {
-        from: Endpoint::Region(region.to_owned()),
-        to: Endpoint::Coordinator,
-        message: Message::Command(command),
-    })
-}
-
-/// Answers every `HostShard` with `ShardStarted`, as the regions would, and drops the rest.
-fn settle(co: &mut Coordinator) {
-    for o in co.drain_outputs() {
-        if let CoordinatorOutput::Send(Envelope {
-            to: Endpoint::Region(region),
-            message: Message::Directive(Directive::HostShard { shard, stamp, .. }),
-            ..
-        }) = o
-        {
-            let ack = from_region(&region, Command::ShardStarted { shard, stamp });
-            co.handle(0, ack).expect("ack");
-        }
-    }
-    co.drain_outputs();
-}
-
-/// An active coordinator with `r` registered regions and shards `0..s` allocated.
-fn coordinator(r: usize, s: usize) -> Coordinator {
-    let strategy = least_shard().build().expect("strategy");
-    // Snapshots are outputs the host writes away, not state: none, so building 1M is quick.
-    let config = CoordinatorConfig {
-        snapshot_after: 0,
-        ..CoordinatorConfig::default()
-    };
-    let self_address = Address::parse(&node(0)).expect("address");
-    let mut co = Coordinator::new(config, strategy, self_address).expect("coordinator");
-    co.start(0);
-    let grant = LeaseGrant {
-        token: FencingToken(1),
-        valid_until_ms: 1 << 63,
-    };
-    co.handle(0, CoordinatorInput::LeaseGranted(grant))
-        .expect("lease");
-    co.handle(0, CoordinatorInput::StateLoaded(Box::default()))
-        .expect("load");
-    for i in 0..r {
-        let address = Address::parse(&node(i)).expect("address");
-        co.handle(0, CoordinatorInput::Member(Box::new(Member::new(address))))
-            .expect("member");
-        let register = Command::register(node(i));
-        co.handle(0, from_region(&format!("r{i}"), register))
-            .expect("register");
-    }
-    settle(&mut co);
-    for k in 0..s {
-        let ask = Command::GetShardHome {
-            shard: k.to_string(),
-        };
-        co.handle(0, from_region(&format!("r{}", k % r), ask))
-            .expect("allocate");
-        if k % 256 == 255 {
-            settle(&mut co);
-        }
-    }
-    settle(&mut co);
-    assert_eq!(co.state().shard_count(), s);
-    assert_eq!(co.allocation().shard_count(), s);
-    co
-}
+#[path = "support/coordinator_instance.rs"]
+#[allow(dead_code)] // the walk over shard ids is for the timed benches
+mod coordinator_instance;
+use coordinator_instance::{coordinator, least_shard, node};
 
 /// An allocation state with `r` regions and shards `0..s` placed by least-shard.
 fn state(r: usize, s: usize) -> AllocationState {
-    let mut strategy = least_shard().build().expect("strategy");
+    let mut strategy = least_shard();
     let mut state = AllocationState::new(ClusterView::new(Address::parse(&node(0)).expect("a")));
     for i in 0..r {
         let a = Address::parse(&node(i)).expect("address");

@@ -1,5 +1,6 @@
-//! The coordinator the coordinator benchmarks measure, shared by `coordinator.rs` (times)
-//! and `counts.rs` (instruction counts) so both step the same state.
+//! The coordinator the coordinator benchmarks measure, shared by `coordinator.rs` (times),
+//! `counts.rs` (instruction counts) and `memory.rs` (bytes per shard) so all three see the
+//! same state.
 
 use shardline_core::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorInput, CoordinatorOutput, LeaseGrant,
@@ -87,7 +88,9 @@ pub fn coordinator(r: usize, s: usize) -> Coordinator {
         };
         co.handle(0, from_region(&format!("r{}", k % r), ask))
             .expect("allocate");
-        if k % 1024 == 1023 {
+        // acknowledged in small batches, so the pending-acknowledgement tables stay as small
+        // as a running coordinator's (they keep their capacity, which `memory.rs` counts)
+        if k % 256 == 255 {
             let out = co.drain_outputs();
             ack_hosts(&mut co, out);
         }

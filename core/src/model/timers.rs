@@ -23,25 +23,25 @@ impl<K: Ord + Hash + Clone> Default for Timers<K> {
 impl<K: Ord + Hash + Clone> Timers<K> {
     /// Arms `key` at `at`, replacing any earlier arming of the same key.
     pub fn set(&mut self, key: K, at: u64) {
-        if let Some(old) = self.by_key.insert(key.clone(), at) {
-            self.by_time.remove(&(old, key.clone()));
-        }
-        self.by_time.insert((at, key));
+        let entry = self.index(key, at);
+        self.by_time.insert(entry);
     }
 
     /// Arms every key of `keys` at `at`, as [`set`](Self::set) on each would, merged in one
     /// sorted batch: inserting a million keys one by one walks the tree a million times.
     pub fn set_all(&mut self, keys: impl IntoIterator<Item = K>, at: u64) {
-        let mut batch: BTreeSet<(u64, K)> = keys
-            .into_iter()
-            .map(|key| {
-                if let Some(old) = self.by_key.insert(key.clone(), at) {
-                    self.by_time.remove(&(old, key.clone()));
-                }
-                (at, key)
-            })
-            .collect();
+        let mut batch: BTreeSet<(u64, K)> =
+            keys.into_iter().map(|key| self.index(key, at)).collect();
         self.by_time.append(&mut batch);
+    }
+
+    /// Indexes `key` at `at`, dropping any earlier arming of it, and gives the `by_time`
+    /// entry to insert.
+    fn index(&mut self, key: K, at: u64) -> (u64, K) {
+        if let Some(old) = self.by_key.insert(key.clone(), at) {
+            self.by_time.remove(&(old, key.clone()));
+        }
+        (at, key)
     }
 
     pub fn cancel(&mut self, key: &K) {
