@@ -572,9 +572,7 @@ impl AllocationState {
     }
 
     /// Regions in map order, each with its slot (see [`Self::region_in`]).
-    pub(crate) fn slotted_regions(
-        &self,
-    ) -> impl DoubleEndedIterator<Item = (usize, &Region)> + '_ {
+    pub(crate) fn slotted_regions(&self) -> impl DoubleEndedIterator<Item = (usize, &Region)> + '_ {
         self.order.values().map(move |&s| {
             let r = self.slots[s].as_ref().expect("ordered slot is live");
             (s, r)
