@@ -57,7 +57,9 @@ use shardline_core::replay::CoordinatorStep;
 
 #[path = "support/coordinator_instance.rs"]
 mod coordinator_instance;
-use coordinator_instance::{config, coordinator, from_region, grant, least_shard, next, node};
+use coordinator_instance::{
+    config, coordinator, from_region, grant, large, least_shard, next, node,
+};
 
 /// Distinct entities routed to, each way: enough that the shards they hit do not stay cached.
 const ENTITIES: usize = 16_384;
@@ -66,15 +68,6 @@ const LOCAL_EVERY: usize = 100;
 
 fn scale() -> bool {
     std::env::var("BENCH_SCALE").is_ok_and(|v| v == "1")
-}
-
-/// (regions, shards) of the coordinator measured against the plain map.
-fn large() -> (usize, usize) {
-    if scale() {
-        (10_000, 1_000_000)
-    } else {
-        (100, 100_000)
-    }
 }
 
 fn get_shard_home(c: &mut Criterion) {

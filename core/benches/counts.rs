@@ -204,13 +204,9 @@ fn run(case: &str) {
             println!("{case}: 1000 moves");
         }
         Some(("coordinator", "get-shard-home")) => {
-            use coordinator_instance::{coordinator, from_region, next};
+            use coordinator_instance::{coordinator, from_region, large, next};
             use shardline_core::protocol::Command;
-            let (regions, shards) = if std::env::var("BENCH_SCALE").is_ok_and(|v| v == "1") {
-                (10_000, 1_000_000)
-            } else {
-                (100, 100_000)
-            };
+            let (regions, shards) = large();
             let mut co = coordinator(regions, shards);
             let mut i = 0;
             let mut inputs: Vec<_> = (0..1000)

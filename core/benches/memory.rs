@@ -79,7 +79,7 @@ fn live() -> (isize, isize) {
 }
 
 #[path = "support/coordinator_instance.rs"]
-#[allow(dead_code)] // the walk over shard ids is for the timed benches
+#[allow(dead_code)] // the walk over shard ids and the timed size are for the timed benches
 mod coordinator_instance;
 use coordinator_instance::{coordinator, least_shard, node};
 

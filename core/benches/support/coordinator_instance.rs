@@ -9,6 +9,16 @@ use shardline_core::model::{Address, Member};
 use shardline_core::protocol::{Command, Directive, Endpoint, Envelope, FencingToken, Message};
 use shardline_core::strategy::{AllocationStrategy, StrategyConfig};
 
+/// (regions, shards) of the coordinator measured against the plain map: R = 100 over S = 100k,
+/// or R = 10,000 over S = 1M with `BENCH_SCALE=1` (issue 18's scale run).
+pub fn large() -> (usize, usize) {
+    if std::env::var("BENCH_SCALE").is_ok_and(|v| v == "1") {
+        (10_000, 1_000_000)
+    } else {
+        (100, 100_000)
+    }
+}
+
 pub fn node(i: usize) -> String {
     format!(
         "pekko://sys@10.{}.{}.{}:2552",

@@ -722,6 +722,18 @@ impl<'s> Round<'s> {
                     .then(fit.3.cmp(&b.3))
                     == Ordering::Less
             };
+            if let Some(b) = &best {
+                debug_assert_eq!(
+                    beats(b),
+                    strategy.order(
+                        self.state,
+                        &strategy.fit(self.view(i), ask),
+                        &strategy.fit(self.view(b.3), ask)
+                    ) == Ordering::Less,
+                    "ranked comparison of slots {i} and {} departs from LeastLoad::order",
+                    b.3
+                );
+            }
             if best.as_ref().is_none_or(beats) {
                 best = Some(fit);
             }
