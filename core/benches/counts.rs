@@ -52,20 +52,22 @@ fn plan(
         }
         moves += picked.len();
         rounds += 1;
+        let mut taken = Vec::with_capacity(picked.len());
         for s in &picked {
-            let from = state.remove_shard(s).unwrap();
+            let from = state.home_of(s).map(|r| r.id().clone()).unwrap();
+            taken.push(state.take_shard(s).unwrap());
             trace.push((s.clone(), from));
         }
-        let mut order = picked.clone();
         // a rebalance names each shard once
-        sort_distinct_utf16(&mut order, |s| s);
-        for s in order {
-            match strategy.allocate(state, None, &s, None).unwrap() {
+        sort_distinct_utf16(&mut taken, |t| t.id());
+        for t in taken {
+            match strategy.allocate(state, None, t.id(), None).unwrap() {
                 Allocation::Region(r) => {
-                    state.add_shard(&r, &s).unwrap();
+                    let s = t.id().clone();
+                    state.place_taken(&r, t).unwrap();
                     trace.push((s, r));
                 }
-                Allocation::Pending => panic!("{s}: no region"),
+                Allocation::Pending => panic!("{}: no region", t.id()),
             }
         }
     }

@@ -40,16 +40,16 @@ fn plan(strategy: &mut LeastLoad, state: &mut AllocationState) -> usize {
             return moves;
         }
         moves += picked.len();
-        for s in &picked {
-            state.remove_shard(s).unwrap();
-        }
-        let mut order = picked.clone();
+        let mut taken: Vec<_> = picked
+            .iter()
+            .map(|s| state.take_shard(s).unwrap())
+            .collect();
         // a rebalance names each shard once
-        sort_distinct_utf16(&mut order, |s| s);
-        for s in order {
-            match strategy.allocate(state, None, &s, None).unwrap() {
-                Allocation::Region(r) => state.add_shard(&r, &s).unwrap(),
-                Allocation::Pending => panic!("{s}: no region"),
+        sort_distinct_utf16(&mut taken, |t| t.id());
+        for t in taken {
+            match strategy.allocate(state, None, t.id(), None).unwrap() {
+                Allocation::Region(r) => state.place_taken(&r, t).unwrap(),
+                Allocation::Pending => panic!("{}: no region", t.id()),
             }
         }
     }

@@ -258,22 +258,25 @@ fn hand_off(
     state: &mut AllocationState,
     picked: &[ShardId],
 ) -> Result<Vec<(ShardId, String, String)>> {
-    let mut from = Vec::with_capacity(picked.len());
+    let mut taken = Vec::with_capacity(picked.len());
     for s in picked {
-        from.push((s.clone(), state.remove_shard(s)?.to_string()));
+        let src = state.home_of(s).map(|r| r.id().to_string());
+        taken.push((state.take_shard(s)?, src.unwrap_or_default()));
     }
     // a rebalance names each shard once
-    sort_distinct_utf16(&mut from, |x| &x.0);
-    let mut out = Vec::with_capacity(from.len());
-    for (s, src) in from {
-        match strategy.allocate(state, None, &s, None)? {
+    sort_distinct_utf16(&mut taken, |t| t.0.id());
+    let mut out = Vec::with_capacity(taken.len());
+    for (t, src) in taken {
+        match strategy.allocate(state, None, t.id(), None)? {
             Allocation::Region(r) => {
-                state.add_shard(&r, &s)?;
+                let s = t.id().clone();
+                state.place_taken(&r, t)?;
                 out.push((s, src, r.to_string()));
             }
             Allocation::Pending => {
                 return Err(Error::invalid_state(format!(
-                    "re-allocating shard {s:?}: no region"
+                    "re-allocating shard {:?}: no region",
+                    t.id()
                 )))
             }
         }

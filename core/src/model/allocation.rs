@@ -212,7 +212,14 @@ struct Home {
     /// The home region's slot, [`HOMELESS`] when it has none.
     slot: u32,
     versioned: bool,
+    /// Where the shard went in its region's arrays when placed ([`NO_HINT`] past `u16`'s
+    /// range): right until the region compacts them, and then only a lookup's first guess.
+    /// Taking a shard off its region reads one cache line there instead of a binary search's
+    /// chain of misses; it fits in what was padding.
+    hint: u16,
 }
+
+const NO_HINT: u16 = u16::MAX;
 
 const HOMELESS: u32 = u32::MAX;
 
@@ -364,6 +371,23 @@ impl<T: CountKeyed> Marked<T> {
             ix.rekey(r, slot, count, load);
         }
         ix
+    }
+}
+
+/// A shard [`AllocationState::take_shard`] took off its region, with what placing it again
+/// needs.
+#[derive(Debug)]
+pub struct TakenShard {
+    id: ShardId,
+    load: LoadVec,
+    /// (the state's uid, its load generation) when taken: the load it carries is the shard's
+    /// while both stand.
+    loads_stamp: (u64, u64),
+}
+
+impl TakenShard {
+    pub fn id(&self) -> &ShardId {
+        &self.id
     }
 }
 
@@ -626,12 +650,42 @@ impl AllocationState {
             Some((id, load)) => (id.clone(), load.clone()),
             None => (Arc::from(shard), LoadVec::UNIT),
         };
+        self.place_in(slot, id, load, version)
+    }
+
+    /// Places a shard [`Self::take_shard`] took off its region on `region`: as
+    /// [`Self::add_shard`] with the taken shard's id, reusing the id and load it carries rather
+    /// than looking them up again while no load changed since (a hand-off's pattern: taken off
+    /// its region, placed where the strategy then decides).
+    pub fn place_taken(&mut self, region: &str, taken: TakenShard) -> Result<()> {
+        let TakenShard {
+            id,
+            load,
+            loads_stamp,
+        } = taken;
+        if loads_stamp != (self.uid, self.loads.loads_gen) {
+            return self.add_shard(region, &id);
+        }
+        let slot = self.slot(region)?;
+        self.place_in(slot, id, load, None)
+    }
+
+    fn place_in(
+        &mut self,
+        slot: usize,
+        id: ShardId,
+        load: LoadVec,
+        version: Option<u64>,
+    ) -> Result<()> {
+        let shard: &str = &id;
         let seq = self.next_seq;
+        let next = self.slots[slot].as_ref().expect("live").shards.next_index();
         let mut home = Home {
             seq,
             version: 0,
             slot: u32::try_from(slot).expect("fewer than 2^32 regions"),
             versioned: false,
+            hint: u16::try_from(next).unwrap_or(NO_HINT),
         };
         // one lookup both refuses a shard already placed and makes (or finds) its entry
         let entry = self.homes.entry(IdKey::new(shard));
@@ -664,20 +718,42 @@ impl AllocationState {
 
     /// Deallocates a shard, returning the region that held it.
     pub fn remove_shard(&mut self, shard: &str) -> Result<RegionId> {
+        let (slot, _, _) = self.unplace(shard)?;
+        Ok(self.slots[slot].as_ref().expect("live").id.clone())
+    }
+
+    /// Deallocates a shard as [`Self::remove_shard`] does, handing it over to be placed again
+    /// with [`Self::place_taken`]. It does not name the region it left ([`Self::home_of`]
+    /// does, before): sharing that region's id is a reference count's locked write, which
+    /// waits for every earlier store, and those for their cold cache lines.
+    pub fn take_shard(&mut self, shard: &str) -> Result<TakenShard> {
+        let (_, id, load) = self.unplace(shard)?;
+        Ok(TakenShard {
+            id,
+            load,
+            loads_stamp: (self.uid, self.loads.loads_gen),
+        })
+    }
+
+    /// Takes a shard off its region: (the region's slot, the shard's id, its load).
+    fn unplace(&mut self, shard: &str) -> Result<(usize, ShardId, LoadVec)> {
         let home = self
             .unhome(shard)
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
         let slot = home.slot();
         self.mark(slot);
         let r = self.slots[slot].as_mut().expect("live");
-        let load = r.shards.remove(home.seq).expect("homed shard is listed");
+        let (id, load) = r
+            .shards
+            .remove(home.seq, usize::from(home.hint))
+            .expect("homed shard is listed");
         if r.shards.is_empty() {
             // exactly zero, not what float subtraction leaves
             r.load = LoadVec::default();
         } else {
             r.load.sub(&load);
         }
-        Ok(r.id.clone())
+        Ok((slot, id, load))
     }
 
     /// Takes away a shard's home and returns it (the region's list is the caller's); the
@@ -743,6 +819,7 @@ impl AllocationState {
                 version: 0,
                 slot: HOMELESS,
                 versioned: false,
+                hint: NO_HINT,
             };
             self.homes.insert(IdKey::new(shard), homeless);
         }
@@ -780,6 +857,7 @@ impl AllocationState {
         } else {
             self.loads.shard_loads.insert(Arc::from(shard), new);
         }
+        self.loads.loads_gen += 1;
         Ok(())
     }
 
@@ -1294,6 +1372,12 @@ pub enum RebalanceBlocker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_home_entry_stays_24_bytes() {
+        // one per shard in the map GetShardHome probes: the hint lives in former padding
+        assert_eq!(std::mem::size_of::<Home>(), 24);
+    }
 
     /// The count- and load-keyed indexes made afresh from the regions as they are.
     fn from_scratch(s: &AllocationState) -> (Ranked, ClassIndex) {

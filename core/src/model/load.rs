@@ -307,6 +307,14 @@ pub fn utilisation(
     capacity: &CapVec,
     width: usize,
 ) -> f64 {
+    if width == 1 {
+        // the one-dimension case, which every round computes per shard and candidate, without
+        // the loop (the same value: the loop's maximum starts at 0)
+        let l = load.get(0) + extra.map_or(0.0, |e| e.get(0));
+        let c = capacity.get(0);
+        let x = if c.is_infinite() { 0.0 } else { l / c };
+        return if x > 0.0 { x } else { 0.0 };
+    }
     let mut u = 0.0f64;
     for d in 0..width {
         let l = load.get(d) + extra.map_or(0.0, |e| e.get(d));
@@ -382,6 +390,9 @@ pub(crate) struct LoadBook {
     pub(crate) rules: ShardMap<ShardRule>,
     /// Regions whose profile is not the default.
     pub(crate) custom_regions: usize,
+    /// Bumped by every change of `shard_loads`: a shard taken off its region carries its load
+    /// only while this stands (see `AllocationState::place_taken`).
+    pub(crate) loads_gen: u64,
 }
 
 impl LoadBook {

@@ -13,7 +13,9 @@ mod timers;
 mod version;
 
 pub use address::{ActorTsKey, Address};
-pub use allocation::{AllocationState, RankedCounts, RebalanceBlocker, Region, RegionId, ShardId};
+pub use allocation::{
+    AllocationState, RankedCounts, RebalanceBlocker, Region, RegionId, ShardId, TakenShard,
+};
 pub use cluster::{ClusterView, Member, MemberStatus};
 #[cfg(feature = "model-check")]
 pub(crate) use fingerprint::hash_sorted;

@@ -65,6 +65,11 @@ impl PlacedShards {
         self.ids.push(Some(id));
     }
 
+    /// The index the next shard placed gets.
+    pub(crate) fn next_index(&self) -> usize {
+        self.seqs.len()
+    }
+
     fn find(&self, seq: u64) -> Option<usize> {
         let i = self.seqs.binary_search_by_key(&seq, |&s| s & !DEAD).ok()?;
         (self.seqs[i] & DEAD == 0).then_some(i)
@@ -86,11 +91,15 @@ impl PlacedShards {
         Some(&mut self.loads[i])
     }
 
-    /// Takes the shard with sequence `seq` out, returning its load.
-    pub(crate) fn remove(&mut self, seq: u64) -> Option<LoadVec> {
-        let i = self.find(seq)?;
+    /// Takes the shard with sequence `seq` out, returning its id and load; `hint` is where
+    /// it probably is (its index when placed, unless the arrays compacted since).
+    pub(crate) fn remove(&mut self, seq: u64, hint: usize) -> Option<(ShardId, LoadVec)> {
+        let i = match self.seqs.get(hint) {
+            Some(&s) if s == seq => hint,
+            _ => self.find(seq)?,
+        };
         self.seqs[i] |= DEAD;
-        self.ids[i] = None;
+        let id = self.ids[i].take()?;
         let load = match self.loads.get_mut(i) {
             Some(load) => std::mem::take(load),
             None => LoadVec::UNIT,
@@ -99,7 +108,7 @@ impl PlacedShards {
         if self.dead * 2 > self.seqs.len() {
             self.compact();
         }
-        Some(load)
+        Some((id, load))
     }
 
     fn compact(&mut self) {
@@ -242,18 +251,21 @@ mod tests {
         for s in 0..10u64 {
             p.push(s * 3, Arc::from(format!("s{s}")), LoadVec::UNIT);
         }
-        assert_eq!(p.remove(9).map(|l| l.get(0)), Some(1.0));
-        assert_eq!(p.remove(9), None, "removed twice");
-        assert_eq!(p.remove(10), None, "never placed");
+        let removed = |r: Option<(ShardId, LoadVec)>| r.map(|(id, l)| (id.to_string(), l.get(0)));
+        assert_eq!(removed(p.remove(9, 3)), Some(("s3".into(), 1.0)));
+        assert!(p.remove(9, 3).is_none(), "removed twice");
+        assert!(p.remove(10, 0).is_none(), "never placed");
+        assert!(p.remove(10, 99).is_none(), "a hint past the end");
         assert_eq!(p.get(9), None);
         assert_eq!(p.get(12).map(|s| &**s), Some("s4"));
         assert_eq!(p.len(), 9);
         let it = p.iter();
         assert_eq!(it.len(), 9);
         assert_eq!(p.iter().next_back().map(|x| x.0), Some(27));
-        // past half dead the array compacts; what is left is unchanged
+        // past half dead the array compacts; what is left is unchanged (a wrong hint: the
+        // lookup finds them all the same)
         for s in [0, 3, 6, 12, 15] {
-            assert!(p.remove(s).is_some());
+            assert!(p.remove(s, 0).is_some());
         }
         assert_eq!(p.seqs.len(), 4, "compacted");
         assert_eq!(
@@ -296,12 +308,13 @@ mod tests {
         let weights =
             |p: &PlacedShards| p.iter().map(|(s, _, l)| (s, l.get(0))).collect::<Vec<_>>();
         for s in [0, 1, 3, 4, 5, 6] {
-            assert_eq!(p.remove(s).map(|l| l.get(0)), Some(1.0));
+            assert_eq!(p.remove(s, s as usize).map(|(_, l)| l.get(0)), Some(1.0));
         }
         assert_eq!(p.seqs.len(), 4, "compacted");
         assert_eq!(weights(&p), vec![(2, 2.0), (7, 1.0), (8, 3.0), (9, 1.0)]);
         assert_eq!(p.loads.len(), 3, "up to the last stored load");
-        assert_eq!(p.remove(8).map(|l| l.get(0)), Some(3.0));
+        // the index it was placed at is gone with the compaction
+        assert_eq!(p.remove(8, 8).map(|(_, l)| l.get(0)), Some(3.0));
         assert_eq!(p.at(0).map(|(_, l)| l.get(0)), Some(2.0));
     }
 }

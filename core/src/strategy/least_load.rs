@@ -24,10 +24,8 @@ use super::least_shard::{by_age, round_total};
 use super::{
     note, AkkaOptions, Allocation, AllocationStrategy, Explanation, InProgress, LeastShard, Skip,
 };
-use crate::model::{
-    check_budget, utilisation, Amount, CapVec, ClassKey, LoadVec, ShardMap, ShardRule,
-};
-use crate::model::{AllocationState, Region, RegionId, ShardId};
+use crate::model::{check_budget, utilisation, Amount, CapVec, ClassKey, LoadVec, ShardRule};
+use crate::model::{AllocationState, IdKey, IdMap, Region, RegionId, ShardId};
 use crate::{Error, Result};
 
 /// Tolerance above the fluid optimum before a region gives shards away.
@@ -42,7 +40,11 @@ pub struct LeastLoad {
     max_load_moved: Option<Amount>,
     /// Destinations the last rebalance planned, by shard. Pekko's rebalance only names
     /// shards; allocate places them after the hand-off.
-    planned: ShardMap<Planned>,
+    ///
+    /// Keyed by a copy of the id rather than a share of it: a share would take a reference
+    /// count on the id, a locked write that stalls on the cold cache line of every shard a
+    /// round moves, where reading the bytes to copy lets those misses overlap.
+    planned: IdMap<Planned>,
 }
 
 /// Where a rebalance sent a shard.
@@ -77,7 +79,7 @@ impl LeastLoad {
             akka: AkkaOptions::default(),
             band,
             max_load_moved,
-            planned: ShardMap::default(),
+            planned: IdMap::default(),
         })
     }
 
@@ -504,13 +506,13 @@ impl AllocationStrategy for LeastLoad {
         let fixed = self.fix_rules(&mut round);
         let (optimum, ceiling, stuck) = self.relieve(&mut round);
         self.planned.reserve(round.moves.len());
-        for (shard, from, to) in &round.moves {
+        for &(shard, from, to) in &round.moves {
             self.planned.insert(
-                shard.clone(),
+                IdKey::new(shard),
                 Planned {
-                    from: round.slots[*from].region.id().clone(),
-                    to: round.slots[*to].region.id().clone(),
-                    to_slot: round.slots[*to].home,
+                    from: round.slots[from].region.id().clone(),
+                    to: round.slots[to].region.id().clone(),
+                    to_slot: round.slots[to].home,
                 },
             );
         }
@@ -548,9 +550,9 @@ struct Round<'s> {
     slots: Vec<Slot<'s>>,
     /// Shards moved to fix a rule, before any source's list of movable shards is built (a
     /// band move leaves that list itself).
-    fixed: HashSet<ShardId>,
+    fixed: HashSet<&'s str>,
     /// (shard, source slot, destination slot), in decision order.
-    moves: Vec<(ShardId, usize, usize)>,
+    moves: Vec<(&'s ShardId, usize, usize)>,
     moves_left: usize,
     load_left: Option<CapVec>,
     /// A shard heavier than the load budget moved alone; nothing more this round.
@@ -812,7 +814,7 @@ impl<'s> Round<'s> {
 
     fn apply(
         &mut self,
-        shard: ShardId,
+        shard: &'s ShardId,
         load: &LoadVec,
         from: usize,
         to: usize,
@@ -875,7 +877,7 @@ impl<'s> Round<'s> {
             }
         }
         if trigger != "band" {
-            self.fixed.insert(shard.clone());
+            self.fixed.insert(&**shard);
         }
         self.moves.push((shard, from, to));
     }
@@ -887,12 +889,12 @@ impl LeastLoad {
     fn fix_rules(&self, round: &mut Round) -> usize {
         let state = round.state;
         // (region slot, allocation sequence, shard, rule broken)
-        let mut broken: Vec<(usize, u64, ShardId, &'static str)> = Vec::new();
+        let mut broken: Vec<(usize, u64, &ShardId, &'static str)> = Vec::new();
         let mut listed: HashSet<&str> = HashSet::new();
         for (i, s) in round.slots.iter().enumerate() {
             if s.region.profile().draining {
                 for sh in s.region.shards() {
-                    broken.push((i, seq(state, sh), sh.clone(), "draining"));
+                    broken.push((i, seq(state, sh), sh, "draining"));
                     listed.insert(sh);
                 }
             }
@@ -912,7 +914,7 @@ impl LeastLoad {
                 _ if rule.missing_tags(home.profile()).next().is_some() => "missing-tags",
                 _ => continue,
             };
-            broken.push((i, seq(state, sh), sh.clone(), trigger));
+            broken.push((i, seq(state, sh), sh, trigger));
             listed.insert(sh);
         }
         for (i, s) in round.slots.iter().enumerate() {
@@ -927,7 +929,7 @@ impl LeastLoad {
                 .filter(|sh| !listed.contains(&***sh))
                 .take(excess)
             {
-                broken.push((i, seq(state, sh), sh.clone(), "above-max-shards"));
+                broken.push((i, seq(state, sh), sh, "above-max-shards"));
             }
         }
         broken.sort_by(|a, b| {
@@ -939,14 +941,14 @@ impl LeastLoad {
             if round.spent() {
                 break;
             }
-            let load = state.shard_load(&shard);
+            let load = state.shard_load(shard);
             if !round.fits(load) {
                 continue;
             }
             let ask = Ask {
-                shard: &shard,
+                shard,
                 load,
-                rule: state.shard_rule(&shard),
+                rule: state.shard_rule(shard),
                 avoid: Some(&**round.slots[from].region.id()),
                 width: round.width,
             };
@@ -957,12 +959,12 @@ impl LeastLoad {
             if pick.is_some() {
                 // keep the reasons only for shards that stay put
                 if let Some(r) = rejected.as_mut() {
-                    r.retain(|x| x.shard != *shard);
+                    r.retain(|x| *x.shard != **shard);
                 }
             }
             round.rejected = rejected;
             if let Some(to) = pick {
-                round.apply(shard.clone(), load, from, to, trigger);
+                round.apply(shard, load, from, to, trigger);
             }
         }
         round.moves.len() - before
@@ -1009,6 +1011,8 @@ impl LeastLoad {
         // per source slot: its movable shards, largest first, then oldest; double-ended, since
         // most leave from near the front (the largest) or the back (the smallest)
         let mut lists: Vec<Option<VecDeque<Movable>>> = vec![None; round.slots.len()];
+        // per source slot: where its list divided at the excess of its last look
+        let mut splits: Vec<usize> = vec![0; round.slots.len()];
         let mut stuck = false;
         // pinned shards stay on their pin
         let ruled = state.shard_rules().next().is_some();
@@ -1029,7 +1033,7 @@ impl LeastLoad {
                 let mut v: Vec<Movable> = Vec::with_capacity(region.shard_count());
                 let fixed = !round.fixed.is_empty();
                 for (i, sh, load) in region.shards_indexed() {
-                    if fixed && round.fixed.contains(sh) {
+                    if fixed && round.fixed.contains(&**sh) {
                         continue;
                     }
                     if ruled
@@ -1052,7 +1056,8 @@ impl LeastLoad {
             });
             let excess = top - ceiling;
             let mut over_budget = false;
-            let within = list.partition_point(|x| x.size() > excess);
+            let within = divide(list, splits[s], excess);
+            splits[s] = within;
             // the largest shard within the excess first, then the smallest beyond it (oldest
             // first among equals)
             // built only when nothing within the excess helps
@@ -1157,13 +1162,33 @@ impl LeastLoad {
             };
             let (shard, load) = movable(k);
             list.remove(k);
-            round.apply(shard.clone(), load, s, d, "band");
+            if k < splits[s] {
+                splits[s] -= 1;
+            }
+            round.apply(shard, load, s, d, "band");
             // the source's old entry is still on top
             *busiest.peek_mut().expect("the source's entry") = entry(round, s);
             busiest.push(entry(round, d));
         }
         (Some(optimum), Some(ceiling), stuck)
     }
+}
+
+/// Where `list` (largest first) divides into the shards beyond `excess` and those within it,
+/// as `partition_point` finds it, walking from `from`, where the last look divided it.
+/// Between looks a source's excess only shrinks (unless it took a shard) and shards only
+/// leave, so over a round the walks add up to about one pass over the list, where a binary
+/// search per look missed the cache at most of its steps.
+fn divide(list: &VecDeque<Movable>, from: usize, excess: f64) -> usize {
+    let mut i = from.min(list.len());
+    while i < list.len() && list[i].size() > excess {
+        i += 1;
+    }
+    while i > 0 && list[i - 1].size() <= excess {
+        i -= 1;
+    }
+    debug_assert_eq!(i, list.partition_point(|x| x.size() > excess));
+    i
 }
 
 /// A shard a region may give away: the utilisation it adds there and its index in the
