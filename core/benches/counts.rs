@@ -52,12 +52,11 @@ fn plan(
         }
         moves += picked.len();
         rounds += 1;
-        let mut taken = Vec::with_capacity(picked.len());
         for s in &picked {
             let from = state.home_of(s).map(|r| r.id().clone()).unwrap();
-            taken.push(state.take_shard(s).unwrap());
             trace.push((s.clone(), from));
         }
+        let mut taken = state.take_shards(&picked).unwrap();
         // a rebalance names each shard once
         sort_distinct_utf16(&mut taken, |t| t.id());
         for t in taken {

@@ -40,10 +40,7 @@ fn plan(strategy: &mut LeastLoad, state: &mut AllocationState) -> usize {
             return moves;
         }
         moves += picked.len();
-        let mut taken: Vec<_> = picked
-            .iter()
-            .map(|s| state.take_shard(s).unwrap())
-            .collect();
+        let mut taken = state.take_shards(&picked).unwrap();
         // a rebalance names each shard once
         sort_distinct_utf16(&mut taken, |t| t.id());
         for t in taken {

@@ -258,11 +258,15 @@ fn hand_off(
     state: &mut AllocationState,
     picked: &[ShardId],
 ) -> Result<Vec<(ShardId, String, String)>> {
-    let mut taken = Vec::with_capacity(picked.len());
-    for s in picked {
-        let src = state.home_of(s).map(|r| r.id().to_string());
-        taken.push((state.take_shard(s)?, src.unwrap_or_default()));
-    }
+    let from: Vec<String> = picked
+        .iter()
+        .map(|s| {
+            state
+                .home_of(s)
+                .map_or_else(String::new, |r| r.id().to_string())
+        })
+        .collect();
+    let mut taken: Vec<_> = state.take_shards(picked)?.into_iter().zip(from).collect();
     // a rebalance names each shard once
     sort_distinct_utf16(&mut taken, |t| t.0.id());
     let mut out = Vec::with_capacity(taken.len());

@@ -718,7 +718,7 @@ impl AllocationState {
 
     /// Deallocates a shard, returning the region that held it.
     pub fn remove_shard(&mut self, shard: &str) -> Result<RegionId> {
-        let (slot, _, _) = self.unplace(shard)?;
+        let (slot, _, _) = self.unplace(shard, None)?;
         Ok(self.slots[slot].as_ref().expect("live").id.clone())
     }
 
@@ -727,7 +727,36 @@ impl AllocationState {
     /// does, before): sharing that region's id is a reference count's locked write, which
     /// waits for every earlier store, and those for their cold cache lines.
     pub fn take_shard(&mut self, shard: &str) -> Result<TakenShard> {
-        let (_, id, load) = self.unplace(shard)?;
+        self.take_at(shard, None)
+    }
+
+    /// [`Self::take_shard`] for each of `shards` in turn, stopping at the first that is not
+    /// allocated (those before it stay taken): a rebalance round's hand-off.
+    pub fn take_shards<S: AsRef<str>>(&mut self, shards: &[S]) -> Result<Vec<TakenShard>> {
+        // Where each shard is in its region's arrays, found in a read-only pass over a batch
+        // first: those lookups do not depend on each other, so their cache misses overlap,
+        // where each take is a chain of misses that waits for the one before it. Batches stay
+        // small enough that what the pass brought in is still cached for the takes.
+        const BATCH: usize = 32;
+        let mut taken = Vec::with_capacity(shards.len());
+        for batch in shards.chunks(BATCH) {
+            let mut found = [None; BATCH];
+            for (f, s) in found.iter_mut().zip(batch) {
+                *f = self.home(s.as_ref()).and_then(|h| {
+                    let r = self.slots[h.slot()].as_ref()?;
+                    r.shards.index_of(h.seq, usize::from(h.hint))
+                });
+            }
+            for (s, at) in batch.iter().zip(found) {
+                taken.push(self.take_at(s.as_ref(), at)?);
+            }
+        }
+        Ok(taken)
+    }
+
+    /// [`Self::take_shard`], looking for the shard at index `at` of its region's arrays first.
+    fn take_at(&mut self, shard: &str, at: Option<usize>) -> Result<TakenShard> {
+        let (_, id, load) = self.unplace(shard, at)?;
         Ok(TakenShard {
             id,
             load,
@@ -735,8 +764,9 @@ impl AllocationState {
         })
     }
 
-    /// Takes a shard off its region: (the region's slot, the shard's id, its load).
-    fn unplace(&mut self, shard: &str) -> Result<(usize, ShardId, LoadVec)> {
+    /// Takes a shard off its region, looking for it at index `at` of the region's arrays
+    /// first (else where it was placed): (the region's slot, the shard's id, its load).
+    fn unplace(&mut self, shard: &str, at: Option<usize>) -> Result<(usize, ShardId, LoadVec)> {
         let home = self
             .unhome(shard)
             .ok_or_else(|| Error::invalid_state(format!("shard {shard:?} is not allocated")))?;
@@ -745,7 +775,7 @@ impl AllocationState {
         let r = self.slots[slot].as_mut().expect("live");
         let (id, load) = r
             .shards
-            .remove(home.seq, usize::from(home.hint))
+            .remove(home.seq, at.unwrap_or(usize::from(home.hint)))
             .expect("homed shard is listed");
         if r.shards.is_empty() {
             // exactly zero, not what float subtraction leaves
@@ -1377,6 +1407,70 @@ mod tests {
     fn a_home_entry_stays_24_bytes() {
         // one per shard in the map GetShardHome probes: the hint lives in former padding
         assert_eq!(std::mem::size_of::<Home>(), 24);
+    }
+
+    /// Shards taken in a batch and placed again end as removed and added ones do: same homes,
+    /// loads, region loads and order, the load current at placing even when it changed while
+    /// the shard was away; a batch stops at a shard that is not allocated.
+    #[test]
+    fn taken_shards_place_again_as_removed_and_added_ones() {
+        let addr = |i: usize| Address::parse(&format!("pekko://s@10.0.0.{i}:2552")).unwrap();
+        let build = || {
+            let mut st = AllocationState::new(ClusterView::new(addr(0)));
+            for i in 0..3 {
+                st.upsert_member(Member::new(addr(i)));
+                st.add_region(&format!("r{i}"), addr(i), false).unwrap();
+            }
+            for k in 0..90 {
+                let id = format!("s{k}");
+                st.set_shard_load(&id, &Amount::Uniform(1.0 + (k % 7) as f64))
+                    .unwrap();
+                st.add_shard(&format!("r{}", k % 3), &id).unwrap();
+            }
+            st
+        };
+        let (mut a, mut b) = (build(), build());
+        // enough to compact r0's arrays on the way, so some hints go stale
+        let moved: Vec<String> = (0..90)
+            .step_by(3)
+            .take(25)
+            .map(|k| format!("s{k}"))
+            .collect();
+        let taken = a.take_shards(&moved).unwrap();
+        for s in &moved {
+            b.remove_shard(s).unwrap();
+        }
+        a.set_shard_load("s3", &Amount::Uniform(9.5)).unwrap();
+        b.set_shard_load("s3", &Amount::Uniform(9.5)).unwrap();
+        for (t, s) in taken.into_iter().zip(&moved) {
+            assert_eq!(&**t.id(), s);
+            a.place_taken("r1", t).unwrap();
+            b.add_shard("r1", s).unwrap();
+        }
+        let view = |st: &AllocationState| {
+            st.regions()
+                .map(|r| {
+                    let shards: Vec<(String, f64)> = r
+                        .shards_with_load()
+                        .map(|(_, id, l)| (id.to_string(), l.get(0)))
+                        .collect();
+                    (r.id().to_string(), r.load().get(0), shards)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(view(&a), view(&b));
+        assert_eq!(a.shard_load("s3").get(0), 9.5);
+        assert_eq!(a.shard_count(), 90);
+        // a batch stops at the first shard it cannot take; those before it are taken
+        let err = a
+            .take_shards(&["s1", "nope", "s4"])
+            .expect_err("not allocated");
+        assert!(
+            err.to_string().contains("\"nope\" is not allocated"),
+            "{err}"
+        );
+        assert!(a.home_of("s1").is_none());
+        assert!(a.home_of("s4").is_some());
     }
 
     /// The count- and load-keyed indexes made afresh from the regions as they are.

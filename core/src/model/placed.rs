@@ -70,6 +70,14 @@ impl PlacedShards {
         self.seqs.len()
     }
 
+    /// The index of the live shard with sequence `seq`, looked for at `hint` first.
+    pub(crate) fn index_of(&self, seq: u64, hint: usize) -> Option<usize> {
+        match self.seqs.get(hint) {
+            Some(&s) if s == seq => Some(hint),
+            _ => self.find(seq),
+        }
+    }
+
     fn find(&self, seq: u64) -> Option<usize> {
         let i = self.seqs.binary_search_by_key(&seq, |&s| s & !DEAD).ok()?;
         (self.seqs[i] & DEAD == 0).then_some(i)
@@ -94,10 +102,7 @@ impl PlacedShards {
     /// Takes the shard with sequence `seq` out, returning its id and load; `hint` is where
     /// it probably is (its index when placed, unless the arrays compacted since).
     pub(crate) fn remove(&mut self, seq: u64, hint: usize) -> Option<(ShardId, LoadVec)> {
-        let i = match self.seqs.get(hint) {
-            Some(&s) if s == seq => hint,
-            _ => self.find(seq)?,
-        };
+        let i = self.index_of(seq, hint)?;
         self.seqs[i] |= DEAD;
         let id = self.ids[i].take()?;
         let load = match self.loads.get_mut(i) {
