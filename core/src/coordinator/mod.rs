@@ -555,6 +555,22 @@ impl Coordinator {
         // The local lease deadline binds even if the host has not called on_timeout yet.
         self.stop_past_lease_deadline();
         match input {
+            // The hot path, as `receive` would take it: matched whole so that only the two ids
+            // move out of the input, and kept apart from the other inputs, whose handling
+            // would otherwise give every step their stack frame and copies.
+            CoordinatorInput::Receive(Envelope {
+                from: Endpoint::Region(from),
+                to: Endpoint::Coordinator,
+                message: Message::Command(Command::GetShardHome { shard }),
+            }) if self.is_active() => self.get_shard_home_request(shard, from),
+            input => self.handle_other(input),
+        }
+    }
+
+    /// [`Self::handle`] for every input but an active coordinator's `GetShardHome`.
+    #[inline(never)]
+    fn handle_other(&mut self, input: CoordinatorInput) -> Result<()> {
+        match input {
             CoordinatorInput::Receive(env) => self.receive(env),
             CoordinatorInput::Member(m) => {
                 self.state.allocation_mut().upsert_member(*m);
@@ -1180,29 +1196,37 @@ impl Coordinator {
     /// [`Self::get_shard_home`] for a region's request, with the common case (allocated, not
     /// moving) answered by moving the request's ids into the reply instead of copying them:
     /// this is the coordinator's hot path.
+    #[inline(always)]
     fn get_shard_home_request(&mut self, shard: ShardId, from: RegionId) -> Result<()> {
-        if !self.all_regions_registered || self.handoffs.contains_key(&shard) {
-            return self.get_shard_home(&shard, Some(&from));
+        if self.all_regions_registered && !self.handoffs.contains_key(&shard) {
+            if let Some((owner, version)) = self.state.home_and_version(&shard) {
+                // Emptiness first: usually nothing terminates, and the set's lookup is a call.
+                if self.terminating.is_empty() || !self.terminating.contains(&**owner) {
+                    let home = ShardHome {
+                        region: owner.clone(),
+                        stamp: Stamp {
+                            token: self.lease.token().unwrap_or_default(),
+                            version: crate::protocol::ShardVersion(version),
+                        },
+                        shard,
+                    };
+                    self.out.push_back(CoordinatorOutput::Send(Envelope {
+                        from: Endpoint::Coordinator,
+                        to: Endpoint::Region(from),
+                        message: Message::Directive(Directive::ShardHome(home)),
+                    }));
+                }
+                return Ok(());
+            }
         }
-        let Some((owner, version)) = self.state.home_and_version(&shard) else {
-            return self.get_shard_home(&shard, Some(&from));
-        };
-        if !self.terminating.contains(&**owner) {
-            let home = ShardHome {
-                region: owner.clone(),
-                stamp: Stamp {
-                    token: self.lease.token().unwrap_or_default(),
-                    version: crate::protocol::ShardVersion(version),
-                },
-                shard,
-            };
-            self.out.push_back(CoordinatorOutput::Send(Envelope {
-                from: Endpoint::Coordinator,
-                to: Endpoint::Region(from),
-                message: Message::Directive(Directive::ShardHome(home)),
-            }));
-        }
-        Ok(())
+        self.get_shard_home_unanswered(shard, from)
+    }
+
+    /// [`Self::get_shard_home_request`] when the request is not answered at once; apart so
+    /// that the answered case stays small enough to inline into [`Self::handle`].
+    #[inline(never)]
+    fn get_shard_home_unanswered(&mut self, shard: ShardId, from: RegionId) -> Result<()> {
+        self.get_shard_home(&shard, Some(&from))
     }
 
     fn get_shard_home(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {
