@@ -560,9 +560,14 @@ impl Coordinator {
             // would otherwise give every step their stack frame and copies.
             CoordinatorInput::Receive(Envelope {
                 from: Endpoint::Region(from),
-                to: Endpoint::Coordinator,
+                to: to @ Endpoint::Coordinator,
                 message: Message::Command(Command::GetShardHome { shard }),
-            }) if self.is_active() => self.get_shard_home_request(shard, from),
+            }) if self.is_active() => {
+                // Dropped here, where it is known to own nothing; left in the input, it would
+                // be dropped after the step, reading its variant again.
+                drop(to);
+                self.get_shard_home_request(shard, from)
+            }
             input => self.handle_other(input),
         }
     }

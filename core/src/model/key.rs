@@ -38,7 +38,6 @@ impl IdKey {
         }
     }
 
-    #[inline(always)]
     pub fn as_str(&self) -> &str {
         match self {
             // Not `from_utf8`: checking the bytes again on every hash and compare cost ~4% of
@@ -77,7 +76,7 @@ impl IdStr {
 }
 
 impl Borrow<IdStr> for IdKey {
-    #[inline(always)]
+    #[inline]
     fn borrow(&self) -> &IdStr {
         IdStr::new(self.as_str())
     }
@@ -91,9 +90,7 @@ impl Hash for IdStr {
 }
 
 impl PartialEq for IdStr {
-    // Always: in a probe loop the compiler otherwise keeps it a call, and the registers the
-    // call clobbers cost as much as the compare.
-    #[inline(always)]
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         let (a, b) = (self.0.as_bytes(), other.0.as_bytes());
         let n = a.len();
