@@ -513,6 +513,9 @@ impl Coordinator {
         }
     }
 
+    // Inline: a host polls after every step, and out of line the output is copied once more
+    // on its way to the host.
+    #[inline]
     pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
         self.out.pop_front()
     }
@@ -550,6 +553,9 @@ impl Coordinator {
 
     /// Errors are host mistakes (e.g. a lease token that does not grow) or a stored state
     /// that breaks its own preconditions; protocol anomalies are ignored, not errors.
+    // Inline: small (the hot path, and a call for everything else), and in the host it reads
+    // the input where the host has it instead of from a copy made for the call.
+    #[inline]
     pub fn handle(&mut self, now_ms: u64, input: CoordinatorInput) -> Result<()> {
         self.tick(now_ms);
         // The local lease deadline binds even if the host has not called on_timeout yet.
