@@ -513,6 +513,9 @@ impl Coordinator {
         }
     }
 
+    // Inline: a host polls after every step, and out of line the output is copied once more
+    // on its way to the host.
+    #[inline]
     pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
         self.out.pop_front()
     }
@@ -550,10 +553,34 @@ impl Coordinator {
 
     /// Errors are host mistakes (e.g. a lease token that does not grow) or a stored state
     /// that breaks its own preconditions; protocol anomalies are ignored, not errors.
+    // Inline: small (the hot path, and a call for everything else), and in the host it reads
+    // the input where the host has it instead of from a copy made for the call.
+    #[inline]
     pub fn handle(&mut self, now_ms: u64, input: CoordinatorInput) -> Result<()> {
         self.tick(now_ms);
         // The local lease deadline binds even if the host has not called on_timeout yet.
         self.stop_past_lease_deadline();
+        match input {
+            // The hot path, as `receive` would take it: matched whole so that only the two ids
+            // move out of the input, and kept apart from the other inputs, whose handling
+            // would otherwise give every step their stack frame and copies.
+            CoordinatorInput::Receive(Envelope {
+                from: Endpoint::Region(from),
+                to: to @ Endpoint::Coordinator,
+                message: Message::Command(Command::GetShardHome { shard }),
+            }) if self.is_active() => {
+                // Dropped here, where it is known to own nothing; left in the input, it would
+                // be dropped after the step, reading its variant again.
+                drop(to);
+                self.get_shard_home_request(shard, from)
+            }
+            input => self.handle_other(input),
+        }
+    }
+
+    /// [`Self::handle`] for every input but an active coordinator's `GetShardHome`.
+    #[inline(never)]
+    fn handle_other(&mut self, input: CoordinatorInput) -> Result<()> {
         match input {
             CoordinatorInput::Receive(env) => self.receive(env),
             CoordinatorInput::Member(m) => {
@@ -657,11 +684,14 @@ impl Coordinator {
         }
     }
 
+    // Inline, as is the next: both run in every step, which hosts inline (see `handle`).
+    #[inline]
     fn tick(&mut self, now_ms: u64) {
         // Time never goes backwards for the machine, whatever the host passes.
         self.now = self.now.max(now_ms);
     }
 
+    #[inline]
     fn stop_past_lease_deadline(&mut self) {
         if self.lease.grant().is_some() && !self.lease.is_valid(self.now) {
             self.step_down("the lease's local deadline passed", false);
@@ -1180,29 +1210,39 @@ impl Coordinator {
     /// [`Self::get_shard_home`] for a region's request, with the common case (allocated, not
     /// moving) answered by moving the request's ids into the reply instead of copying them:
     /// this is the coordinator's hot path.
+    #[inline(always)]
     fn get_shard_home_request(&mut self, shard: ShardId, from: RegionId) -> Result<()> {
-        if !self.all_regions_registered || self.handoffs.contains_key(&shard) {
-            return self.get_shard_home(&shard, Some(&from));
+        // Emptiness first, here and for the terminating regions: usually no shard moves and
+        // no region terminates, and the lookups are calls.
+        let moving = !self.handoffs.is_empty() && self.handoffs.contains_key(&shard);
+        if self.all_regions_registered && !moving {
+            if let Some((owner, version)) = self.state.home_and_version(&shard) {
+                if self.terminating.is_empty() || !self.terminating.contains(&**owner) {
+                    let home = ShardHome {
+                        region: owner.clone(),
+                        stamp: Stamp {
+                            token: self.lease.token().unwrap_or_default(),
+                            version: crate::protocol::ShardVersion(version),
+                        },
+                        shard,
+                    };
+                    self.out.push_back(CoordinatorOutput::Send(Envelope {
+                        from: Endpoint::Coordinator,
+                        to: Endpoint::Region(from),
+                        message: Message::Directive(Directive::ShardHome(home)),
+                    }));
+                }
+                return Ok(());
+            }
         }
-        let Some((owner, version)) = self.state.home_and_version(&shard) else {
-            return self.get_shard_home(&shard, Some(&from));
-        };
-        if !self.terminating.contains(&**owner) {
-            let home = ShardHome {
-                region: owner.clone(),
-                stamp: Stamp {
-                    token: self.lease.token().unwrap_or_default(),
-                    version: crate::protocol::ShardVersion(version),
-                },
-                shard,
-            };
-            self.out.push_back(CoordinatorOutput::Send(Envelope {
-                from: Endpoint::Coordinator,
-                to: Endpoint::Region(from),
-                message: Message::Directive(Directive::ShardHome(home)),
-            }));
-        }
-        Ok(())
+        self.get_shard_home_unanswered(shard, from)
+    }
+
+    /// [`Self::get_shard_home_request`] when the request is not answered at once; apart so
+    /// that the answered case stays small enough to inline into [`Self::handle`].
+    #[inline(never)]
+    fn get_shard_home_unanswered(&mut self, shard: ShardId, from: RegionId) -> Result<()> {
+        self.get_shard_home(&shard, Some(&from))
     }
 
     fn get_shard_home(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {

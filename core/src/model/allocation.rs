@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::jvm::{self, ContractViolation};
 use crate::model::placed::PlacedShards;
-use crate::model::{ActorTsKey, Address, IdKey, IdMap};
+use crate::model::{key, ActorTsKey, Address, IdKey, IdMap};
 use crate::model::{
     Amount, ClassEntry, ClassIndex, ClassKey, Dimensions, LoadBook, LoadVec, Ordered,
     RegionProfile, ShardMap, ShardRule,
@@ -827,7 +827,7 @@ impl AllocationState {
 
     /// The shard's home region's id and its version (0 when it has none), in one probe.
     pub(crate) fn home_and_version(&self, shard: &str) -> Option<(&RegionId, u64)> {
-        let h = self.home(shard)?;
+        let h = key::get(&self.homes, shard).and_then(Home::homed)?;
         let r = self.slots[h.slot()]
             .as_ref()
             .expect("a home's slot is live");

@@ -52,6 +52,69 @@ impl IdKey {
     }
 }
 
+/// `map`'s value for `id`, compared without `memcmp` for ids of up to 16 bytes (see
+/// [`IdStr`]).
+#[inline]
+pub(crate) fn get<'m, V>(map: &'m IdMap<V>, id: &str) -> Option<&'m V> {
+    map.get(IdStr::new(id))
+}
+
+/// An id as a lookup key for an [`IdMap`]: hashes as the `str`, but compares ids of up to 16
+/// bytes as two (possibly overlapping) fixed-size words each rather than through `memcmp`,
+/// whose call costs more than the rest of the compare for the short ids hot paths look up.
+#[repr(transparent)]
+#[derive(Debug)]
+pub(crate) struct IdStr(str);
+
+impl IdStr {
+    #[inline]
+    pub fn new(s: &str) -> &IdStr {
+        // SAFETY: `IdStr` is `repr(transparent)` over `str`, so the two have one layout and
+        // pointer metadata (the length); the lifetime carries over unchanged.
+        unsafe { &*(s as *const str as *const IdStr) }
+    }
+}
+
+impl Borrow<IdStr> for IdKey {
+    #[inline]
+    fn borrow(&self) -> &IdStr {
+        IdStr::new(self.as_str())
+    }
+}
+
+impl Hash for IdStr {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
+
+impl PartialEq for IdStr {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.0.as_bytes(), other.0.as_bytes());
+        let n = a.len();
+        if n != b.len() {
+            return false;
+        }
+        // The first and last few bytes of each, which together cover all `n`.
+        fn ends<const W: usize>(s: &[u8]) -> ([u8; W], [u8; W]) {
+            let first = s[..W].try_into().expect("W bytes");
+            let last = s[s.len() - W..].try_into().expect("W bytes");
+            (first, last)
+        }
+        match n {
+            0 => true,
+            1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+            4..=7 => ends::<4>(a) == ends::<4>(b),
+            8..=16 => ends::<8>(a) == ends::<8>(b),
+            _ => a == b,
+        }
+    }
+}
+
+impl Eq for IdStr {}
+
 impl Borrow<str> for IdKey {
     fn borrow(&self) -> &str {
         self.as_str()
@@ -104,5 +167,28 @@ mod tests {
         assert_eq!(m.get("12346"), None);
         assert_eq!(format!("{:?}", IdKey::new("a")), "\"a\"");
         assert_eq!(std::mem::size_of::<IdKey>(), 24);
+    }
+
+    #[test]
+    fn id_strs_compare_as_their_strs() {
+        // every length up to past the word compares, with a difference at each position
+        for n in 0..=24 {
+            let a = "abcdefghijklmnopqrstuvwxyz"[..n].to_owned();
+            assert!(IdStr::new(&a) == IdStr::new(&a.clone()), "{a:?}");
+            assert!(IdStr::new(&a) != IdStr::new(&format!("{a}z")), "{a:?}");
+            for i in 0..n {
+                let mut b = a.clone().into_bytes();
+                b[i] = b'_';
+                let b = String::from_utf8(b).unwrap();
+                assert!(IdStr::new(&a) != IdStr::new(&b), "{a:?} {b:?}");
+            }
+        }
+        let mut m: IdMap<usize> = IdMap::default();
+        let long = "x".repeat(INLINE + 1);
+        for (i, id) in ["", "7", "12345", &long].iter().enumerate() {
+            m.insert(IdKey::new(id), i);
+            assert_eq!(get(&m, id), Some(&i), "{id:?}");
+        }
+        assert_eq!(get(&m, "12346"), None);
     }
 }
