@@ -807,8 +807,9 @@ impl AllocationState {
         homed
     }
 
+    #[inline]
     fn home(&self, shard: &str) -> Option<&Home> {
-        self.homes.get(shard).and_then(Home::homed)
+        key::get(&self.homes, shard).and_then(Home::homed)
     }
 
     /// The region a shard is allocated to.
@@ -827,7 +828,7 @@ impl AllocationState {
 
     /// The shard's home region's id and its version (0 when it has none), in one probe.
     pub(crate) fn home_and_version(&self, shard: &str) -> Option<(&RegionId, u64)> {
-        let h = key::get(&self.homes, shard).and_then(Home::homed)?;
+        let h = self.home(shard)?;
         let r = self.slots[h.slot()]
             .as_ref()
             .expect("a home's slot is live");
