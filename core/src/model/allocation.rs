@@ -374,7 +374,7 @@ impl<T: CountKeyed> Marked<T> {
     }
 }
 
-/// A shard [`AllocationState::take_shard`] took off its region, with what placing it again
+/// A shard [`AllocationState::take_shards`] took off its region, with what placing it again
 /// needs.
 #[derive(Debug)]
 pub struct TakenShard {
@@ -653,7 +653,7 @@ impl AllocationState {
         self.place_in(slot, id, load, version)
     }
 
-    /// Places a shard [`Self::take_shard`] took off its region on `region`: as
+    /// Places a shard [`Self::take_shards`] took off its region on `region`: as
     /// [`Self::add_shard`] with the taken shard's id, reusing the id and load it carries rather
     /// than looking them up again while no load changed since (a hand-off's pattern: taken off
     /// its region, placed where the strategy then decides).
@@ -722,16 +722,12 @@ impl AllocationState {
         Ok(self.slots[slot].as_ref().expect("live").id.clone())
     }
 
-    /// Deallocates a shard as [`Self::remove_shard`] does, handing it over to be placed again
-    /// with [`Self::place_taken`]. It does not name the region it left ([`Self::home_of`]
-    /// does, before): sharing that region's id is a reference count's locked write, which
-    /// waits for every earlier store, and those for their cold cache lines.
-    pub fn take_shard(&mut self, shard: &str) -> Result<TakenShard> {
-        self.take_at(shard, None)
-    }
-
-    /// [`Self::take_shard`] for each of `shards` in turn, stopping at the first that is not
-    /// allocated (those before it stay taken): a rebalance round's hand-off.
+    /// Deallocates each of `shards` in turn as [`Self::remove_shard`] does, handing them over
+    /// to be placed again with [`Self::place_taken`]; stops at the first that is not allocated
+    /// (those before it stay deallocated): a rebalance round's hand-off. It does not name the
+    /// regions they left ([`Self::home_of`] does, before): sharing a region's id is a
+    /// reference count's locked write, which waits for every earlier store, and those for
+    /// their cold cache lines.
     pub fn take_shards<S: AsRef<str>>(&mut self, shards: &[S]) -> Result<Vec<TakenShard>> {
         // Where each shard is in its region's arrays, found in a read-only pass over a batch
         // first: those lookups do not depend on each other, so their cache misses overlap,
@@ -754,7 +750,8 @@ impl AllocationState {
         Ok(taken)
     }
 
-    /// [`Self::take_shard`], looking for the shard at index `at` of its region's arrays first.
+    /// Takes one shard for [`Self::take_shards`], looking for it at index `at` of its region's
+    /// arrays first.
     fn take_at(&mut self, shard: &str, at: Option<usize>) -> Result<TakenShard> {
         let (_, id, load) = self.unplace(shard, at)?;
         Ok(TakenShard {

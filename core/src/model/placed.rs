@@ -103,8 +103,9 @@ impl PlacedShards {
     /// it probably is (its index when placed, unless the arrays compacted since).
     pub(crate) fn remove(&mut self, seq: u64, hint: usize) -> Option<(ShardId, LoadVec)> {
         let i = self.index_of(seq, hint)?;
-        self.seqs[i] |= DEAD;
+        // the id first: a live entry always has one, and nothing is marked if it had not
         let id = self.ids[i].take()?;
+        self.seqs[i] |= DEAD;
         let load = match self.loads.get_mut(i) {
             Some(load) => std::mem::take(load),
             None => LoadVec::UNIT,
