@@ -46,7 +46,7 @@ fn plan(
     let (mut moves, mut rounds) = (0, 0);
     let mut trace = Vec::new();
     loop {
-        let picked = strategy.rebalance(state, &none, None).unwrap();
+        let mut picked = strategy.rebalance(state, &none, None).unwrap();
         if picked.is_empty() {
             return (moves, rounds, trace);
         }
@@ -56,9 +56,10 @@ fn plan(
             let from = state.home_of(s).map(|r| r.id().clone()).unwrap();
             trace.push((s.clone(), from));
         }
-        let mut taken = state.take_shards(&picked).unwrap();
-        // a rebalance names each shard once
-        sort_distinct_utf16(&mut taken, |t| t.id());
+        // String order, as the coordinator re-allocates after its hand-off; taken in that
+        // order too, so that each id is read while the sort left it cached
+        sort_distinct_utf16(&mut picked, |s| s);
+        let taken = state.take_shards(picked).unwrap();
         for t in taken {
             match strategy.allocate(state, None, t.id(), None).unwrap() {
                 Allocation::Region(r) => {

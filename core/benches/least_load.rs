@@ -35,14 +35,15 @@ fn plan(strategy: &mut LeastLoad, state: &mut AllocationState) -> usize {
     let none = InProgress::new();
     let mut moves = 0;
     loop {
-        let picked = strategy.rebalance(state, &none, None).unwrap();
+        let mut picked = strategy.rebalance(state, &none, None).unwrap();
         if picked.is_empty() {
             return moves;
         }
         moves += picked.len();
-        let mut taken = state.take_shards(&picked).unwrap();
-        // a rebalance names each shard once
-        sort_distinct_utf16(&mut taken, |t| t.id());
+        // String order, as the coordinator re-allocates after its hand-off; taken in that
+        // order too, so that each id is read while the sort left it cached
+        sort_distinct_utf16(&mut picked, |s| s);
+        let taken = state.take_shards(picked).unwrap();
         for t in taken {
             match strategy.allocate(state, None, t.id(), None).unwrap() {
                 Allocation::Region(r) => state.place_taken(&r, t).unwrap(),

@@ -204,7 +204,7 @@ fn decide_one(input: &Value, explain: bool) -> Result<Value> {
             if doc.then.is_some() {
                 out.insert(
                     "then".into(),
-                    reallocate(&mut *strategy, &mut state, &picked)?,
+                    reallocate(&mut *strategy, &mut state, picked)?,
                 );
             }
         }
@@ -256,8 +256,11 @@ fn decide_one(input: &Value, explain: bool) -> Result<Value> {
 fn hand_off(
     strategy: &mut dyn AllocationStrategy,
     state: &mut AllocationState,
-    picked: &[ShardId],
+    mut picked: Vec<ShardId>,
 ) -> Result<Vec<(ShardId, String, String)>> {
+    // taken in the order they are placed again, so that each id is read while still cached
+    // from the sort (a rebalance names each shard once)
+    sort_distinct_utf16(&mut picked, |s| s);
     let from: Vec<String> = picked
         .iter()
         .map(|s| {
@@ -266,11 +269,9 @@ fn hand_off(
                 .map_or_else(String::new, |r| r.id().to_string())
         })
         .collect();
-    let mut taken: Vec<_> = state.take_shards(picked)?.into_iter().zip(from).collect();
-    // a rebalance names each shard once
-    sort_distinct_utf16(&mut taken, |t| t.0.id());
+    let taken = state.take_shards(picked)?;
     let mut out = Vec::with_capacity(taken.len());
-    for (t, src) in taken {
+    for (t, src) in taken.into_iter().zip(from) {
         match strategy.allocate(state, None, t.id(), None)? {
             Allocation::Region(r) => {
                 let s = t.id().clone();
@@ -299,7 +300,7 @@ fn plan(
     let mut rounds = Vec::new();
     for _ in 0..MAX_PLAN_ROUNDS {
         let picked = strategy.rebalance(state, &none, explain.as_deref_mut())?;
-        let moved = hand_off(strategy, state, &picked)?;
+        let moved = hand_off(strategy, state, picked)?;
         rounds.push(Value::Array(
             moved
                 .iter()
@@ -319,7 +320,7 @@ fn plan(
 fn reallocate(
     strategy: &mut dyn AllocationStrategy,
     state: &mut AllocationState,
-    picked: &[ShardId],
+    picked: Vec<ShardId>,
 ) -> Result<Value> {
     hand_off(strategy, state, picked)?;
     let counts: Vec<usize> = state.regions().map(|r| r.shard_count()).collect();

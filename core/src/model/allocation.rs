@@ -92,6 +92,10 @@ impl Region {
     pub(crate) fn shards_indexed(&self) -> impl Iterator<Item = (u32, &ShardId, &LoadVec)> {
         self.shards.indexed()
     }
+    /// [`Region::shards_indexed`] without the ids.
+    pub(crate) fn loads_indexed(&self) -> impl Iterator<Item = (u32, &LoadVec)> {
+        self.shards.loads_indexed()
+    }
     /// The shard [`Region::shards_indexed`] gave `index`.
     pub(crate) fn shard_by_index(&self, index: u32) -> Option<(&ShardId, &LoadVec)> {
         self.shards.at(index)
@@ -727,27 +731,36 @@ impl AllocationState {
     /// (those before it stay deallocated): a rebalance round's hand-off. It does not name the
     /// regions they left ([`Self::home_of`] does, before): sharing a region's id is a
     /// reference count's locked write, which waits for every earlier store, and those for
-    /// their cold cache lines.
-    pub fn take_shards<S: AsRef<str>>(&mut self, shards: &[S]) -> Result<Vec<TakenShard>> {
+    /// their cold cache lines. Owned ids (a rebalance's answer) are dropped as they are taken,
+    /// while their reference counts are still cached.
+    pub fn take_shards<S: AsRef<str>>(
+        &mut self,
+        shards: impl IntoIterator<Item = S>,
+    ) -> Result<Vec<TakenShard>> {
         // Where each shard is in its region's arrays, found in a read-only pass over a batch
         // first: those lookups do not depend on each other, so their cache misses overlap,
         // where each take is a chain of misses that waits for the one before it. Batches stay
         // small enough that what the pass brought in is still cached for the takes.
         const BATCH: usize = 32;
-        let mut taken = Vec::with_capacity(shards.len());
-        for batch in shards.chunks(BATCH) {
+        let mut shards = shards.into_iter();
+        let mut taken = Vec::with_capacity(shards.size_hint().0);
+        let mut batch: Vec<S> = Vec::with_capacity(BATCH);
+        loop {
+            batch.extend(shards.by_ref().take(BATCH));
+            if batch.is_empty() {
+                return Ok(taken);
+            }
             let mut found = [None; BATCH];
-            for (f, s) in found.iter_mut().zip(batch) {
+            for (f, s) in found.iter_mut().zip(&batch) {
                 *f = self.home(s.as_ref()).and_then(|h| {
                     let r = self.slots[h.slot()].as_ref()?;
                     r.shards.index_of(h.seq, usize::from(h.hint))
                 });
             }
-            for (s, at) in batch.iter().zip(found) {
+            for (s, at) in batch.drain(..).zip(found) {
                 taken.push(self.take_at(s.as_ref(), at)?);
             }
         }
-        Ok(taken)
     }
 
     /// Takes one shard for [`Self::take_shards`], looking for it at index `at` of its region's
@@ -1434,7 +1447,8 @@ mod tests {
             .take(25)
             .map(|k| format!("s{k}"))
             .collect();
-        let taken = a.take_shards(&moved).unwrap();
+        // owned ids, dropped as they are taken (the error case below passes an array)
+        let taken = a.take_shards(moved.clone()).unwrap();
         for s in &moved {
             b.remove_shard(s).unwrap();
         }
@@ -1461,7 +1475,7 @@ mod tests {
         assert_eq!(a.shard_count(), 90);
         // a batch stops at the first shard it cannot take; those before it are taken
         let err = a
-            .take_shards(&["s1", "nope", "s4"])
+            .take_shards(["s1", "nope", "s4"])
             .expect_err("not allocated");
         assert!(
             err.to_string().contains("\"nope\" is not allocated"),

@@ -1031,23 +1031,33 @@ impl LeastLoad {
             let list = lists[s].get_or_insert_with(|| {
                 let region = round.slots[s].region;
                 let mut v: Vec<Movable> = Vec::with_capacity(region.shard_count());
-                let fixed = !round.fixed.is_empty();
-                for (i, sh, load) in region.shards_indexed() {
-                    if fixed && round.fixed.contains(&**sh) {
-                        continue;
-                    }
-                    if ruled
-                        && state
-                            .shard_rule(sh)
-                            .and_then(|r| r.pin.as_ref())
-                            .is_some_and(|p| **p == **region.id())
-                    {
-                        continue;
-                    }
+                let mut list = |i, load| {
                     let size = utilisation(load, None, cap, width);
                     // moving a weightless shard helps nobody
                     if size > 0.0 {
                         v.push(Movable::new(size, i));
+                    }
+                };
+                let fixed = !round.fixed.is_empty();
+                if fixed || ruled {
+                    for (i, sh, load) in region.shards_indexed() {
+                        if fixed && round.fixed.contains(&**sh) {
+                            continue;
+                        }
+                        if ruled
+                            && state
+                                .shard_rule(sh)
+                                .and_then(|r| r.pin.as_ref())
+                                .is_some_and(|p| **p == **region.id())
+                        {
+                            continue;
+                        }
+                        list(i, load);
+                    }
+                } else {
+                    // nothing to leave out by id: the ids are not read
+                    for (i, load) in region.loads_indexed() {
+                        list(i, load);
                     }
                 }
                 // indexes are distinct, so an unstable sort is exact
