@@ -487,6 +487,16 @@ impl ClassIndex {
             set.insert(new);
         }
     }
+    /// How many entries, over every class.
+    pub(crate) fn len(&self) -> usize {
+        self.classes.values().map(BTreeSet::len).sum()
+    }
+    /// Replaces every entry `e` by `remake(e)`, each staying in its class.
+    pub(crate) fn rebuild(&mut self, mut remake: impl FnMut(ClassEntry) -> ClassEntry) {
+        for set in self.classes.values_mut() {
+            *set = std::mem::take(set).into_iter().map(&mut remake).collect();
+        }
+    }
     /// Every class with its entries.
     pub(crate) fn groups(&self) -> impl Iterator<Item = (&ClassKey, &BTreeSet<ClassEntry>)> {
         self.classes.iter()
