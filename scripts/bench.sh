@@ -61,14 +61,45 @@ bash scripts/install-deps.sh protoc
 start=$(date +%s)
 stamp() { echo "== $1 ($(( $(date +%s) - start )) s)"; }
 
+# The core's state benches run with malloc on transparent huge pages, as a coordinator with a
+# large state should be deployed (BENCHMARKS.md, "Huge pages"): where the kernel leaves THP to
+# madvise, glibc's tunable asks for them (glibc >= 2.35; older ones ignore it); where THP is
+# always on there is nothing to ask. The binding-overhead baseline and the bindings run as a
+# host starts them. Where huge pages were asked for, the hot paths are measured once more on
+# 4 KiB pages, beside them in the same run.
+thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+huge=(env)
+case "$thp" in
+    madvise)
+        huge=(env "GLIBC_TUNABLES=${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.hugetlb=1")
+        BENCH_HEAP="core state benches: malloc on transparent huge pages (glibc.malloc.hugetlb=1, THP madvise); 4 KiB pages beside as core-4k" ;;
+    always) BENCH_HEAP="core state benches: transparent huge pages (THP always)" ;;
+    *) BENCH_HEAP="4 KiB pages (THP ${thp:-unknown})" ;;
+esac
+export BENCH_HEAP
+echo "bench.sh: $BENCH_HEAP"
+
 if want core; then
     stamp "core: criterion benches"
     for bench in strategies coordinator overhead snowflake sim least_load; do
         log="$run/core-$bench.log"
-        cargo bench -p shardline-core --features sim --bench "$bench" -- "${criterion[@]}" >"$log" 2>&1 ||
+        heap=("${huge[@]}")
+        # the bindings' baseline: the same call in Rust, in a process started as theirs are
+        [ "$bench" = overhead ] && heap=(env)
+        "${heap[@]}" cargo bench -p shardline-core --features sim --bench "$bench" -- "${criterion[@]}" >"$log" 2>&1 ||
             { cat "$log"; echo "bench.sh: cargo bench --bench $bench failed" >&2; exit 1; }
         grep -B1 -E '^ +time:' "$log" | grep -v -E '^--$' || true
     done
+    if [ "$thp" = madvise ]; then
+        stamp "core: the hot paths again on 4 KiB pages"
+        for part in "coordinator get-shard-home/R100_S100000|hash-map-lookup/S100000" "least_load plan/"; do
+            bench=${part%% *}
+            log="$run/core-4k-$bench.log"
+            CRITERION_HOME="$run/criterion-4k" cargo bench -p shardline-core --bench "$bench" -- "${part#* }" "${criterion[@]}" >"$log" 2>&1 ||
+                { cat "$log"; echo "bench.sh: cargo bench --bench $bench (4 KiB pages) failed" >&2; exit 1; }
+            grep -B1 -E '^ +time:' "$log" | grep -v -E '^--$' || true
+        done
+    fi
 fi
 if want memory; then
     stamp "core: memory per shard"
@@ -81,7 +112,7 @@ if want scale && [ "$mode" != quick ]; then
     [ "$mode" = full ] || scale_benches=(strategies "${scale_benches[@]}")
     for bench in "${scale_benches[@]}"; do
         log="$run/scale-$bench.log"
-        BENCH_SCALE=1 cargo bench -p shardline-core --features sim --bench "$bench" >"$log" 2>&1 ||
+        BENCH_SCALE=1 "${huge[@]}" cargo bench -p shardline-core --features sim --bench "$bench" >"$log" 2>&1 ||
             { cat "$log"; echo "bench.sh: BENCH_SCALE=1 cargo bench --bench $bench failed" >&2; exit 1; }
         grep -B1 -E '^ +time:' "$log" | grep -v -E '^--$' || true
     done

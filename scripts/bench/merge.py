@@ -22,14 +22,14 @@ import subprocess
 import sys
 
 
-def criterion_figures(root: pathlib.Path) -> list[dict]:
+def criterion_figures(root: pathlib.Path, prefix: str = "core.") -> list[dict]:
     figures = []
     for bench in sorted(root.glob("**/new/benchmark.json")):
         meta = json.loads(bench.read_text())
         est = json.loads((bench.parent / "estimates.json").read_text())
         ns = est["median"]["point_estimate"]
         parts = [meta["group_id"], meta.get("function_id"), meta.get("value_str")]
-        name = "core." + ".".join(p for p in parts if p)
+        name = prefix + ".".join(p for p in parts if p)
         figures.append({"name": name, "value": round(ns, 3), "unit": "ns"})
         tp = meta.get("throughput") or {}
         n = tp.get("Elements") or tp.get("Bytes")
@@ -81,6 +81,19 @@ def lookup_limit_figures(figures: dict) -> list[dict]:
         v = lookup(figures, f"core.{path}")
         if limit and v is not None:
             out.append({"name": f"core.{path}.vs-hash-map", "value": round(v / limit, 2), "unit": "x"})
+    return out
+
+
+def page_size_figures(figures: dict) -> list[dict]:
+    """The hot paths measured once more on 4 KiB pages (core-4k.*, when bench.sh asked for huge
+    pages for the core's benches): each huge-page figure over its 4 KiB one, same run."""
+    out = []
+    for name, f in figures.items():
+        if not name.startswith("core-4k.") or f["unit"] != "ns" or name.endswith(".per_op"):
+            continue
+        huge = figures.get("core." + name[len("core-4k."):])
+        if huge and f["value"]:
+            out.append({"name": "core." + name[len("core-4k."):] + ".vs-4k-pages", "value": round(huge["value"] / f["value"], 2), "unit": "x"})
     return out
 
 
@@ -179,7 +192,8 @@ def machine() -> dict:
     except OSError:
         pass
     return {"cpu": cpu, "cores": os.cpu_count(), "os": platform.platform(), "rustc": cmd("rustc", "--version"),
-            "java": cmd("java", "-version"), "node": cmd("node", "--version"), "python": platform.python_version()}
+            "java": cmd("java", "-version"), "node": cmd("node", "--version"), "python": platform.python_version(),
+            "heap": os.environ.get("BENCH_HEAP")}
 
 
 def fmt(v):
@@ -215,7 +229,7 @@ def main() -> int:
     if not run.is_dir():
         ap.error(f"--run {run}: not a directory")
 
-    figures = criterion_figures(run / "criterion")
+    figures = criterion_figures(run / "criterion") + criterion_figures(run / "criterion-4k", "core-4k.")
     ratios = []
     for frag in sorted(run.glob("*.json")):
         try:
@@ -229,6 +243,7 @@ def main() -> int:
     figures += overhead_figures(by_name)
     figures += lookup_limit_figures(by_name)
     figures += scale_figures(by_name)
+    figures += page_size_figures(by_name)
     by_name = {f["name"]: f for f in figures}
     doc = {
         "figures": figures,
