@@ -91,9 +91,10 @@ def page_size_figures(figures: dict) -> list[dict]:
     for name, f in figures.items():
         if not name.startswith("core-4k.") or f["unit"] != "ns" or name.endswith(".per_op"):
             continue
-        huge = figures.get("core." + name[len("core-4k."):])
+        stem = "core." + name[len("core-4k."):]
+        huge = figures.get(stem)
         if huge and f["value"]:
-            out.append({"name": "core." + name[len("core-4k."):] + ".vs-4k-pages", "value": round(huge["value"] / f["value"], 2), "unit": "x"})
+            out.append({"name": stem + ".vs-4k-pages", "value": round(huge["value"] / f["value"], 2), "unit": "x"})
     return out
 
 

@@ -259,10 +259,15 @@ trait CountKeyed: Default {
         marked: &[(usize, usize, f64)],
         _is_marked: &[bool],
     ) {
-        for &(slot, count, load) in marked {
-            let r = slots[slot].as_ref().expect("a marked region is live");
-            self.rekey(r, slot, count, load);
-        }
+        rekey_each(self, slots, marked);
+    }
+}
+
+/// [`CountKeyed::rekey`] for each of `marked`, one region at a time.
+fn rekey_each<T: CountKeyed>(ix: &mut T, slots: &[Option<Region>], marked: &[(usize, usize, f64)]) {
+    for &(slot, count, load) in marked {
+        let r = slots[slot].as_ref().expect("a marked region is live");
+        ix.rekey(r, slot, count, load);
     }
 }
 
@@ -307,11 +312,7 @@ impl CountKeyed for ClassIndex {
         is_marked: &[bool],
     ) {
         if marked.len() * 8 < self.len() {
-            for &(slot, count, load) in marked {
-                let r = slots[slot].as_ref().expect("a marked region is live");
-                self.rekey(r, slot, count, load);
-            }
-            return;
+            return rekey_each(self, slots, marked);
         }
         // A region's entry is in the class it is keyed by, made at the count and load it was
         // marked at ([`ClassIndex::replace`] finds it there), so re-making the entries found

@@ -257,6 +257,11 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// A one-dimension load of `v`.
+    fn heavy(v: f64) -> LoadVec {
+        LoadVec::resolve(&crate::model::Amount::Uniform(v), &mut Default::default())
+    }
+
     fn ids(p: &PlacedShards) -> Vec<(u64, String)> {
         p.iter().map(|(s, id, _)| (s, id.to_string())).collect()
     }
@@ -305,8 +310,6 @@ mod tests {
 
     #[test]
     fn loads_indexed_walks_what_indexed_walks_without_the_ids() {
-        let heavy =
-            |v: f64| LoadVec::resolve(&crate::model::Amount::Uniform(v), &mut Default::default());
         let mut p = PlacedShards::default();
         for s in 0..6u64 {
             let load = if s % 2 == 0 {
@@ -344,8 +347,6 @@ mod tests {
 
     #[test]
     fn loads_past_the_last_set_one_weigh_the_unit_and_survive_compaction() {
-        let heavy =
-            |v: f64| LoadVec::resolve(&crate::model::Amount::Uniform(v), &mut Default::default());
         let mut p = PlacedShards::default();
         for s in 0..8u64 {
             p.push(s, Arc::from(format!("s{s}")), LoadVec::UNIT);
