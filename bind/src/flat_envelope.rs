@@ -66,7 +66,7 @@ fn endpoint(id: &str) -> Endpoint {
     if id.is_empty() {
         Endpoint::Coordinator
     } else {
-        Endpoint::Region(id.to_owned())
+        Endpoint::Region(id.into())
     }
 }
 

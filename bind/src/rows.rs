@@ -226,7 +226,10 @@ impl Rows {
 
 /// `e` packed on its own; an empty region id would read back as the coordinator: refused.
 pub fn pack_envelope(e: &Envelope) -> Result<Vec<u8>, Failure> {
-    if [&e.from, &e.to].contains(&&Endpoint::Region(String::new())) {
+    if [&e.from, &e.to]
+        .iter()
+        .any(|x| matches!(x, Endpoint::Region(r) if r.is_empty()))
+    {
         return Err(Failure::invalid_argument("envelope: a region id is empty"));
     }
     let mut rows = Rows(Vec::with_capacity(64));
@@ -244,7 +247,7 @@ fn region_id(e: &Endpoint) -> &str {
 fn endpoint(id: &str) -> Endpoint {
     match id {
         "" => Endpoint::Coordinator,
-        r => Endpoint::Region(r.to_owned()),
+        r => Endpoint::Region(r.into()),
     }
 }
 
@@ -366,7 +369,7 @@ mod tests {
     #[test]
     fn an_empty_region_id_is_refused() {
         let e = Envelope {
-            from: Endpoint::Region(String::new()),
+            from: Endpoint::Region("".into()),
             to: Endpoint::Coordinator,
             message: serde_json::from_str(r#"{"command":{"type":"regionStopped"}}"#).unwrap(),
         };

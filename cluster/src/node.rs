@@ -690,7 +690,7 @@ impl Node {
 
     fn envelope(&mut self, envelope: Envelope) {
         if let Endpoint::Region(from) = &envelope.from {
-            if self.quarantined.contains(from) {
+            if self.quarantined.contains(&**from) {
                 if let Some(m) = forward_id(&envelope) {
                     self.history
                         .record("quarantined", json!({"m": m, "from": from}));
@@ -704,9 +704,9 @@ impl Node {
                 log_err("coordinator receive", r);
                 self.coordinator_notices();
             }
-            Endpoint::Region(to) if to == self.me => {
+            Endpoint::Region(to) if *to == *self.me => {
                 *lock(&self.origin) = match &envelope.from {
-                    Endpoint::Region(r) => Some(r.clone()),
+                    Endpoint::Region(r) => Some(r.to_string()),
                     Endpoint::Coordinator => None,
                 };
                 let r = self.region.receive(envelope);

@@ -49,10 +49,8 @@ use shardline_core::coordinator::{Coordinator, CoordinatorInput, CoordinatorOutp
 use shardline_core::host::{Completion, CoordinatorPipeline};
 use shardline_core::model::Address;
 use shardline_core::model::Member;
-use shardline_core::protocol::{
-    Command, Directive, Endpoint, Envelope, FencingToken, Message, ShardHome, Stamp,
-};
-use shardline_core::region::{Region, RegionConfig, RegionInput, RegionOutput, ShardExtractor};
+use shardline_core::protocol::{Command, Directive, Endpoint, Envelope, Message, ShardHome};
+use shardline_core::region::RegionOutput;
 use shardline_core::replay::CoordinatorStep;
 
 #[path = "support/coordinator_instance.rs"]
@@ -60,11 +58,9 @@ mod coordinator_instance;
 use coordinator_instance::{
     config, coordinator, from_region, grant, large, least_shard, next, node,
 };
-
-/// Distinct entities routed to, each way: enough that the shards they hit do not stay cached.
-const ENTITIES: usize = 16_384;
-/// The routing region hosts every shard whose number is a multiple of this: 1% of them.
-const LOCAL_EVERY: usize = 100;
+#[path = "support/region_instance.rs"]
+mod region_instance;
+use region_instance::region;
 
 fn scale() -> bool {
     std::env::var("BENCH_SCALE").is_ok_and(|v| v == "1")
@@ -94,7 +90,7 @@ fn get_shard_home(c: &mut Criterion) {
                 to: Endpoint::Region(to),
                 message: Message::Directive(Directive::ShardHome(ShardHome { shard, region, .. })),
                 ..
-            })] if to == "r3" && shard == "42" && **region == *owner),
+            })] if &**to == "r3" && shard == "42" && **region == *owner),
             "one ShardHome for 42 to r3, got {out:?}"
         );
         let mut i = 0usize;
@@ -216,63 +212,6 @@ fn recover(r: usize, stored: StoredState) -> Coordinator {
         .expect("load");
     assert!(co.is_active(), "recovered");
     co
-}
-
-/// Region `r0` of `regions`, registered, told the home of every shard `0..shards`, hosting
-/// every shard `k` with `k % LOCAL_EVERY == 0`; with entity ids whose shard is local and remote.
-fn region(regions: usize, shards: usize) -> (Region, Vec<String>, Vec<String>) {
-    let extractor = ShardExtractor::pekko(shards as i32).expect("extractor");
-    let mut region =
-        Region::new(RegionConfig::default(), "r0", &node(0), extractor).expect("region");
-    region.start(0);
-    let directive = |d: Directive| {
-        RegionInput::Receive(Envelope {
-            from: Endpoint::Coordinator,
-            to: Endpoint::Region("r0".into()),
-            message: Message::Directive(d),
-        })
-    };
-    let token = FencingToken(1);
-    region.handle(0, directive(Directive::RegisterAck { token }));
-    let stamp = Stamp::new(1, 1);
-    // `regions` is a multiple of LOCAL_EVERY, so no remote home is r0, this region.
-    let homes: Vec<ShardHome> = (0..shards)
-        .filter(|k| k % LOCAL_EVERY != 0)
-        .map(|k| ShardHome {
-            shard: k.to_string(),
-            region: format!("r{}", k % regions).into(),
-            stamp,
-        })
-        .collect();
-    for batch in homes.chunks(500) {
-        let homes = batch.to_vec();
-        region.handle(0, directive(Directive::ShardHomes { token, homes }));
-    }
-    for k in (0..shards).step_by(LOCAL_EVERY) {
-        let host = Directive::HostShard {
-            shard: k.to_string(),
-            stamp,
-            entities: Vec::new(),
-        };
-        region.handle(0, directive(host));
-    }
-    region.drain_outputs();
-    let (mut local, mut remote) = (Vec::new(), Vec::new());
-    for e in 0.. {
-        let entity = format!("entity-{e}");
-        let shard: usize = region.shard_of(&entity).expect("shard").parse().expect("n");
-        if shard.is_multiple_of(LOCAL_EVERY) {
-            if local.len() < ENTITIES {
-                local.push(entity);
-            }
-        } else if remote.len() < ENTITIES {
-            remote.push(entity);
-        }
-        if local.len() == ENTITIES && remote.len() == ENTITIES {
-            break;
-        }
-    }
-    (region, local, remote)
 }
 
 fn route(c: &mut Criterion) {

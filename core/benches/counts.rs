@@ -16,7 +16,8 @@
 //! 1,000 allocations each followed by `add_shard`, a rebalance case one round, `move_shard`
 //! 1,000 shards removed and added back elsewhere, `get-shard-home` 1,000 steps that each
 //! answer `GetShardHome` for an allocated shard, take the one output and drop it (the inputs
-//! built outside, as the host receives them). The plan case prints its move count and a
+//! built outside, as the host receives them); `region/route-local` and `route-remote` 1,000
+//! routing steps on the coordinator bench's region (the payloads built outside). The plan case prints its move count and a
 //! checksum of its moves (shard, source, destination). `BENCH_SCALE=1` runs every case at
 //! R = 10,000, S = 1M: beside the default size, how each operation's work grows with the
 //! state.
@@ -113,6 +114,8 @@ fn steady(strategy: &mut dyn AllocationStrategy) -> AllocationState {
 
 #[path = "support/coordinator_instance.rs"]
 mod coordinator_instance;
+#[path = "support/region_instance.rs"]
+mod region_instance;
 
 #[path = "support/strategy_configs.rs"]
 mod strategy_configs;
@@ -233,6 +236,31 @@ fn run(case: &str) {
             assert_eq!(co.queued_outputs(), 0);
             println!("{case}: {answered} answered");
         }
+        Some(("region", way @ ("route-local" | "route-remote"))) => {
+            use coordinator_instance::{large, next};
+            let (regions, shards) = large();
+            let (mut region, local, remote) = region_instance::region(regions, shards);
+            let entities = if way == "route-local" { local } else { remote };
+            // Every entity known, as in the steady state the time bench measures.
+            for e in &entities {
+                region.route(0, e, Vec::new()).unwrap();
+            }
+            region.drain_outputs();
+            let mut i = 0;
+            let mut inputs: Vec<_> = (0..1000)
+                .map(|_| (&entities[next(&mut i, entities.len())], vec![0u8; 16]))
+                .collect();
+            let routed = measured(|| {
+                let mut routed = 0;
+                for (entity, payload) in inputs.drain(..) {
+                    region.route(0, entity, payload).unwrap();
+                    routed += usize::from(region.poll_output().is_some());
+                }
+                routed
+            });
+            assert_eq!(region.queued_outputs(), 0);
+            println!("{case}: {routed} routed");
+        }
         Some((kind, op)) => {
             // least-load on unit loads and capacities, where it decides as least-shard
             let kind = kind.strip_suffix("-uniform").unwrap_or(kind);
@@ -292,7 +320,8 @@ fn main() {
         .collect();
     if cases.is_empty() {
         println!(
-            "least-load/{{plan,round,allocate,place}} state/move_shard coordinator/get-shard-home"
+            "least-load/{{plan,round,allocate,place}} state/move_shard coordinator/get-shard-home \
+             region/{{route-local,route-remote}}"
         );
         for c in configs() {
             let uniform = if c.kind() == "least-load" {

@@ -299,7 +299,7 @@ impl Net {
                 }
             }
             Endpoint::Region(r) => {
-                if let Some(region) = self.regions.get_mut(r) {
+                if let Some(region) = self.regions.get_mut(&**r) {
                     region.handle(now, RegionInput::Receive(env));
                 }
             }
@@ -384,7 +384,7 @@ impl Net {
     fn crash_region(&mut self, name: &str, n: usize) {
         self.regions.remove(name);
         self.inflight
-            .retain(|e| e.to != Endpoint::Region(name.to_owned()));
+            .retain(|e| e.to != Endpoint::Region(name.into()));
         let now = self.now;
         for node in self.coords.iter_mut().filter(|n| n.up) {
             node.c

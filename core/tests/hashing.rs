@@ -348,9 +348,19 @@ proptest! {
     }
 
     #[test]
-    fn string_hash_code_matches_naive_fold(s in any::<String>()) {
-        let naive = s.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)));
-        prop_assert_eq!(string_hash_code(&s), naive);
+    fn string_hash_code_matches_naive_fold(
+        s in any::<String>(),
+        ascii in "[ -~]{0,40}",
+        mixed in "[a-z0-9]{0,9}[é😀]?[a-z0-9]{0,9}",
+    ) {
+        // arbitrary text, ASCII of every length (the fast path's four-byte steps and their
+        // remainder), and ASCII with one character beyond it anywhere
+        for s in [s, ascii, mixed] {
+            let naive = s
+                .encode_utf16()
+                .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)));
+            prop_assert_eq!(string_hash_code(&s), naive, "{:?}", s);
+        }
     }
 
     #[test]

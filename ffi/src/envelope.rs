@@ -459,7 +459,7 @@ impl shardline_envelope {
             Ok::<_, Failure>(if s.len == 0 {
                 Endpoint::Coordinator
             } else {
-                Endpoint::Region(text(s, field)?)
+                Endpoint::Region(unsafe { s.text(|| format!("{param}.{field}")) }?.into())
             })
         };
         let shard = || text(&self.shard, "shard");

@@ -347,7 +347,7 @@ impl ClusterModel {
             Endpoint::Region(id) => s
                 .regions
                 .iter()
-                .position(|r| r.read().id() == id)
+                .position(|r| r.read().id() == &**id)
                 .into_iter()
                 .collect(),
         }

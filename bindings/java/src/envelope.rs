@@ -30,7 +30,7 @@ native! {
 fn Java_org_shardline_Shardline_nFlatten(
     env, from: JString<'l>, to: JString<'l>, message: JString<'l>,
 ) -> jbyteArray {
-    let id = |id: Option<String>| id.map_or(Endpoint::Coordinator, Endpoint::Region);
+    let id = |id: Option<String>| id.map_or(Endpoint::Coordinator, |r| Endpoint::Region(r.into()));
     let (from, to) = (id(opt_string(env, &from)?), id(opt_string(env, &to)?));
     let message = from_json(env, &message, "message")?;
     to_java(env, &Envelope { from, to, message })

@@ -210,7 +210,8 @@ mod read {
             return (s.to_str().ok()? == "coordinator").then_some(Endpoint::Coordinator);
         }
         let (k, r) = variant(v.cast_exact::<PyDict>().ok()?)?;
-        (name!(k) == "region").then_some(Endpoint::Region(text(r.cast_into_exact().ok())?))
+        let r = r.cast_into_exact::<PyString>().ok()?;
+        (name!(k) == "region").then_some(Endpoint::Region(r.to_str().ok()?.into()))
     }
 
     pub fn envelope(d: &Bound<'_, PyDict>) -> Option<Envelope> {

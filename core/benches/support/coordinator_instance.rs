@@ -30,7 +30,7 @@ pub fn node(i: usize) -> String {
 
 pub fn from_region(region: &str, command: Command) -> CoordinatorInput {
     CoordinatorInput::Receive(Envelope {
-        from: Endpoint::Region(region.to_owned()),
+        from: Endpoint::Region(region.into()),
         to: Endpoint::Coordinator,
         message: Message::Command(command),
     })

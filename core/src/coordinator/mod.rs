@@ -517,7 +517,7 @@ impl Coordinator {
     // on its way to the host.
     #[inline]
     pub fn poll_output(&mut self) -> Option<CoordinatorOutput> {
-        self.out.pop_front()
+        crate::model::outbox::poll(&mut self.out)
     }
 
     /// The output `poll_output` would take next, left in place.
@@ -959,7 +959,7 @@ impl Coordinator {
             Command::GetShardHome { shard } => self.get_shard_home_request(shard, from),
             Command::ShardStarted { shard, stamp } => {
                 if let Some((r, sent)) = self.unacked.get(&shard) {
-                    if *r == from && stamp >= *sent {
+                    if **r == *from && stamp >= *sent {
                         self.unacked.remove(&shard);
                         self.timers.cancel(&Timer::HostShard(shard));
                     }
@@ -985,7 +985,7 @@ impl Coordinator {
             Command::EntityStarted { shard, entity } => self.entity_started(&from, shard, entity),
             Command::EntityPassivated { shard, entity } => {
                 if self.config.remember_entities
-                    && self.state.home_of(&shard) == Some(from.as_str())
+                    && self.state.home_of(&shard) == Some(&*from)
                     && self.state.is_remembered(&shard, &entity)
                 {
                     self.persist(Event::EntityForgotten { shard, entity })?;
@@ -1211,7 +1211,7 @@ impl Coordinator {
     /// moving) answered by moving the request's ids into the reply instead of copying them:
     /// this is the coordinator's hot path.
     #[inline(always)]
-    fn get_shard_home_request(&mut self, shard: ShardId, from: RegionId) -> Result<()> {
+    fn get_shard_home_request(&mut self, shard: ShardId, from: Arc<str>) -> Result<()> {
         // Emptiness first, here and for the terminating regions: usually no shard moves and
         // no region terminates, and the lookups are calls.
         let moving = !self.handoffs.is_empty() && self.handoffs.contains_key(&shard);
@@ -1241,7 +1241,7 @@ impl Coordinator {
     /// [`Self::get_shard_home_request`] when the request is not answered at once; apart so
     /// that the answered case stays small enough to inline into [`Self::handle`].
     #[inline(never)]
-    fn get_shard_home_unanswered(&mut self, shard: ShardId, from: RegionId) -> Result<()> {
+    fn get_shard_home_unanswered(&mut self, shard: ShardId, from: Arc<str>) -> Result<()> {
         self.get_shard_home(&shard, Some(&from))
     }
 
@@ -1741,7 +1741,7 @@ impl Coordinator {
     fn send(&mut self, to: &str, d: Directive) {
         self.out.push_back(CoordinatorOutput::Send(Envelope {
             from: Endpoint::Coordinator,
-            to: Endpoint::Region(to.to_owned()),
+            to: Endpoint::Region(to.into()),
             message: Message::Directive(d),
         }));
     }

@@ -158,7 +158,7 @@ impl H {
                     to: Endpoint::Region(r),
                     message: Message::Directive(d),
                     ..
-                }) => Some((r, d)),
+                }) => Some((r.to_string(), d)),
                 _ => None,
             })
             .collect()
@@ -922,7 +922,7 @@ fn hand_off_timeout_keeps_the_owner_by_default() {
                 to: Endpoint::Region(r),
                 message: Message::Directive(d),
                 ..
-            }) => Some((r, d)),
+            }) => Some((r.to_string(), d)),
             _ => None,
         })
         .collect();
@@ -1038,7 +1038,7 @@ fn a_forced_move_never_overrules_an_owner_that_may_still_be_running() {
                 to: Endpoint::Region(r),
                 message: Message::Directive(d),
                 ..
-            }) => Some((r, d)),
+            }) => Some((r.to_string(), d)),
             _ => None,
         })
         .collect();
@@ -1232,7 +1232,7 @@ fn restore_terminates_regions_on_departed_nodes_and_rehosts_the_rest() {
                 to: Endpoint::Region(r),
                 message: Message::Directive(Directive::HostShard { shard, .. }),
                 ..
-            }) => Some((r.clone(), shard.clone())),
+            }) => Some((r.to_string(), shard.clone())),
             _ => None,
         })
         .collect();

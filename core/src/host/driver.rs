@@ -634,7 +634,7 @@ mod tests {
                     }
                 }
                 Endpoint::Region(r) => {
-                    if let Some(d) = regions.get_mut(&r) {
+                    if let Some(d) = regions.get_mut(&*r) {
                         d.receive(env).unwrap();
                     }
                 }

@@ -8,11 +8,29 @@ use std::cmp::Ordering;
 
 /// `java.lang.String.hashCode`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, wrapping.
 pub fn string_hash_code(s: &str) -> i32 {
-    // Byte-wise is exact for ASCII (one unit per byte) and skips UTF-16 encoding.
-    if s.is_ascii() {
-        return s
-            .bytes()
-            .fold(0i32, |h, b| h.wrapping_mul(31).wrapping_add(i32::from(b)));
+    // Byte-wise is exact for ASCII (one unit per byte) and skips UTF-16 encoding; one pass
+    // hashes and checks, four bytes a step (h*31^4 + a*31^3 + b*31^2 + c*31 + d) so the
+    // multiplications do not wait on each other. Entity ids are hashed on every message.
+    let bytes = s.as_bytes();
+    let (mut h, mut high) = (0i32, 0u32);
+    let mut quads = bytes.chunks_exact(4);
+    for q in &mut quads {
+        let q: [u8; 4] = [q[0], q[1], q[2], q[3]];
+        high |= u32::from_ne_bytes(q);
+        let [a, b, c, d] = q.map(i32::from);
+        h = h
+            .wrapping_mul(923_521)
+            .wrapping_add(a.wrapping_mul(29_791))
+            .wrapping_add(b.wrapping_mul(961))
+            .wrapping_add(c.wrapping_mul(31))
+            .wrapping_add(d);
+    }
+    for &b in quads.remainder() {
+        h = h.wrapping_mul(31).wrapping_add(i32::from(b));
+        high |= u32::from(b);
+    }
+    if high & 0x8080_8080 == 0 {
+        return h;
     }
     s.encode_utf16()
         .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)))

@@ -8,6 +8,7 @@ mod cluster;
 mod fingerprint;
 mod key;
 mod load;
+pub(crate) mod outbox;
 mod placed;
 mod timers;
 mod version;

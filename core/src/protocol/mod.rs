@@ -90,7 +90,7 @@ impl fmt::Display for Stamp {
 #[serde(rename_all = "camelCase")]
 pub enum Endpoint {
     Coordinator,
-    Region(RegionId),
+    Region(Arc<str>),
 }
 
 impl fmt::Display for Endpoint {

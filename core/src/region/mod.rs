@@ -268,6 +268,7 @@ struct Restart {
 #[cfg_attr(feature = "model-check", derive(Hash))]
 struct LocalShard {
     status: Status,
+    /// Entities started here (routed to, with remember-entities, or listed by the coordinator).
     entities: BTreeSet<EntityId>,
 }
 
@@ -293,7 +294,8 @@ enum Timer {
 
 pub struct Region {
     config: RegionConfig,
-    id: RegionId,
+    /// Shared: every envelope this region sends names it.
+    id: Arc<str>,
     node: String,
     extractor: ShardExtractor,
     seen_token: FencingToken,
@@ -359,7 +361,7 @@ impl Region {
             buffer: buffer::Buffer::new(config.buffer_capacity),
             register_delay: first_retry,
             config,
-            id: id.to_owned(),
+            id: id.into(),
             node: node.to_owned(),
             extractor,
             seen_token: FencingToken(0),
@@ -493,7 +495,7 @@ impl Region {
     }
 
     pub fn poll_output(&mut self) -> Option<RegionOutput> {
-        self.out.pop_front()
+        crate::model::outbox::poll(&mut self.out)
     }
 
     /// How many outputs wait to be polled.
@@ -729,15 +731,18 @@ impl Region {
         if !self.buffer.has(shard) {
             if let Some(l) = self.local.get_mut(shard) {
                 if l.status == Status::Running {
-                    // Known entities (nearly every message) cost no copy of the id.
-                    let started =
-                        !l.entities.contains(&msg.entity) && l.entities.insert(msg.entity.clone());
+                    // Only remember-entities needs to know which entities have started:
+                    // without it routing searches no set and memory does not grow with every
+                    // entity ever seen. Known entities (nearly every message) cost no copy.
+                    let started = self.config.remember_entities
+                        && !l.entities.contains(&msg.entity)
+                        && l.entities.insert(msg.entity.clone());
                     self.deliver_local(shard, msg, started);
                     return Ok(());
                 }
             }
             if let Some(home) = self.homes.get(shard) {
-                let to = home.to_string();
+                let to = home.clone();
                 self.forward(to, shard, msg);
                 return Ok(());
             }
@@ -755,10 +760,10 @@ impl Region {
         Ok(())
     }
 
-    /// `started`: the entity is new to the shard.
+    /// `started`: the entity is new to the shard (only ever with remember-entities).
     fn deliver_local(&mut self, shard: &str, msg: Buffered, started: bool) {
         self.counters.delivered += 1;
-        if started && self.config.remember_entities {
+        if started {
             let entity = msg.entity.clone();
             self.tell_coordinator(Command::EntityStarted {
                 shard: shard.to_owned(),
@@ -772,7 +777,7 @@ impl Region {
         });
     }
 
-    fn forward(&mut self, to: RegionId, shard: &str, msg: Buffered) {
+    fn forward(&mut self, to: Arc<str>, shard: &str, msg: Buffered) {
         self.counters.forwarded += 1;
         self.out.push_back(RegionOutput::Send(Envelope {
             from: Endpoint::Region(self.id.clone()),

@@ -96,7 +96,10 @@ fn forwards(outs: &[RegionOutput]) -> Vec<(String, String)> {
                 to: Endpoint::Region(to),
                 message: Message::Forward(f),
                 ..
-            }) => Some((to.clone(), String::from_utf8(f.payload.clone()).unwrap())),
+            }) => Some((
+                to.to_string(),
+                String::from_utf8(f.payload.clone()).unwrap(),
+            )),
             _ => None,
         })
         .collect()

@@ -197,7 +197,7 @@ impl World {
         if let Some((id, done)) = leaving {
             let unflushed = self.agenda.iter().any(|e| {
                 matches!(e, Event::Deliver { env, .. }
-                    if env.from == Endpoint::Region(id.clone())
+                    if matches!(&env.from, Endpoint::Region(r) if **r == *id)
                         && matches!(env.message, Message::Forward(_)))
             });
             if unflushed && self.now < done + FLUSH_TIMEOUT_MS {

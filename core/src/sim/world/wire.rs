@@ -35,9 +35,10 @@ impl World {
 
     pub(super) fn send_from_coordinator(&mut self, env: Envelope) {
         self.trace("coordinator sends", &(&env.to, &env.message));
-        let Endpoint::Region(to) = env.to.clone() else {
+        let Endpoint::Region(to) = &env.to else {
             return;
         };
+        let to = String::from(&**to);
         let to_node = self.region_node(&to);
         for at in self.net.control(self.now, None, to_node) {
             self.agenda.push(
@@ -71,7 +72,7 @@ impl World {
                 }
             }
             (Endpoint::Region(to), Message::Forward(f)) => {
-                let to = to.clone();
+                let to = String::from(&**to);
                 if let (Some(id), Some(&from_key), Some(&to_key)) = (
                     payload_id(&f.payload),
                     self.region_keys.get(from),
@@ -101,7 +102,7 @@ impl World {
                     self.agenda.push(
                         at,
                         Event::Deliver {
-                            to: Dest::Region(to.clone()),
+                            to: Dest::Region(String::from(&**to)),
                             env: env.clone(),
                         },
                     );
@@ -112,11 +113,11 @@ impl World {
 
     pub(super) fn deliver(&mut self, to: Dest, env: Envelope) {
         if let Endpoint::Region(from) = &env.from {
-            if self.quarantined.contains(from) {
+            if self.quarantined.contains(&**from) {
                 self.trace("quarantined", &(&to, &env.from, &env.message));
                 if let Message::Forward(f) = &env.message {
                     if let Some(m) = payload_id(&f.payload) {
-                        let crashed = self.gone.get(from).copied().unwrap_or(true);
+                        let crashed = self.gone.get(&**from).copied().unwrap_or(true);
                         self.checker.dropped(self.now, m, crashed);
                     }
                 }
@@ -146,7 +147,7 @@ impl World {
                     self.checker.arrived(self.now, m, key);
                 }
                 self.bounce_origin = match &env.from {
-                    Endpoint::Region(r) => Some(r.clone()),
+                    Endpoint::Region(r) => Some(String::from(&**r)),
                     Endpoint::Coordinator => None,
                 };
                 self.region_do(&id, RegionStep::Input(RegionInput::Receive(env)));
