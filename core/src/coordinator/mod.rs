@@ -40,7 +40,7 @@ use crate::model::Timers;
 use crate::model::{ClusterView, Member, MemberStatus};
 use crate::protocol::{
     check_loads, Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId,
-    RegionOffer, ShardHome, ShardId, Stamp,
+    RegionName, RegionOffer, ShardHome, ShardId, Stamp,
 };
 use crate::strategy::{Allocation, AllocationStrategy, Explanation, InProgress};
 use crate::{Error, Result};
@@ -1211,7 +1211,7 @@ impl Coordinator {
     /// moving) answered by moving the request's ids into the reply instead of copying them:
     /// this is the coordinator's hot path.
     #[inline(always)]
-    fn get_shard_home_request(&mut self, shard: ShardId, from: Arc<str>) -> Result<()> {
+    fn get_shard_home_request(&mut self, shard: ShardId, from: RegionName) -> Result<()> {
         // Emptiness first, here and for the terminating regions: usually no shard moves and
         // no region terminates, and the lookups are calls.
         let moving = !self.handoffs.is_empty() && self.handoffs.contains_key(&shard);
@@ -1241,7 +1241,7 @@ impl Coordinator {
     /// [`Self::get_shard_home_request`] when the request is not answered at once; apart so
     /// that the answered case stays small enough to inline into [`Self::handle`].
     #[inline(never)]
-    fn get_shard_home_unanswered(&mut self, shard: ShardId, from: Arc<str>) -> Result<()> {
+    fn get_shard_home_unanswered(&mut self, shard: ShardId, from: RegionName) -> Result<()> {
         self.get_shard_home(&shard, Some(&from))
     }
 

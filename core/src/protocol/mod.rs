@@ -19,6 +19,9 @@ pub mod json;
 /// id, e.g. with a uid suffix, just as a Pekko `ActorRef` carries a uid).
 pub type RegionId = String;
 pub type ShardId = String;
+/// A region id as envelopes carry it: held inline up to 23 bytes, shared beyond, so a
+/// message names its sender and addressee without an allocation or a reference count.
+pub type RegionName = smol_str::SmolStr;
 pub type EntityId = String;
 /// An entity message, opaque to shardline. In JSON text it is a base64 string (see
 /// [`payload`]); a binding hands it to its host as the language's bytes type.
@@ -90,7 +93,7 @@ impl fmt::Display for Stamp {
 #[serde(rename_all = "camelCase")]
 pub enum Endpoint {
     Coordinator,
-    Region(Arc<str>),
+    Region(RegionName),
 }
 
 impl fmt::Display for Endpoint {

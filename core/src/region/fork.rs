@@ -4,17 +4,14 @@
 //! Both destructure the region without `..`: a field added later fails to compile here until
 //! it is copied and either fingerprinted or named as not deciding anything.
 
-use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use super::{Counters, Region, ShardExtractor};
 use crate::model::hash_sorted;
 
 impl Region {
     /// A copy in the same state that goes on independently. The extractor is opaque (a custom
-    /// one is host code), so the caller passes an equal one. Region ids are interned afresh:
-    /// sharing them with the original would change when either prunes its unused ids.
+    /// one is host code), so the caller passes an equal one.
     pub fn fork(&self, extractor: ShardExtractor) -> Region {
         let Region {
             config,
@@ -39,16 +36,6 @@ impl Region {
             now,
             counters,
         } = self;
-        let names: HashSet<Arc<str>> = names.iter().map(|n| Arc::from(&**n)).collect();
-        let homes = homes
-            .iter()
-            .map(|(s, r)| {
-                (
-                    s.clone(),
-                    names.get(&**r).cloned().unwrap_or_else(|| r.clone()),
-                )
-            })
-            .collect();
         Region {
             config: config.clone(),
             id: id.clone(),
@@ -57,8 +44,8 @@ impl Region {
             seen_token: *seen_token,
             registered: *registered,
             register_delay: *register_delay,
-            homes,
-            names,
+            homes: homes.clone(),
+            names: names.clone(),
             names_limit: *names_limit,
             local: local.clone(),
             latest: latest.clone(),

@@ -18,7 +18,6 @@ pub(crate) mod json;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,7 +27,7 @@ use crate::model::Timers;
 use crate::model::{IdKey, IdMap};
 use crate::protocol::{
     check_loads, Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward, Message,
-    Payload, RegionId, RegionOffer, ShardHome, ShardId, Stamp,
+    Payload, RegionId, RegionName, RegionOffer, ShardHome, ShardId, Stamp,
 };
 use crate::{Error, Result};
 
@@ -294,8 +293,8 @@ enum Timer {
 
 pub struct Region {
     config: RegionConfig,
-    /// Shared: every envelope this region sends names it.
-    id: Arc<str>,
+    /// Every envelope this region sends names it.
+    id: RegionName,
     node: String,
     extractor: ShardExtractor,
     seen_token: FencingToken,
@@ -303,9 +302,9 @@ pub struct Region {
     register_delay: u64,
     /// Remote homes. Shard ids inline and region ids shared (see [`Region::intern`]), so
     /// routing to a cached home touches little memory and a cached home costs a few words.
-    homes: IdMap<Arc<str>>,
+    homes: IdMap<RegionName>,
     /// The region ids `homes` refers to, one copy each.
-    names: HashSet<Arc<str>>,
+    names: HashSet<RegionName>,
     /// `names` is pruned of ids no home refers to when it grows past this.
     names_limit: usize,
     local: IdMap<LocalShard>,
@@ -777,7 +776,7 @@ impl Region {
         });
     }
 
-    fn forward(&mut self, to: Arc<str>, shard: &str, msg: Buffered) {
+    fn forward(&mut self, to: RegionName, shard: &str, msg: Buffered) {
         self.counters.forwarded += 1;
         self.out.push_back(RegionOutput::Send(Envelope {
             from: Endpoint::Region(self.id.clone()),
@@ -991,7 +990,7 @@ impl Region {
                 });
             }
         } else {
-            let home = self.intern(h.region);
+            let home = self.intern(&h.region);
             self.homes.insert(IdKey::new(&h.shard), home);
         }
         if let Some(l) = self.local.get_mut(h.shard.as_str()) {
@@ -1012,18 +1011,21 @@ impl Region {
         self.flush(&h.shard);
     }
 
-    /// The shared copy of a region id, for `homes`. Ids of regions that died without being
-    /// reported are dropped once nothing refers to them, whenever the set has doubled.
-    fn intern(&mut self, region: Arc<str>) -> Arc<str> {
-        if let Some(name) = self.names.get(&*region) {
+    /// The one copy of a region id, for `homes` (ids too long to be held inline are then
+    /// shared). Ids of regions that died without being reported are dropped once no home
+    /// names them, whenever the set has doubled.
+    fn intern(&mut self, region: &str) -> RegionName {
+        if let Some(name) = self.names.get(region) {
             return name.clone();
         }
         if self.names.len() >= self.names_limit {
-            self.names.retain(|n| Arc::strong_count(n) > 1);
+            let named: HashSet<&str> = self.homes.values().map(RegionName::as_str).collect();
+            self.names.retain(|n| named.contains(n.as_str()));
             self.names_limit = (2 * self.names.len()).max(MIN_NAMES_LIMIT);
         }
-        self.names.insert(region.clone());
-        region
+        let name = RegionName::from(region);
+        self.names.insert(name.clone());
+        name
     }
 
     /// `handing_off`: a copy that starts does so handing off (see [`Restart`]).
