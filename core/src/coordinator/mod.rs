@@ -39,8 +39,8 @@ use crate::model::Amount;
 use crate::model::Timers;
 use crate::model::{ClusterView, Member, MemberStatus};
 use crate::protocol::{
-    check_loads, Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Message, RegionId,
-    RegionName, RegionOffer, ShardHome, ShardId, Stamp,
+    check_loads, region_name, Command, Directive, Endpoint, EntityId, Envelope, FencingToken,
+    Message, RegionId, RegionName, RegionOffer, ShardHome, ShardId, Stamp,
 };
 use crate::strategy::{Allocation, AllocationStrategy, Explanation, InProgress};
 use crate::{Error, Result};
@@ -1178,14 +1178,14 @@ impl Coordinator {
             if region == to || self.terminating.contains(region) {
                 continue;
             }
-            let shared = self.state.shared_id(region).expect("a listed region");
+            let name = region_name(&self.state.shared_id(region).expect("a listed region"));
             for s in shards {
                 if self.handoffs.contains_key(&**s) {
                     continue;
                 }
                 cur.push(ShardHome {
                     shard: s.to_string(),
-                    region: shared.clone(),
+                    region: name.clone(),
                     stamp: Stamp {
                         token,
                         version: crate::protocol::ShardVersion(self.state.version(s)),
@@ -1219,7 +1219,7 @@ impl Coordinator {
             if let Some((owner, version)) = self.state.home_and_version(&shard) {
                 if self.terminating.is_empty() || !self.terminating.contains(&**owner) {
                     let home = ShardHome {
-                        region: owner.clone(),
+                        region: region_name(owner),
                         stamp: Stamp {
                             token: self.lease.token().unwrap_or_default(),
                             version: crate::protocol::ShardVersion(version),
@@ -1262,7 +1262,7 @@ impl Coordinator {
         if let Some((owner, _)) = self.state.home_and_version(shard) {
             if !self.terminating.contains(&**owner) {
                 if let Some(r) = requester {
-                    let owner = owner.clone();
+                    let owner = region_name(owner);
                     self.send_home(r, shard, owner);
                 }
             }
@@ -1329,7 +1329,7 @@ impl Coordinator {
                 }));
         }
         if let Some(r) = requester {
-            self.send_home(r, shard, chosen.clone());
+            self.send_home(r, shard, region_name(&chosen));
         }
         Ok(())
     }
@@ -1603,7 +1603,7 @@ impl Coordinator {
                         &t,
                         Directive::ShardHome(ShardHome {
                             shard: shard.to_owned(),
-                            region: shared.clone(),
+                            region: region_name(&shared),
                             stamp,
                         }),
                     );
@@ -1746,7 +1746,7 @@ impl Coordinator {
         }));
     }
 
-    fn send_home(&mut self, to: &str, shard: &str, owner: Arc<str>) {
+    fn send_home(&mut self, to: &str, shard: &str, owner: RegionName) {
         let stamp = self.stamp(shard);
         self.send(
             to,

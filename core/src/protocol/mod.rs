@@ -22,6 +22,17 @@ pub type ShardId = String;
 /// A region id as envelopes carry it: held inline up to 23 bytes, shared beyond, so a
 /// message names its sender and addressee without an allocation or a reference count.
 pub type RegionName = smol_str::SmolStr;
+
+/// The [`RegionName`] of a region id the state machines keep shared: a short one copied
+/// inline (no reference count touched), a long one sharing the same bytes.
+#[inline]
+pub fn region_name(id: &Arc<str>) -> RegionName {
+    if id.len() <= RegionName::INLINE_CAP {
+        RegionName::new_inline(id)
+    } else {
+        RegionName::from(Arc::clone(id))
+    }
+}
 pub type EntityId = String;
 /// An entity message, opaque to shardline. In JSON text it is a base64 string (see
 /// [`payload`]); a binding hands it to its host as the language's bytes type.
@@ -299,8 +310,8 @@ impl Directive {
 #[serde(rename_all = "camelCase")]
 pub struct ShardHome {
     pub shard: ShardId,
-    // shared with the coordinator's state: answering `GetShardHome` copies no region id
-    pub region: Arc<str>,
+    /// See [`region_name`]: answering `GetShardHome` allocates nothing.
+    pub region: RegionName,
     pub stamp: Stamp,
 }
 
