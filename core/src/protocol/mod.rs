@@ -310,7 +310,7 @@ impl Directive {
 #[serde(rename_all = "camelCase")]
 pub struct ShardHome {
     pub shard: ShardId,
-    /// See [`region_name`]: answering `GetShardHome` allocates nothing.
+    // inline or shared (see `region_name`): answering `GetShardHome` allocates nothing
     pub region: RegionName,
     pub stamp: Stamp,
 }
