@@ -173,7 +173,7 @@ impl<'a> FlatEnvelope<'a> {
 
     /// The envelope these fields describe.
     pub fn envelope(&self) -> Result<Envelope> {
-        let shard = || self.shard.to_owned();
+        let shard = || shardline_core::protocol::ShardId::from(self.shard);
         let stamp = Stamp::new(self.token, self.version);
         let command = |c| Ok(Message::Command(c));
         let directive = |d| Ok(Message::Directive(d));

@@ -102,7 +102,9 @@ fn get_shard_home(c: &mut Criterion) {
                     let shard = k.to_string();
                     from_region(
                         &format!("r{}", k % regions),
-                        Command::GetShardHome { shard },
+                        Command::GetShardHome {
+                            shard: shard.into(),
+                        },
                     )
                 },
                 |input| {
@@ -153,7 +155,9 @@ fn pipeline(g: &mut BenchmarkGroup<WallTime>) {
             || {
                 let k = next(&mut i, shards);
                 let shard = k.to_string();
-                let ask = Command::GetShardHome { shard };
+                let ask = Command::GetShardHome {
+                    shard: shard.into(),
+                };
                 CoordinatorStep::Input(from_region(&format!("r{}", k % regions), ask))
             },
             |step| {

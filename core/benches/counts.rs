@@ -220,7 +220,9 @@ fn run(case: &str) {
                     let shard = k.to_string();
                     from_region(
                         &format!("r{}", k % regions),
-                        Command::GetShardHome { shard },
+                        Command::GetShardHome {
+                            shard: shard.into(),
+                        },
                     )
                 })
                 .collect();

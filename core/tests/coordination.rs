@@ -249,7 +249,8 @@ impl Net {
             }
             RegionOutput::StopShard { shard } => {
                 if !self.hung_stops.contains(name) {
-                    self.pending_stops.push_back((name.to_owned(), shard));
+                    self.pending_stops
+                        .push_back((name.to_owned(), shard.to_string()));
                 }
             }
             RegionOutput::Undeliverable { .. } => panic!("{name}: undeliverable message"),
@@ -319,7 +320,7 @@ impl Net {
                 r.local_shards()
             };
             for s in hosted {
-                owners.entry(s).or_default().push(name);
+                owners.entry(s.to_string()).or_default().push(name);
             }
         }
         for (s, o) in owners {
@@ -346,7 +347,7 @@ impl Net {
             if let Some((r, s)) = self.pending_stops.pop_front() {
                 let now = self.now;
                 if let Some(region) = self.regions.get_mut(&r) {
-                    region.handle(now, RegionInput::ShardStopped { shard: s });
+                    region.handle(now, RegionInput::ShardStopped { shard: s.into() });
                 }
                 self.pump();
                 continue;
@@ -411,7 +412,7 @@ impl Net {
         let mut m = BTreeMap::new();
         for (name, r) in &self.regions {
             for s in r.running_shards() {
-                m.insert(s, name.clone());
+                m.insert(s.to_string(), name.clone());
             }
         }
         m
@@ -585,9 +586,11 @@ fn lease_loss_mid_hand_off_fails_over_to_a_second_coordinator() {
         .regions
         .iter()
         .flat_map(|(n, r)| {
-            let running: BTreeSet<String> = r.running_shards().into_iter().collect();
+            let running: BTreeSet<String> =
+                r.running_shards().iter().map(|s| s.to_string()).collect();
             r.local_shards()
                 .into_iter()
+                .map(|s| s.to_string())
                 .filter(move |s| !running.contains(s))
                 .map(move |s| (n.clone(), s))
         })

@@ -462,7 +462,10 @@ impl shardline_envelope {
                 Endpoint::Region(unsafe { s.text(|| format!("{param}.{field}")) }?.into())
             })
         };
-        let shard = || text(&self.shard, "shard");
+        let shard = || {
+            unsafe { self.shard.text(|| format!("{param}.shard")) }
+                .map(shardline_core::protocol::ShardId::from)
+        };
         let entity = || text(&self.entity, "entity");
         let stamp = Stamp::new(self.token, self.version);
         let token = FencingToken(self.token);
@@ -541,8 +544,9 @@ impl shardline_envelope {
                         .map(|(i, h)| {
                             Ok(ShardHome {
                                 shard: unsafe {
-                                    h.shard.string(|| format!("{param}.homes[{i}].shard"))
-                                }?,
+                                    h.shard.text(|| format!("{param}.homes[{i}].shard"))
+                                }?
+                                .into(),
                                 region: unsafe {
                                     h.region.string(|| format!("{param}.homes[{i}].region"))
                                 }?

@@ -115,7 +115,7 @@ pub unsafe extern "C" fn shardline_region_new(
         let out = Out::new(out, "out")?;
         let extracts = extractor.is_some();
         // Without an extractor nothing calls it: route refuses before reaching the core.
-        let extractor = extractor.unwrap_or_else(|| ShardExtractor::custom(str::to_owned));
+        let extractor = extractor.unwrap_or_else(|| ShardExtractor::custom(|e| e.into()));
         let region = Region::new(config, id, node.as_str(), extractor)?;
         // SAFETY: caller's contract.
         unsafe {
@@ -415,10 +415,10 @@ pub(crate) unsafe fn read_input(input: *const shardline_region_input) -> Result<
             region: text(&i.region, "region")?,
         },
         K::ShardStopped => RegionInput::ShardStopped {
-            shard: text(&i.shard, "shard")?,
+            shard: text(&i.shard, "shard")?.into(),
         },
         K::EntityPassivated => RegionInput::EntityPassivated {
-            shard: text(&i.shard, "shard")?,
+            shard: text(&i.shard, "shard")?.into(),
             entity: text(&i.entity, "entity")?,
         },
         K::GracefulShutdown => RegionInput::GracefulShutdown,

@@ -51,7 +51,7 @@ fn one_of_each() -> Vec<Envelope> {
         to: Endpoint::Region("r-2".into()),
         message: Message::Directive(m),
     };
-    let s = || "shard-ü".to_string();
+    let s = || shardline_core::protocol::ShardId::from("shard-ü");
     vec![
         to_c(Command::register("pekko://sys@h:1")),
         to_c(Command::RegisterProxy {
@@ -77,7 +77,7 @@ fn one_of_each() -> Vec<Envelope> {
             entity: "e".into(),
         }),
         to_c(Command::EntityPassivated {
-            shard: String::new(),
+            shard: Default::default(),
             entity: "e".into(),
         }),
         to_r(Directive::RegisterAck {

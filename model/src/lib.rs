@@ -528,7 +528,7 @@ impl Model for ClusterModel {
                     let shard = shard(n);
                     s.regions
                         .iter()
-                        .filter(|r| r.read().running_shards().contains(&shard))
+                        .filter(|r| r.read().running_shards().iter().any(|s| *s == shard))
                         .count()
                         <= 1
                 })

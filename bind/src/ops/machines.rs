@@ -127,7 +127,7 @@ mod tests {
         assert_eq!(call("latest_stamp", &[shard]).unwrap(), Tree::Null);
         let expected = r.shard_of("entity-1").unwrap();
         let got = call("shard_of", &[Tree::Text("entity-1".into())]).unwrap();
-        assert_eq!(got, Tree::Text(expected));
+        assert_eq!(got, Tree::Text(expected.into()));
         let e = call("buffered_for", &[]).unwrap_err();
         assert_eq!(e.message, "Region.buffered_for: shard is required");
         let e = call("route", &[]).unwrap_err();

@@ -33,7 +33,7 @@ fn Java_org_shardline_Region_nNew(
     let node = string(env, &node, "node")?;
     let extractor = match opt_from_json(env, &extractor, "extractor")? {
         Some(doc) => machine_init::extractor(doc, "extractor")?,
-        None => ShardExtractor::custom(|entity| entity.to_owned()),
+        None => ShardExtractor::custom(|entity| entity.into()),
     };
     let r = machine_init::region_named(&id, (&node, "node"), extractor, config.as_ref())?;
     Ok(Handle::into_raw("region", r))
@@ -93,10 +93,10 @@ pub fn region_input(
             region: string(env, a, "region")?,
         },
         3 => RegionInput::ShardStopped {
-            shard: string(env, a, "shard")?,
+            shard: string(env, a, "shard")?.into(),
         },
         4 => RegionInput::EntityPassivated {
-            shard: string(env, a, "shard")?,
+            shard: string(env, a, "shard")?.into(),
             entity: string(env, b, "entityId")?,
         },
         5 => RegionInput::GracefulShutdown,

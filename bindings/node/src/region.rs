@@ -28,7 +28,7 @@ fn common(js: Js, o: V, holder: &mut Holder) -> R<(CoreRegion, bool)> {
     let js_extractor = js.type_of(e)? == Type::Function;
     let extractor = if js_extractor {
         holder.push(("extractor", e));
-        ShardExtractor::custom(|e| e.to_owned())
+        ShardExtractor::custom(|e| e.into())
     } else {
         machine_init::extractor(conv::json(js, e, "options.extractor")?, "options.extractor")?
     };
@@ -40,7 +40,7 @@ fn common(js: Js, o: V, holder: &mut Holder) -> R<(CoreRegion, bool)> {
 /// The shard of `entity`, from the JavaScript extractor when there is one.
 fn shard_of(js_extractor: bool, region: &CoreRegion, entity: &str) -> R<String> {
     if !js_extractor {
-        return Ok(region.shard_of(entity)?);
+        return Ok(region.shard_of(entity)?.into());
     }
     error::callback("extractor", |js, f| {
         let v = js.call(js.undefined()?, f, &[js.string(entity)?])?;

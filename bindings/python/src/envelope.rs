@@ -89,7 +89,8 @@ fn to_py<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py, PyDict>> {
         Message::Directive(d) => dict!(py, "directive" => directive(py, d)?),
         Message::Forward(f) => {
             let payload = PyBytes::new(py, &f.payload);
-            let body = dict!(py, "shard" => &f.shard, "entity" => &f.entity, "payload" => payload);
+            let body =
+                dict!(py, "shard" => f.shard.as_str(), "entity" => &f.entity, "payload" => payload);
             dict!(py, "forward" => body)
         }
     };
@@ -130,17 +131,17 @@ fn directive<'py>(py: Python<'py>, d: &Directive) -> PyResult<Bound<'py, PyDict>
             stamp: s,
             entities,
         } => {
-            let d = tagged!(py, "hostShard", "shard" => shard, "stamp" => stamp(py, s)?);
+            let d = tagged!(py, "hostShard", "shard" => shard.as_str(), "stamp" => stamp(py, s)?);
             if !entities.is_empty() {
                 d.set_item(intern!(py, "entities"), entities)?;
             }
             d
         }
         Directive::BeginHandOff { shard, stamp: s } => {
-            tagged!(py, "beginHandOff", "shard" => shard, "stamp" => stamp(py, s)?)
+            tagged!(py, "beginHandOff", "shard" => shard.as_str(), "stamp" => stamp(py, s)?)
         }
         Directive::HandOff { shard, stamp: s } => {
-            tagged!(py, "handOff", "shard" => shard, "stamp" => stamp(py, s)?)
+            tagged!(py, "handOff", "shard" => shard.as_str(), "stamp" => stamp(py, s)?)
         }
     })
 }
@@ -169,11 +170,11 @@ mod read {
         };
     }
 
-    fn text(v: Option<Bound<'_, PyString>>) -> Option<String> {
-        Some(v?.to_str().ok()?.to_owned())
+    fn text<T: for<'a> From<&'a str>>(v: Option<Bound<'_, PyString>>) -> Option<T> {
+        Some(v?.to_str().ok()?.into())
     }
 
-    /// A string field, as the `String` the message holds.
+    /// A string field, as the `String` or id the message holds.
     macro_rules! text {
         ($d:expr, $key:literal) => {
             text(get!($d, $key as PyString))?

@@ -26,10 +26,7 @@ pub fn extractor(obj: &Bound<'_, PyAny>) -> PyResult<(ShardExtractor, Extractor)
     if obj.is_callable() {
         // The core's extractor is never consulted: routing asks the Python callable first.
         let python = Some(obj.clone().unbind());
-        return Ok((
-            ShardExtractor::custom(|e| e.to_owned()),
-            Extractor { python },
-        ));
+        return Ok((ShardExtractor::custom(|e| e.into()), Extractor { python }));
     }
     let doc = values::config(Some(obj), None, "shard extractor")?;
     let core = machine_init::extractor(doc, "shard extractor").map_err(failure_err)?;
@@ -64,7 +61,7 @@ impl Extractor {
     pub fn shard_of(&self, py: Python<'_>, entity: &str, region: &Region) -> PyResult<String> {
         match self.python_shard(py, entity, None)? {
             Some(s) => Ok(s),
-            None => region.shard_of(entity).or_raise(),
+            None => region.shard_of(entity).map(String::from).or_raise(),
         }
     }
 }
@@ -95,7 +92,7 @@ pub fn rejected(py: Python<'_>, r: Rejected) -> PyErr {
     // Setting attributes on a fresh exception instance cannot fail in practice; if it did,
     // the message still says everything.
     let _ = v.setattr("reason", reason);
-    let _ = v.setattr("shard", &r.shard);
+    let _ = v.setattr("shard", r.shard.as_str());
     let _ = v.setattr("entity", &r.entity);
     err
 }

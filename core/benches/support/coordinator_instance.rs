@@ -94,7 +94,7 @@ pub fn coordinator(r: usize, s: usize) -> Coordinator {
     co.drain_outputs();
     for k in 0..s {
         let ask = Command::GetShardHome {
-            shard: k.to_string(),
+            shard: k.to_string().into(),
         };
         co.handle(0, from_region(&format!("r{}", k % r), ask))
             .expect("allocate");

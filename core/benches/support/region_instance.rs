@@ -34,7 +34,7 @@ pub fn region(regions: usize, shards: usize) -> (Region, Vec<String>, Vec<String
     let homes: Vec<ShardHome> = (0..shards)
         .filter(|k| k % LOCAL_EVERY != 0)
         .map(|k| ShardHome {
-            shard: k.to_string(),
+            shard: k.to_string().into(),
             region: format!("r{}", k % regions).into(),
             stamp,
         })
@@ -45,7 +45,7 @@ pub fn region(regions: usize, shards: usize) -> (Region, Vec<String>, Vec<String
     }
     for k in (0..shards).step_by(LOCAL_EVERY) {
         let host = Directive::HostShard {
-            shard: k.to_string(),
+            shard: k.to_string().into(),
             stamp,
             entities: Vec::new(),
         };

@@ -146,7 +146,7 @@ mod tests {
         assert_eq!(prior(&BTreeMap::new()), None);
         let plain: BTreeMap<ShardId, Amount> = [("a", 1.0), ("b", 5.0)]
             .into_iter()
-            .map(|(s, v)| (s.to_string(), Amount::Uniform(v)))
+            .map(|(s, v)| (s.into(), Amount::Uniform(v)))
             .collect();
         assert_eq!(prior(&plain), Some(Amount::Uniform(3.0)));
         let mut mixed = plain;
@@ -160,9 +160,9 @@ mod tests {
             capacity: Some(dims(&[("cpu", 4.0), ("mem", 8.0)])),
             ..RegionOffer::default()
         };
-        let ok: BTreeMap<ShardId, Amount> = [("1".to_string(), dims(&[("cpu", 1.0)]))].into();
+        let ok: BTreeMap<ShardId, Amount> = [("1".into(), dims(&[("cpu", 1.0)]))].into();
         check_dimensions(&ok, [&offer].into_iter()).unwrap();
-        let bad: BTreeMap<ShardId, Amount> = [("1".to_string(), dims(&[("cpux", 1.0)]))].into();
+        let bad: BTreeMap<ShardId, Amount> = [("1".into(), dims(&[("cpux", 1.0)]))].into();
         let e = check_dimensions(&bad, [&offer].into_iter()).unwrap_err();
         assert_eq!(
             e.message(),

@@ -913,7 +913,7 @@ impl Coordinator {
         let hosted: Vec<(ShardId, RegionId)> = self
             .state
             .regions()
-            .flat_map(|(r, _, shards)| shards.map(move |s| (s.to_string(), r.clone())))
+            .flat_map(|(r, _, shards)| shards.map(move |s| (ShardId::from(&**s), r.clone())))
             .collect();
         self.unacked.reserve(hosted.len());
         let mut timers = Vec::with_capacity(hosted.len());
@@ -1070,7 +1070,7 @@ impl Coordinator {
             let own: Vec<ShardId> = self
                 .state
                 .shards_of(region)
-                .map(|s| s.to_string())
+                .map(|s| ShardId::from(&**s))
                 .collect();
             for s in own {
                 if !self.handoffs.contains_key(&s) {
@@ -1184,7 +1184,7 @@ impl Coordinator {
                     continue;
                 }
                 cur.push(ShardHome {
-                    shard: s.to_string(),
+                    shard: ShardId::from(&**s),
                     region: name.clone(),
                     stamp: Stamp {
                         token,
@@ -1248,7 +1248,7 @@ impl Coordinator {
     fn get_shard_home(&mut self, shard: &str, requester: Option<&str>) -> Result<()> {
         let unanswered = self.state.home_of(shard).is_none() || self.handoffs.contains_key(shard);
         if requester.is_some() && unanswered && !self.counters.asked_at.contains_key(shard) {
-            self.counters.asked_at.insert(shard.to_owned(), self.now);
+            self.counters.asked_at.insert(shard.into(), self.now);
         }
         if let Some(h) = self.handoffs.get_mut(shard) {
             if let Some(r) = requester {
@@ -1287,7 +1287,7 @@ impl Coordinator {
             Ok(Allocation::Pending) => return Ok(()),
             Err(e) => {
                 self.allocation_failed(CoordinatorNotice::AllocationFailed {
-                    shard: shard.to_owned(),
+                    shard: shard.into(),
                     reason: e.to_string(),
                 });
                 return Ok(());
@@ -1301,14 +1301,14 @@ impl Coordinator {
             .is_some_and(|r| r.is_eligible())
         {
             self.allocation_failed(CoordinatorNotice::AllocationFailed {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 reason: format!("the strategy chose {chosen}, which cannot take shards"),
             });
             return Ok(());
         }
         let version = self.state.version(shard) + 1;
         self.persist(Event::ShardHomeAllocated {
-            shard: shard.to_owned(),
+            shard: shard.into(),
             region: chosen.to_string(),
             version,
         })?;
@@ -1322,7 +1322,7 @@ impl Coordinator {
         if let Some(explanation) = explanation {
             self.out
                 .push_back(CoordinatorOutput::Notice(CoordinatorNotice::Allocated {
-                    shard: shard.to_owned(),
+                    shard: shard.into(),
                     region: chosen.to_string(),
                     requester: requester.map(str::to_owned),
                     explanation: Box::new(explanation),
@@ -1399,7 +1399,7 @@ impl Coordinator {
             Ok(s) => s,
             Err(e) => {
                 self.allocation_failed(CoordinatorNotice::AllocationFailed {
-                    shard: String::new(),
+                    shard: ShardId::default(),
                     reason: format!("rebalance: {e}"),
                 });
                 return Ok(());
@@ -1409,7 +1409,7 @@ impl Coordinator {
         if let Some(explanation) = explanation {
             self.out.push_back(CoordinatorOutput::Notice(
                 CoordinatorNotice::RebalanceRound {
-                    shards: shards.iter().map(|s| s.to_string()).collect(),
+                    shards: shards.iter().map(|s| ShardId::from(&**s)).collect(),
                     explanation: Box::new(explanation),
                 },
             ));
@@ -1433,12 +1433,12 @@ impl Coordinator {
             version: crate::protocol::ShardVersion(self.state.bump_version(shard)),
         };
         self.unacked.remove(shard);
-        self.timers.cancel(&Timer::HostShard(shard.to_owned()));
+        self.timers.cancel(&Timer::HostShard(shard.into()));
         let mut targets: Vec<RegionId> = self.state.regions().map(|(r, _, _)| r.clone()).collect();
         targets.extend(self.state.proxies().map(|(p, _)| p.clone()));
         let deadline = self.now + self.config.handoff_timeout_ms;
         let mut h = HandOff::new(
-            shard.to_owned(),
+            shard.into(),
             from.to_owned(),
             stamp,
             targets.iter().cloned(),
@@ -1449,24 +1449,24 @@ impl Coordinator {
         self.counters.handoffs_started += 1;
         self.counters
             .handoff_started_at
-            .insert(shard.to_owned(), self.now);
+            .insert(shard.into(), self.now);
         self.out.push_back(CoordinatorOutput::Notice(
             CoordinatorNotice::HandOffStarted {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 from: from.to_owned(),
                 rebalance: is_rebalance,
             },
         ));
         self.timers
-            .set(Timer::HandOffTimeout(shard.to_owned()), deadline);
+            .set(Timer::HandOffTimeout(shard.into()), deadline);
         if self.config.handoff_resend_interval_ms > 0 {
             self.timers.set(
-                Timer::HandOffResend(shard.to_owned()),
+                Timer::HandOffResend(shard.into()),
                 self.now + self.config.handoff_resend_interval_ms,
             );
         }
         let step = h.start();
-        self.handoffs.insert(shard.to_owned(), h);
+        self.handoffs.insert(shard.into(), h);
         self.apply_step(shard, step)
     }
 
@@ -1484,8 +1484,8 @@ impl Coordinator {
     }
 
     fn end_handoff(&mut self, shard: &str) -> Option<HandOff> {
-        self.timers.cancel(&Timer::HandOffTimeout(shard.to_owned()));
-        self.timers.cancel(&Timer::HandOffResend(shard.to_owned()));
+        self.timers.cancel(&Timer::HandOffTimeout(shard.into()));
+        self.timers.cancel(&Timer::HandOffResend(shard.into()));
         if let Some(started) = self.counters.handoff_started_at.remove(shard) {
             self.counters
                 .handoff_duration
@@ -1502,14 +1502,14 @@ impl Coordinator {
         self.counters.handoffs_completed += 1;
         self.out.push_back(CoordinatorOutput::Notice(
             CoordinatorNotice::HandOffCompleted {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 from: h.from.clone(),
             },
         ));
         if self.state.home_of(shard).is_some() {
             let version = self.state.version(shard) + 1;
             self.persist(Event::ShardHomeDeallocated {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 version,
             })?;
         }
@@ -1531,7 +1531,7 @@ impl Coordinator {
         self.counters.handoffs_timed_out += 1;
         self.out.push_back(CoordinatorOutput::Notice(
             CoordinatorNotice::HandOffTimedOut {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 from: h.from.clone(),
                 policy,
             },
@@ -1547,7 +1547,7 @@ impl Coordinator {
             if still_owner {
                 let version = self.state.version(shard) + 1;
                 self.persist(Event::ShardHomeDeallocated {
-                    shard: shard.to_owned(),
+                    shard: shard.into(),
                     version,
                 })?;
             }
@@ -1587,7 +1587,7 @@ impl Coordinator {
             self.send(
                 old_owner,
                 Directive::HandOff {
-                    shard: shard.to_owned(),
+                    shard: shard.into(),
                     stamp,
                 },
             );
@@ -1602,7 +1602,7 @@ impl Coordinator {
                     self.send(
                         &t,
                         Directive::ShardHome(ShardHome {
-                            shard: shard.to_owned(),
+                            shard: shard.into(),
                             region: region_name(&shared),
                             stamp,
                         }),
@@ -1682,7 +1682,7 @@ impl Coordinator {
         Ok(self
             .state
             .shards_of(region)
-            .map(|s| s.to_string())
+            .map(|s| ShardId::from(&**s))
             .collect())
     }
 
@@ -1751,7 +1751,7 @@ impl Coordinator {
         self.send(
             to,
             Directive::ShardHome(ShardHome {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 region: owner,
                 stamp,
             }),
@@ -1762,7 +1762,7 @@ impl Coordinator {
     fn host_shard(&mut self, shard: &str, region: &str) {
         self.announce(shard, region);
         self.timers.set(
-            Timer::HostShard(shard.to_owned()),
+            Timer::HostShard(shard.into()),
             self.now + self.config.shard_start_timeout_ms,
         );
     }
@@ -1774,13 +1774,13 @@ impl Coordinator {
         self.send(
             region,
             Directive::HostShard {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 stamp,
                 entities,
             },
         );
         self.unacked
-            .insert(shard.to_owned(), (region.to_owned(), stamp));
+            .insert(shard.into(), (region.to_owned(), stamp));
     }
 
     /// Checks the event's precondition, applies it to the state and the allocation map, and

@@ -412,7 +412,7 @@ impl PersistentState {
                 self.regions.remove(region);
                 if self.remember_entities {
                     self.unallocated
-                        .extend(shards.iter().map(|s| s.to_string()));
+                        .extend(shards.iter().map(|s| ShardId::from(&**s)));
                 }
             }
             Event::ShardRegionProxyTerminated { proxy } => {
@@ -563,7 +563,7 @@ impl PersistentState {
         let versions: BTreeMap<ShardId, u64> = self
             .table
             .shard_versions()
-            .map(|(s, v)| (s.to_string(), v))
+            .map(|(s, v)| (s.into(), v))
             .collect();
         Snapshot {
             seq: self.seq,
@@ -572,7 +572,7 @@ impl PersistentState {
                 .map(|(id, node, shards)| SnapshotRegion {
                     region: id.clone(),
                     node: node.to_owned(),
-                    shards: shards.map(|s| s.to_string()).collect(),
+                    shards: shards.map(|s| ShardId::from(&**s)).collect(),
                     offer: self.regions[id].offer.clone(),
                     draining: self.regions[id].draining,
                 })

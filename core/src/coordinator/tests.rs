@@ -187,7 +187,7 @@ impl H {
             self.from(
                 "a",
                 Command::ShardStarted {
-                    shard: s.to_string(),
+                    shard: s.to_string().into(),
                     stamp: st,
                 },
             );
@@ -489,7 +489,7 @@ fn re_registration_re_sends_host_shard_for_the_regions_own_shards() {
     let mut h = H::active(CoordinatorConfig::default());
     h.two_regions_with_shards_on_a(2);
     h.register("a", 1);
-    let hosts: Vec<String> = h
+    let hosts: Vec<ShardId> = h
         .sent()
         .into_iter()
         .filter_map(|(to, d)| match d {
@@ -512,7 +512,7 @@ fn shard_homes_are_batched_and_skip_shards_in_hand_off() {
     assert_eq!(h.c.handoffs_in_progress(), vec!["0".to_string()]);
     h.take();
     h.register("c", 3);
-    let batches: Vec<Vec<String>> = h
+    let batches: Vec<Vec<ShardId>> = h
         .sent()
         .into_iter()
         .filter_map(|(_, d)| match d {
@@ -1232,7 +1232,7 @@ fn restore_terminates_regions_on_departed_nodes_and_rehosts_the_rest() {
                 to: Endpoint::Region(r),
                 message: Message::Directive(Directive::HostShard { shard, .. }),
                 ..
-            }) => Some((r.to_string(), shard.clone())),
+            }) => Some((r.to_string(), shard.to_string())),
             _ => None,
         })
         .collect();
@@ -1320,7 +1320,7 @@ fn rebalance_choice(h: &mut H) -> Vec<ShardId> {
         .rebalance(h.c.state.allocation(), &in_progress, None)
         .unwrap()
         .into_iter()
-        .map(|s| s.to_string())
+        .map(|s| s.into())
         .collect()
 }
 
@@ -1690,7 +1690,7 @@ fn least_load_active(store: InMemoryStore, token: u64, limit: i32) -> H {
 fn uniform(loads: &[(&str, f64)]) -> BTreeMap<ShardId, Amount> {
     loads
         .iter()
-        .map(|(s, v)| (s.to_string(), Amount::Uniform(*v)))
+        .map(|(s, v)| ((*s).into(), Amount::Uniform(*v)))
         .collect()
 }
 
@@ -1698,7 +1698,7 @@ impl H {
     /// a (node 1) hosts shards 0-3 and b (node 2) shards 4-7, every HostShard acked.
     fn four_and_four(&mut self) {
         for s in 0..8 {
-            let (r, shard) = (if s < 4 { "a" } else { "b" }, s.to_string());
+            let (r, shard) = (if s < 4 { "a" } else { "b" }, ShardId::from(s.to_string()));
             if s % 4 == 0 {
                 // b registers once a holds four, so counting puts the next four on b.
                 self.register(r, if s < 4 { 1 } else { 2 });
@@ -1845,11 +1845,11 @@ fn malformed_reports_are_refused_whole() {
     let events = h.events().len();
     let mut bad = BTreeMap::new();
     bad.insert(
-        "0".to_string(),
+        "0".into(),
         Amount::PerDimension([("cpu".to_string(), 1.0)].into()),
     );
     bad.insert(
-        "1".to_string(),
+        "1".into(),
         Amount::PerDimension([("cpux".to_string(), 1.0)].into()),
     );
     h.report("a", bad.clone());
@@ -1860,7 +1860,7 @@ fn malformed_reports_are_refused_whole() {
                 .to_string()
         ]
     );
-    bad.insert("1".to_string(), Amount::Uniform(-1.0));
+    bad.insert("1".into(), Amount::Uniform(-1.0));
     h.report("a", bad);
     let reasons = h.refused();
     assert_eq!(reasons.len(), 1);

@@ -363,7 +363,7 @@ impl RegionDriver {
             return self.region.route_to_shard(now, shard, entity, payload);
         };
         let step = RegionStep::Route {
-            shard: shard.to_owned(),
+            shard: shard.into(),
             entity: entity.to_owned(),
             payload: payload.clone(),
         };
@@ -379,13 +379,13 @@ impl RegionDriver {
 
     pub fn shard_stopped(&mut self, shard: &str) -> Result<()> {
         self.input(RegionInput::ShardStopped {
-            shard: shard.to_owned(),
+            shard: shard.into(),
         })
     }
 
     pub fn entity_passivated(&mut self, shard: &str, entity: &str) -> Result<()> {
         self.input(RegionInput::EntityPassivated {
-            shard: shard.to_owned(),
+            shard: shard.into(),
             entity: entity.to_owned(),
         })
     }
@@ -606,7 +606,7 @@ mod tests {
             RegionConfig::default(),
             name,
             &node(n),
-            ShardExtractor::custom(|e| e[..1].to_owned()),
+            ShardExtractor::custom(|e| e[..1].into()),
         )
         .unwrap();
         RegionDriver::new(
@@ -722,7 +722,7 @@ mod tests {
             },
             "a",
             &node(1),
-            ShardExtractor::custom(|e| e.to_owned()),
+            ShardExtractor::custom(|e| e.into()),
         )
         .unwrap();
         let mut d = RegionDriver::new(

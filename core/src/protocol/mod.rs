@@ -18,7 +18,9 @@ pub mod json;
 /// Region identifiers name one incarnation of a region (a restarted process should pick a new
 /// id, e.g. with a uid suffix, just as a Pekko `ActorRef` carries a uid).
 pub type RegionId = String;
-pub type ShardId = String;
+/// A shard id as messages carry it: held inline up to 23 bytes (shard ids are usually short
+/// numbers), shared beyond, so most messages about a shard allocate nothing for its id.
+pub type ShardId = smol_str::SmolStr;
 /// A region id as envelopes carry it: held inline up to 23 bytes, shared beyond, so a
 /// message names its sender and addressee without an allocation or a reference count.
 pub type RegionName = smol_str::SmolStr;

@@ -53,10 +53,7 @@ impl Buffer {
         if self.total >= self.capacity {
             return Err(msg);
         }
-        self.queues
-            .entry(shard.to_owned())
-            .or_default()
-            .push_back(msg);
+        self.queues.entry(shard.into()).or_default().push_back(msg);
         self.total += 1;
         Ok(())
     }

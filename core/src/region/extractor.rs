@@ -64,7 +64,7 @@ impl ShardExtractor {
     }
 
     pub fn shard_of(&self, entity: &str) -> Result<ShardId> {
-        self.shard_name(entity).map(|n| n.as_str().to_owned())
+        self.shard_name(entity).map(|n| ShardId::from(n.as_str()))
     }
 
     /// [`Self::shard_of`] without an allocation for the built-in extractors, whose shard ids
@@ -154,7 +154,7 @@ mod tests {
         );
         assert!(ShardExtractor::pekko(0).is_err());
         assert!(ShardExtractor::actor_ts(0).is_err());
-        let c = ShardExtractor::custom(|e| e[..1].to_owned());
+        let c = ShardExtractor::custom(|e| e[..1].into());
         assert_eq!(c.shard_of("xyz").unwrap(), "x");
     }
 

@@ -446,7 +446,7 @@ impl Region {
     }
     /// Shards hosted here (in any state), sorted.
     pub fn local_shards(&self) -> Vec<ShardId> {
-        let mut v: Vec<ShardId> = self.local.keys().map(|s| s.as_str().to_owned()).collect();
+        let mut v: Vec<ShardId> = self.local.keys().map(|s| s.as_str().into()).collect();
         v.sort();
         v
     }
@@ -456,7 +456,7 @@ impl Region {
             .local
             .iter()
             .filter(|(_, l)| l.status == Status::Running)
-            .map(|(s, _)| s.as_str().to_owned())
+            .map(|(s, _)| s.as_str().into())
             .collect();
         v.sort();
         v
@@ -542,7 +542,7 @@ impl Region {
                 debug_assert!(false, "{e}");
                 return Err(Rejected {
                     reason: RejectReason::ShutDown,
-                    shard: String::new(),
+                    shard: ShardId::default(),
                     entity: entity.to_owned(),
                     payload,
                 });
@@ -574,7 +574,7 @@ impl Region {
             }
             Rejected {
                 reason,
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 entity: m.entity,
                 payload: m.payload,
             }
@@ -695,7 +695,7 @@ impl Region {
             .local
             .iter()
             .filter(|(s, l)| l.status == Status::HandingOff && !self.buffer.has(s.as_str()))
-            .map(|(s, _)| s.as_str().to_owned())
+            .map(|(s, _)| s.as_str().into())
             .collect();
         paused.sort();
         for shard in paused {
@@ -751,9 +751,9 @@ impl Region {
             .push(shard, msg)
             .map_err(|m| (RejectReason::BufferFull { capacity }, m))?;
         if !self.asked.contains(shard) {
-            self.asked.insert(shard.to_owned());
+            self.asked.insert(shard.into());
             self.tell_coordinator(Command::GetShardHome {
-                shard: shard.to_owned(),
+                shard: shard.into(),
             });
         }
         Ok(())
@@ -765,12 +765,12 @@ impl Region {
         if started {
             let entity = msg.entity.clone();
             self.tell_coordinator(Command::EntityStarted {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 entity,
             });
         }
         self.out.push_back(RegionOutput::Deliver {
-            shard: shard.to_owned(),
+            shard: shard.into(),
             entity: msg.entity,
             payload: msg.payload,
         });
@@ -782,7 +782,7 @@ impl Region {
             from: Endpoint::Region(self.id.clone()),
             to: Endpoint::Region(to),
             message: Message::Forward(Forward {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 entity: msg.entity,
                 payload: msg.payload,
             }),
@@ -807,7 +807,7 @@ impl Region {
             if let Err((_, m)) = self.route_inner(shard, m) {
                 // Cannot happen: the queue's own slots were just freed.
                 self.out.push_back(RegionOutput::Undeliverable {
-                    shard: shard.to_owned(),
+                    shard: shard.into(),
                     entity: m.entity,
                     payload: m.payload,
                     reason: "buffer full while flushing".into(),
@@ -942,7 +942,7 @@ impl Region {
         self.out
             .push_back(RegionOutput::Notice(RegionNotice::DirectiveRefused {
                 directive: name.into(),
-                shard: shard.map(str::to_owned),
+                shard: shard.map(ShardId::from),
                 token: d.token(),
                 seen: shard.and_then(|s| self.latest.get(s).copied()),
             }));
@@ -957,14 +957,14 @@ impl Region {
                 self.out
                     .push_back(RegionOutput::Notice(RegionNotice::DirectiveRefused {
                         directive: name.into(),
-                        shard: Some(shard.to_owned()),
+                        shard: Some(shard.into()),
                         token: stamp.token,
                         seen: Some(seen),
                     }));
                 return false;
             }
         }
-        self.latest.insert(shard.to_owned(), stamp);
+        self.latest.insert(shard.into(), stamp);
         true
     }
 
@@ -1053,7 +1053,7 @@ impl Region {
                     },
                 );
                 self.out.push_back(RegionOutput::StartShard {
-                    shard: shard.to_owned(),
+                    shard: shard.into(),
                     entities,
                 });
             }
@@ -1075,7 +1075,7 @@ impl Region {
                         .collect();
                     if !fresh.is_empty() {
                         self.out.push_back(RegionOutput::StartEntities {
-                            shard: shard.to_owned(),
+                            shard: shard.into(),
                             entities: fresh,
                         });
                     }
@@ -1084,7 +1084,7 @@ impl Region {
         }
         if ack {
             self.tell_coordinator(Command::ShardStarted {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 stamp,
             });
         }
@@ -1101,7 +1101,7 @@ impl Region {
         self.local.remove(shard);
         if let Some(stamp) = ack {
             self.tell_coordinator(Command::ShardStopped {
-                shard: shard.to_owned(),
+                shard: shard.into(),
                 stamp,
             });
         }
@@ -1113,9 +1113,9 @@ impl Region {
         }
         self.flush(shard);
         if self.buffer.has(shard) && !self.asked.contains(shard) {
-            self.asked.insert(shard.to_owned());
+            self.asked.insert(shard.into());
             self.tell_coordinator(Command::GetShardHome {
-                shard: shard.to_owned(),
+                shard: shard.into(),
             });
         }
         self.check_shutdown_done();

@@ -5,7 +5,7 @@ use super::*;
 const NODE: &str = "pekko://sys@h1:2552";
 
 fn extractor() -> ShardExtractor {
-    ShardExtractor::custom(|e| e.split(':').next().unwrap_or("").to_owned())
+    ShardExtractor::custom(|e| e.split(':').next().unwrap_or("").into())
 }
 
 struct T {
@@ -656,7 +656,7 @@ fn a_late_home_naming_a_terminated_region_is_not_used() {
         vec![Command::GetShardHome { shard: "s1".into() }]
     );
     t.dir(home("s1", "c", 5));
-    assert_eq!(forwards(&t.out()), vec![("c".to_string(), "1".to_string())]);
+    assert_eq!(forwards(&t.out()), vec![("c".into(), "1".to_string())]);
 }
 
 #[test]
@@ -804,7 +804,7 @@ fn loads_go_to_the_coordinator_and_offers_with_every_registration() {
             offer: Box::default()
         }]
     );
-    let loads: BTreeMap<ShardId, Amount> = [("1".to_string(), Amount::Uniform(3.0))].into();
+    let loads: BTreeMap<ShardId, Amount> = [("1".into(), Amount::Uniform(3.0))].into();
     t.r.handle(
         t.now,
         RegionInput::ReportLoads {
@@ -817,7 +817,7 @@ fn loads_go_to_the_coordinator_and_offers_with_every_registration() {
 #[test]
 fn malformed_loads_and_offers_are_refused_with_a_notice() {
     let mut t = T::registered(RegionConfig::default());
-    let bad: BTreeMap<ShardId, Amount> = [("1".to_string(), Amount::Uniform(f64::INFINITY))].into();
+    let bad: BTreeMap<ShardId, Amount> = [("1".into(), Amount::Uniform(f64::INFINITY))].into();
     t.r.handle(t.now, RegionInput::ReportLoads { loads: bad });
     t.r.handle(
         t.now,

@@ -390,7 +390,7 @@ mod tests {
     use super::*;
 
     fn s(v: &[&str]) -> Vec<ShardId> {
-        v.iter().map(|x| x.to_string()).collect()
+        v.iter().map(|x| (*x).into()).collect()
     }
 
     #[test]

@@ -121,14 +121,14 @@ fn every_region_input_round_trips() {
         RegionInput::GracefulShutdown,
         RegionInput::ReportLoads {
             loads: [
-                ("3".to_string(), Amount::Uniform(2.5)),
-                ("4".to_string(), Amount::Uniform(0.0)),
+                ("3".into(), Amount::Uniform(2.5)),
+                ("4".into(), Amount::Uniform(0.0)),
             ]
             .into(),
         },
         RegionInput::UpdateOffer {
             offer: RegionOffer {
-                capacity: Some(Amount::PerDimension([("cpu".to_string(), 4.0)].into())),
+                capacity: Some(Amount::PerDimension([("cpu".into(), 4.0)].into())),
                 tags: vec!["ssd".into()],
                 max_shards: Some(10),
             },
@@ -360,7 +360,7 @@ fn bad_loads_and_offers_are_named_where_they_are_fed() {
     let e = err(r#"{"type":"updateOffer","offer":{"tags":[""]}}"#);
     assert!(e.contains("a tag is empty"), "{e}");
     // NaN cannot be written in JSON; a Rust host that builds one is refused by the region.
-    let loads = [("1".to_string(), Amount::Uniform(f64::NAN))].into();
+    let loads = [("1".into(), Amount::Uniform(f64::NAN))].into();
     assert!(crate::protocol::check_loads(&loads)
         .unwrap_err()
         .message()

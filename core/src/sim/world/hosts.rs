@@ -292,7 +292,7 @@ impl EntityHost for SimEntities {
     fn stop_shard(&mut self, shard: &str) -> Result<bool> {
         self.shared.push(Effect::StopShard {
             region: self.region.clone(),
-            shard: shard.to_owned(),
+            shard: shard.into(),
         });
         Ok(false)
     }
@@ -306,7 +306,7 @@ impl EntityHost for SimEntities {
     ) -> Result<()> {
         self.shared.push(Effect::Undeliverable {
             region: self.region.clone(),
-            shard: shard.to_owned(),
+            shard: shard.into(),
             entity: entity.to_owned(),
             payload,
             reason: reason.to_owned(),

@@ -113,7 +113,7 @@ impl World {
         let entity_index = (shard * 8 + entity) as u32;
         let id = self.checker.accepted(self.now, key, entity_index);
         let name = self.entities[shard][entity].clone();
-        let shard_id = shard.to_string();
+        let shard_id = ShardId::from(shard.to_string());
         let payload = id.to_le_bytes().to_vec();
         let result = self.region_do(
             sender,
