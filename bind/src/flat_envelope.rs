@@ -50,7 +50,7 @@ pub struct FlatEnvelope<'a> {
     pub version: u64,
     pub payload: &'a [u8],
     /// HostShard: the remembered entities.
-    pub entities: &'a [String],
+    pub entities: &'a [shardline_core::protocol::EntityId],
     /// ShardHomes.
     pub homes: &'a [ShardHome],
 }
@@ -199,11 +199,11 @@ impl<'a> FlatEnvelope<'a> {
             7 => command(Command::RegionStopped),
             8 => command(Command::EntityStarted {
                 shard: shard(),
-                entity: self.entity.to_owned(),
+                entity: self.entity.into(),
             }),
             9 => command(Command::EntityPassivated {
                 shard: shard(),
-                entity: self.entity.to_owned(),
+                entity: self.entity.into(),
             }),
             10 => directive(Directive::RegisterAck {
                 token: FencingToken(self.token),
@@ -232,7 +232,7 @@ impl<'a> FlatEnvelope<'a> {
             }),
             16 => Ok(Message::Forward(Forward {
                 shard: shard(),
-                entity: self.entity.to_owned(),
+                entity: self.entity.into(),
                 payload: self.payload.to_vec(),
             })),
             k => Err(Error::invalid_argument(format!(

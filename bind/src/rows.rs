@@ -84,10 +84,10 @@ impl Rows {
         self.framed(|r| serde_json::to_writer(&mut r.0, value).expect("protocol types serialize"))
     }
 
-    fn list(&mut self, items: &[String]) -> &mut Self {
+    fn list(&mut self, items: &[impl AsRef<str>]) -> &mut Self {
         self.len(items.len());
         for s in items {
-            self.text(s);
+            self.text(s.as_ref());
         }
         self
     }
@@ -283,9 +283,9 @@ impl<'a> Reader<'a> {
         Some(u64::from_be_bytes(self.take()?))
     }
 
-    fn texts(&mut self) -> Option<Vec<String>> {
+    fn texts(&mut self) -> Option<Vec<shardline_core::protocol::EntityId>> {
         let n = i32::from_be_bytes(self.take()?);
-        (0..n).map(|_| self.text().map(str::to_owned)).collect()
+        (0..n).map(|_| self.text().map(Into::into)).collect()
     }
 
     fn homes(&mut self) -> Option<Vec<ShardHome>> {

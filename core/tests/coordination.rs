@@ -241,7 +241,7 @@ impl Net {
             } => {
                 let text = String::from_utf8(payload).unwrap();
                 let (sender, seq) = text.split_once('|').unwrap();
-                self.delivered.entry(entity).or_default().push((
+                self.delivered.entry(entity.to_string()).or_default().push((
                     name.to_owned(),
                     sender.to_owned(),
                     seq.parse().unwrap(),

@@ -6,8 +6,8 @@ use std::ffi::c_char;
 use std::ptr;
 
 use shardline_core::protocol::{
-    check_loads, json, Command, Directive, Endpoint, Envelope, FencingToken, Forward, Message,
-    RegionOffer, ShardHome, Stamp,
+    check_loads, json, Command, Directive, Endpoint, EntityId, Envelope, FencingToken, Forward,
+    Message, RegionOffer, ShardHome, Stamp,
 };
 
 use crate::boundary::{Failure, Result};
@@ -271,13 +271,13 @@ impl Lists {
     }
 
     /// `items` as an array of views, valid until the next call (and while `items` lives).
-    pub fn strs<'a>(
+    pub fn strs<'a, S: AsRef<str> + 'a>(
         &mut self,
-        items: impl IntoIterator<Item = &'a String>,
+        items: impl IntoIterator<Item = &'a S>,
     ) -> (*const shardline_str, usize) {
         self.strs.clear();
         self.strs
-            .extend(items.into_iter().map(|s| shardline_str::of(s)));
+            .extend(items.into_iter().map(|s| shardline_str::of(s.as_ref())));
         if self.strs.is_empty() {
             (ptr::null(), 0)
         } else {
@@ -466,7 +466,8 @@ impl shardline_envelope {
             unsafe { self.shard.text(|| format!("{param}.shard")) }
                 .map(shardline_core::protocol::ShardId::from)
         };
-        let entity = || text(&self.entity, "entity");
+        let entity =
+            || unsafe { self.entity.text(|| format!("{param}.entity")) }.map(EntityId::from);
         let stamp = Stamp::new(self.token, self.version);
         let token = FencingToken(self.token);
         // The payload of the kinds that carry a JSON document in it.
@@ -565,7 +566,9 @@ impl shardline_envelope {
                 }?
                 .iter()
                 .enumerate()
-                .map(|(i, s)| unsafe { s.string(|| format!("{param}.entities[{i}]")) })
+                .map(|(i, s)| {
+                    unsafe { s.text(|| format!("{param}.entities[{i}]")) }.map(EntityId::from)
+                })
                 .collect::<Result<Vec<_>>>()?;
                 Message::Directive(Directive::HostShard {
                     shard: shard()?,

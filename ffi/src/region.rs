@@ -419,7 +419,7 @@ pub(crate) unsafe fn read_input(input: *const shardline_region_input) -> Result<
         },
         K::EntityPassivated => RegionInput::EntityPassivated {
             shard: text(&i.shard, "shard")?.into(),
-            entity: text(&i.entity, "entity")?,
+            entity: text(&i.entity, "entity")?.into(),
         },
         K::GracefulShutdown => RegionInput::GracefulShutdown,
     })

@@ -97,7 +97,7 @@ pub fn region_input(
         },
         4 => RegionInput::EntityPassivated {
             shard: string(env, a, "shard")?.into(),
-            entity: string(env, b, "entityId")?,
+            entity: string(env, b, "entityId")?.into(),
         },
         5 => RegionInput::GracefulShutdown,
         // The inputs that carry maps (reportLoads, updateOffer), as a step document in `c`.

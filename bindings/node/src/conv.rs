@@ -97,12 +97,12 @@ pub fn with_shard<T>(js: Js, v: V, name: &str, f: impl FnOnce(&str) -> R<T>) -> 
     }
 }
 
-pub fn strings(js: Js, v: V, name: &str) -> R<Vec<String>> {
+pub fn strings<T: From<String>>(js: Js, v: V, name: &str) -> R<Vec<T>> {
     let items = iterable(js, v, name)?;
     items
         .into_iter()
         .enumerate()
-        .map(|(i, s)| string(js, s, &format!("{name}[{i}]")))
+        .map(|(i, s)| string(js, s, &format!("{name}[{i}]")).map(T::from))
         .collect()
 }
 

@@ -89,8 +89,7 @@ fn to_py<'py>(py: Python<'py>, e: &Envelope) -> PyResult<Bound<'py, PyDict>> {
         Message::Directive(d) => dict!(py, "directive" => directive(py, d)?),
         Message::Forward(f) => {
             let payload = PyBytes::new(py, &f.payload);
-            let body =
-                dict!(py, "shard" => f.shard.as_str(), "entity" => &f.entity, "payload" => payload);
+            let body = dict!(py, "shard" => f.shard.as_str(), "entity" => f.entity.as_str(), "payload" => payload);
             dict!(py, "forward" => body)
         }
     };
@@ -133,7 +132,10 @@ fn directive<'py>(py: Python<'py>, d: &Directive) -> PyResult<Bound<'py, PyDict>
         } => {
             let d = tagged!(py, "hostShard", "shard" => shard.as_str(), "stamp" => stamp(py, s)?);
             if !entities.is_empty() {
-                d.set_item(intern!(py, "entities"), entities)?;
+                d.set_item(
+                    intern!(py, "entities"),
+                    entities.iter().map(|e| e.as_str()).collect::<Vec<_>>(),
+                )?;
             }
             d
         }

@@ -93,7 +93,7 @@ pub fn rejected(py: Python<'_>, r: Rejected) -> PyErr {
     // the message still says everything.
     let _ = v.setattr("reason", reason);
     let _ = v.setattr("shard", r.shard.as_str());
-    let _ = v.setattr("entity", &r.entity);
+    let _ = v.setattr("entity", r.entity.as_str());
     err
 }
 

@@ -364,7 +364,7 @@ impl RegionDriver {
         };
         let step = RegionStep::Route {
             shard: shard.into(),
-            entity: entity.to_owned(),
+            entity: entity.into(),
             payload: payload.clone(),
         };
         let r = self.region.route_to_shard(now, shard, entity, payload);
@@ -386,7 +386,7 @@ impl RegionDriver {
     pub fn entity_passivated(&mut self, shard: &str, entity: &str) -> Result<()> {
         self.input(RegionInput::EntityPassivated {
             shard: shard.into(),
-            entity: entity.to_owned(),
+            entity: entity.into(),
         })
     }
 

@@ -35,7 +35,9 @@ pub fn region_name(id: &Arc<str>) -> RegionName {
         RegionName::from(Arc::clone(id))
     }
 }
-pub type EntityId = String;
+/// An entity id as messages carry it: inline up to 23 bytes, shared beyond, so routing a
+/// message to an entity with a short id copies the id without an allocation.
+pub type EntityId = smol_str::SmolStr;
 /// An entity message, opaque to shardline. In JSON text it is a base64 string (see
 /// [`payload`]); a binding hands it to its host as the language's bytes type.
 pub type Payload = Vec<u8>;

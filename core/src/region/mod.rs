@@ -543,7 +543,7 @@ impl Region {
                 return Err(Rejected {
                     reason: RejectReason::ShutDown,
                     shard: ShardId::default(),
-                    entity: entity.to_owned(),
+                    entity: entity.into(),
                     payload,
                 });
             }
@@ -563,7 +563,7 @@ impl Region {
         self.route_inner(
             shard,
             Buffered {
-                entity: entity.to_owned(),
+                entity: entity.into(),
                 payload,
             },
         )

@@ -307,7 +307,7 @@ impl EntityHost for SimEntities {
         self.shared.push(Effect::Undeliverable {
             region: self.region.clone(),
             shard: shard.into(),
-            entity: entity.to_owned(),
+            entity: entity.into(),
             payload,
             reason: reason.to_owned(),
         });

@@ -128,7 +128,7 @@ enum Event {
     Bounce {
         to: String,
         shard: ShardId,
-        entity: String,
+        entity: crate::protocol::EntityId,
         payload: Vec<u8>,
     },
 }

@@ -119,7 +119,7 @@ impl World {
             sender,
             RegionStep::Route {
                 shard: shard_id.clone(),
-                entity: name,
+                entity: name.into(),
                 payload,
             },
         );
@@ -210,7 +210,7 @@ impl World {
         &mut self,
         at: &str,
         shard: ShardId,
-        entity: String,
+        entity: crate::protocol::EntityId,
         payload: Vec<u8>,
         why: &str,
     ) {
@@ -249,7 +249,7 @@ impl World {
         &mut self,
         to: &str,
         shard: ShardId,
-        entity: String,
+        entity: crate::protocol::EntityId,
         payload: Vec<u8>,
     ) {
         let Some(m) = payload_id(&payload) else {
