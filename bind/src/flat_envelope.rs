@@ -55,14 +55,16 @@ pub struct FlatEnvelope<'a> {
     pub homes: &'a [ShardHome],
 }
 
-fn endpoint_of(e: &Endpoint) -> &str {
+/// A region id as the flat forms write it, "" for the coordinator.
+pub(crate) fn endpoint_of(e: &Endpoint) -> &str {
     match e {
         Endpoint::Coordinator => "",
         Endpoint::Region(r) => r,
     }
 }
 
-fn endpoint(id: &str) -> Endpoint {
+/// The endpoint a flat form's id names: "" is the coordinator.
+pub(crate) fn endpoint(id: &str) -> Endpoint {
     if id.is_empty() {
         Endpoint::Coordinator
     } else {

@@ -24,7 +24,7 @@ use shardline_core::coordinator::{CoordinatorOutput, LeaseRequest};
 use shardline_core::protocol::{Endpoint, Envelope, FencingToken, ShardHome};
 use shardline_core::region::RegionOutput;
 
-use crate::flat_envelope::FlatEnvelope;
+use crate::flat_envelope::{endpoint, endpoint_of, FlatEnvelope};
 use crate::Failure;
 
 /// The kind byte of an envelope whose message has no flat form (load reports, offers, a
@@ -103,7 +103,7 @@ impl Rows {
     pub fn envelope(&mut self, e: &Envelope) -> &mut Self {
         let Some(f) = FlatEnvelope::of(e) else {
             self.0.push(DOCUMENT);
-            let (from, to) = (region_id(&e.from), region_id(&e.to));
+            let (from, to) = (endpoint_of(&e.from), endpoint_of(&e.to));
             return self.text(from).text(to).json(&e.message);
         };
         self.0.push(f.kind as u8);
@@ -235,20 +235,6 @@ pub fn pack_envelope(e: &Envelope) -> Result<Vec<u8>, Failure> {
     let mut rows = Rows(Vec::with_capacity(64));
     rows.envelope(e);
     Ok(rows.0)
-}
-
-fn region_id(e: &Endpoint) -> &str {
-    match e {
-        Endpoint::Coordinator => "",
-        Endpoint::Region(r) => r,
-    }
-}
-
-fn endpoint(id: &str) -> Endpoint {
-    match id {
-        "" => Endpoint::Coordinator,
-        r => Endpoint::Region(r.into()),
-    }
 }
 
 /// Reads what [`Rows`] wrote; `None` when the bytes end early or a text is not UTF-8.

@@ -24,6 +24,12 @@ pub type ShardId = smol_str::SmolStr;
 /// A region id as envelopes carry it: held inline up to 23 bytes, shared beyond, so a
 /// message names its sender and addressee without an allocation or a reference count.
 pub type RegionName = smol_str::SmolStr;
+/// An entity id as messages carry it: inline up to 23 bytes, shared beyond, so routing a
+/// message to an entity with a short id copies the id without an allocation.
+pub type EntityId = smol_str::SmolStr;
+/// An entity message, opaque to shardline. In JSON text it is a base64 string (see
+/// [`payload`]); a binding hands it to its host as the language's bytes type.
+pub type Payload = Vec<u8>;
 
 /// The [`RegionName`] of a region id the state machines keep shared: a short one copied
 /// inline (no reference count touched), a long one sharing the same bytes.
@@ -35,12 +41,6 @@ pub fn region_name(id: &Arc<str>) -> RegionName {
         RegionName::from(Arc::clone(id))
     }
 }
-/// An entity id as messages carry it: inline up to 23 bytes, shared beyond, so routing a
-/// message to an entity with a short id copies the id without an allocation.
-pub type EntityId = smol_str::SmolStr;
-/// An entity message, opaque to shardline. In JSON text it is a base64 string (see
-/// [`payload`]); a binding hands it to its host as the language's bytes type.
-pub type Payload = Vec<u8>;
 
 /// The lease's fencing token: strictly grows across holders of the coordinator lease.
 #[derive(
@@ -406,6 +406,18 @@ pub mod payload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn region_names_copy_short_ids_and_share_long_ones() {
+        let short: Arc<str> = "r42".into();
+        let name = region_name(&short);
+        assert!(!name.is_heap_allocated());
+        assert_eq!(Arc::strong_count(&short), 1);
+        let long: Arc<str> = "pekko://sys@10.0.0.2:2552/system/sharding/counter#1".into();
+        let name = region_name(&long);
+        assert_eq!((name.as_str(), name.as_ptr()), (&*long, long.as_ptr()));
+        assert_eq!(Arc::strong_count(&long), 2);
+    }
 
     #[test]
     fn stamps_order_by_token_then_version() {

@@ -990,7 +990,7 @@ impl Region {
                 });
             }
         } else {
-            let home = self.intern(&h.region);
+            let home = self.intern(h.region);
             self.homes.insert(IdKey::new(&h.shard), home);
         }
         if let Some(l) = self.local.get_mut(h.shard.as_str()) {
@@ -1014,8 +1014,8 @@ impl Region {
     /// The one copy of a region id, for `homes` (ids too long to be held inline are then
     /// shared). Ids of regions that died without being reported are dropped once no home
     /// names them, whenever the set has doubled.
-    fn intern(&mut self, region: &str) -> RegionName {
-        if let Some(name) = self.names.get(region) {
+    fn intern(&mut self, region: RegionName) -> RegionName {
+        if let Some(name) = self.names.get(&region) {
             return name.clone();
         }
         if self.names.len() >= self.names_limit {
@@ -1023,9 +1023,8 @@ impl Region {
             self.names.retain(|n| named.contains(n.as_str()));
             self.names_limit = (2 * self.names.len()).max(MIN_NAMES_LIMIT);
         }
-        let name = RegionName::from(region);
-        self.names.insert(name.clone());
-        name
+        self.names.insert(region.clone());
+        region
     }
 
     /// `handing_off`: a copy that starts does so handing off (see [`Restart`]).
