@@ -463,7 +463,9 @@ impl AllocationStrategy for LeastLoad {
                 })
                 .collect(),
             fixed: HashSet::new(),
-            moves: Vec::new(),
+            // a shard moves at most once a round, so this bounds the moves; reserved, since
+            // regrowing an unlimited round's moves copied them a dozen times over
+            moves: Vec::with_capacity(limit.min(state.shard_count())),
             moves_left: limit,
             load_left: self
                 .max_load_moved
@@ -487,10 +489,9 @@ impl AllocationStrategy for LeastLoad {
                         .slot_of(state.region_in_slot(e.3))
                         .expect("a receiving region has a member");
                     round.slots[i].class = Some(c);
-                    Head {
-                        key: class_key(e.0 .0, e.1, i),
-                        stamp: 0,
-                    }
+                    let key = class_key(e.0 .0, e.1, i);
+                    debug_assert_eq!(key, round.class_key(i), "the index is current");
+                    Head { key }
                 }));
                 let rank = match (classes.keys.last(), classes.ranks.last()) {
                     (Some(prev), Some(&r)) if prev.same_member_class(key) => r,
@@ -506,6 +507,9 @@ impl AllocationStrategy for LeastLoad {
         let fixed = self.fix_rules(&mut round);
         let (optimum, ceiling, stuck) = self.relieve(&mut round);
         self.planned.reserve(round.moves.len());
+        // one pass: the copy of the id for the key brings in its cold cache line, where the
+        // reference count of its share in `picked` is
+        let mut picked: Vec<ShardId> = Vec::with_capacity(round.moves.len());
         for &(shard, from, to) in &round.moves {
             self.planned.insert(
                 IdKey::new(shard),
@@ -515,8 +519,8 @@ impl AllocationStrategy for LeastLoad {
                     to_slot: round.slots[to].home,
                 },
             );
+            picked.push(shard.clone());
         }
-        let picked: Vec<ShardId> = round.moves.iter().map(|m| m.0.clone()).collect();
         note(&mut explain, |e| {
             e.fluid_optimum = optimum;
             e.band_ceiling = ceiling;
@@ -571,15 +575,15 @@ struct Slot<'s> {
     count: usize,
     /// Its class in [`Round::classes`], by number.
     class: Option<usize>,
-    /// Bumped by every move to or from it: heap entries made before (in [`Classes`] and the
-    /// busiest-first heap) are stale.
+    /// Bumped by every move to or from it: entries in the busiest-first heap made before are
+    /// stale.
     stamp: u32,
 }
 
 /// The state's class index (`ClassIndex`) over the round's slots, each class a min-heap of
-/// (entry, stamp) whose entry ids are slots: the classes in the state's order. A move pushes
-/// its two slots' new entries; an entry whose stamp is not its slot's current one is dropped
-/// when it reaches the top. Most moves take a class's head, so this is cheaper than keeping
+/// [`class_key`]s whose entry ids are slots: the classes in the state's order. A move pushes
+/// its two slots' new entries; an entry that is not its slot's current key is dropped when it
+/// reaches the top. Most moves take a class's head, so this is cheaper than keeping
 /// ordered sets exact.
 #[derive(Default)]
 struct Classes<'s> {
@@ -592,16 +596,17 @@ struct Classes<'s> {
     heaps: Vec<RefCell<ClassHeap>>,
 }
 
-/// One class's (entry, stamp) pairs, least entry on top.
+/// One class's entries, least on top.
 type ClassHeap = BinaryHeap<Head>;
 
-/// A slot's entry in its class heap: its [`class_key`] and the slot's stamp when made. It
-/// orders by key alone, the least first, so a sift compares one integer: equal keys are the
-/// same slot's, and which of its entries comes up first decides nothing.
+/// A slot's entry in its class heap: its [`class_key`] when made, the least first. The key
+/// is its own stamp: it holds the slot's load and count, so an entry equal to the slot's key
+/// now is as good as current (a slot back at a load and count it had before ranks where it
+/// did then), and one that is not is stale. 16 bytes where a separate stamp made it 32: a
+/// plan pushes two entries per move, and a sift moves them.
 #[derive(Debug, Clone, Copy)]
 struct Head {
     key: u128,
-    stamp: u32,
 }
 
 impl PartialEq for Head {
@@ -668,9 +673,9 @@ impl Round<'_> {
             let mut heap = heap.borrow_mut();
             // current entries the shard may not take, put back after
             let mut refused = Vec::new();
-            while let Some(&Head { key, stamp }) = heap.peek() {
+            while let Some(&Head { key }) = heap.peek() {
                 let i = class_slot(key);
-                if stamp != self.slots[i].stamp {
+                if key != self.class_key(i) {
                     heap.pop();
                 } else if accepts(i) {
                     each(i);
@@ -770,6 +775,12 @@ impl<'s> Round<'s> {
         best.map(|(_, after, _, i)| (i, after))
     }
 
+    /// Slot `i`'s [`class_key`] now.
+    fn class_key(&self, i: usize) -> u128 {
+        let s = &self.slots[i];
+        class_key(s.load.get(0), s.count, i)
+    }
+
     /// The slot of a region with a known member.
     fn slot_of(&self, r: &Region) -> Option<usize> {
         self.slots
@@ -834,7 +845,6 @@ impl<'s> Round<'s> {
             if let (Some(ix), Some(c)) = (self.classes.as_mut(), s.class) {
                 let new = Head {
                     key: class_key(s.load.get(0), s.count, i),
-                    stamp: s.stamp,
                 };
                 let heap = ix.heaps[c].get_mut();
                 // a destination was usually its class's head: its entry is replaced in place
